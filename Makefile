@@ -1,0 +1,38 @@
+# The arena's two set-up commands are `make demo` and `make test`; both install what they need.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: install system-deps demo test test-fast test-nojit bench clean
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip
+	@$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+install: $(STAMP) system-deps
+
+# System packages: bubblewrap for the embedded sandbox, chromium for the site's browser test.
+system-deps:
+	@sh scripts/system-deps.sh
+
+demo: install
+	$(VENV)/bin/arena demo --out _demo --site _site
+
+test: install
+	$(PY) -m pytest -q
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine
+
+test-fast: install
+	$(PY) -m pytest -q -m "not slow"
+
+test-nojit: install
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow"
+
+bench: install
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf $(VENV) _site _demo .pytest_cache

@@ -1,0 +1,39 @@
+"""Perft: leaves of the game tree at a depth (a forced pass is a ply; a finished game counts 1)."""
+
+from __future__ import annotations
+
+from . import bitboard as bb
+from .game import Game, geometry, turn_limit_arg
+from .spec import EnvSpec
+
+
+def perft(spec: EnvSpec, depth: int) -> int:
+    """Leaves at `depth` plies from the opening."""
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    geo = geometry(spec.layout)
+    return int(bb.perft(geo.black0, geo.white0, 0, depth, geo.masks, geo.shifts, geo.nxt,
+                        spec.rules.capture.code, turn_limit_arg(spec.rules)))
+
+
+def perft_divide(spec: EnvSpec, depth: int) -> dict[str, int]:
+    """Perft below each first move ("pass" when black must pass): printed when a count is wrong."""
+    if depth < 1:
+        raise ValueError("divide needs depth >= 1")
+    root = Game(spec)
+    out: dict[str, int] = {}
+    if root.done:
+        return {}
+    geo = geometry(spec.layout)
+    cap, limit = spec.rules.capture.code, turn_limit_arg(spec.rules)
+    first = root.legal_cells() or ["pass"]
+    for move in first:
+        game = Game(spec)
+        game.pass_turn() if move == "pass" else game.play(move)
+        own, opp = (game.black, game.white) if game.to_move == 0 else (game.white, game.black)
+        if game.done:
+            out[str(move)] = 1
+            continue
+        out[str(move)] = int(bb.perft(own, opp, game.placements, depth - 1, geo.masks, geo.shifts,
+                                      geo.nxt, cap, limit))
+    return out

@@ -1,0 +1,260 @@
+"""Kernels of the reference opponents: greedy, minimax (alpha-beta) and a seeded UCT oracle.
+
+All randomness comes from a caller's xorshift state, so every choice replays from a seed.
+Win conditions are passed as (win code, lo_num, lo_den, hi_num, hi_den): code 0 most,
+1 fewest, 2 band with the open interval (lo, hi) of winning shares.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .bitboard import (ONE, ZERO, apply_move, bit, flips, legal_moves, lowest_index, next_random,
+                       nonzero, nth_cell, popcount, random_playout, row)
+
+WIN_SCORE = 10_000.0
+
+
+@njit(cache=True)
+def winner_of(mine, theirs, win, lo_num, lo_den, hi_num, hi_den) -> int:
+    """1 if `mine` wins, -1 if it loses, 0 a draw, for final counts (exact integer comparisons)."""
+    if win == 0:
+        return 1 if mine > theirs else (-1 if theirs > mine else 0)
+    if win == 1:
+        return 1 if mine < theirs else (-1 if theirs < mine else 0)
+    total = mine + theirs
+    if total == 0:
+        return 0
+    if mine * lo_den > lo_num * total and mine * hi_den < hi_num * total:
+        return 1
+    if theirs * lo_den > lo_num * total and theirs * hi_den < hi_num * total:
+        return -1
+    return 0
+
+
+@njit(cache=True)
+def cell_list(moves, out) -> int:
+    """Write the set cells of a bitboard into out; returns how many."""
+    n = 0
+    for w in range(len(moves)):
+        x = moves[w]
+        while x != ZERO:
+            low = x & (~x + ONE)
+            out[n] = w * 64 + lowest_index(low)
+            n += 1
+            x ^= low
+    return n
+
+
+@njit(cache=True)
+def greedy_move(own, opp, masks, shifts, nxt, cap, state) -> int:
+    """The move flipping the most discs; ties drawn uniformly with the seeded state."""
+    cells = np.empty(256, dtype=np.int64)
+    n = cell_list(legal_moves(own, opp, masks, shifts, cap), cells)
+    best = -1
+    best_cell = -1
+    ties = 0
+    for i in range(n):
+        f = popcount(flips(own, opp, cells[i], nxt, cap))
+        if f > best:
+            best = f
+            best_cell = cells[i]
+            ties = 1
+        elif f == best:
+            ties += 1
+            if next_random(state) % np.uint64(ties) == ZERO:  # reservoir sampling
+                best_cell = cells[i]
+    return best_cell
+
+
+@njit(cache=True)
+def evaluate(own, opp, win, lo_num, lo_den, hi_num, hi_den) -> float:
+    """Disc-count evaluation of a non-final position under the win condition, for `own`."""
+    mine = popcount(own)
+    theirs = popcount(opp)
+    if win == 0:
+        return float(mine - theirs)
+    if win == 1:
+        return float(theirs - mine)
+    target = 0.5 * (lo_num / lo_den + hi_num / hi_den)
+    target = min(max(target, 0.0), 1.0)
+    return -100.0 * abs(mine / (mine + theirs) - target)
+
+
+@njit(cache=True)
+def negamax(own, opp, placements, depth, alpha, beta, masks, shifts, nxt, cap, turn_limit,
+            win, lo_num, lo_den, hi_num, hi_den) -> float:
+    """Alpha-beta value of the position for the side to move (`own`)."""
+    over = turn_limit >= 0 and placements >= turn_limit
+    moves = legal_moves(own, opp, masks, shifts, cap)
+    if not over and not nonzero(moves):
+        over = not nonzero(legal_moves(opp, own, masks, shifts, cap))
+    if over:
+        return WIN_SCORE * winner_of(popcount(own), popcount(opp), win, lo_num, lo_den, hi_num, hi_den)
+    if depth == 0:
+        return evaluate(own, opp, win, lo_num, lo_den, hi_num, hi_den)
+    if not nonzero(moves):  # forced pass
+        return -negamax(opp, own, placements, depth - 1, -beta, -alpha, masks, shifts, nxt, cap,
+                        turn_limit, win, lo_num, lo_den, hi_num, hi_den)
+    best = -math.inf
+    for w in range(len(moves)):
+        x = moves[w]
+        while x != ZERO:
+            low = x & (~x + ONE)
+            x ^= low
+            a, b = apply_move(own, opp, w * 64 + lowest_index(low), nxt, cap)
+            v = -negamax(b, a, placements + 1, depth - 1, -beta, -alpha, masks, shifts, nxt, cap,
+                         turn_limit, win, lo_num, lo_den, hi_num, hi_den)
+            if v > best:
+                best = v
+            if v > alpha:
+                alpha = v
+            if alpha >= beta:
+                return best
+    return best
+
+
+@njit(cache=True)
+def minimax_move(own, opp, placements, depth, masks, shifts, nxt, cap, turn_limit,
+                 win, lo_num, lo_den, hi_num, hi_den, state) -> int:
+    """The best move at `depth` plies; equal values drawn uniformly with the seeded state."""
+    cells = np.empty(256, dtype=np.int64)
+    n = cell_list(legal_moves(own, opp, masks, shifts, cap), cells)
+    best = -math.inf
+    best_cell = -1
+    ties = 0
+    for i in range(n):
+        a, b = apply_move(own, opp, cells[i], nxt, cap)
+        v = -negamax(b, a, placements + 1, depth - 1, -math.inf, math.inf, masks, shifts, nxt, cap,
+                     turn_limit, win, lo_num, lo_den, hi_num, hi_den)
+        if v > best:
+            best = v
+            best_cell = cells[i]
+            ties = 1
+        elif v == best:
+            ties += 1
+            if next_random(state) % np.uint64(ties) == ZERO:
+                best_cell = cells[i]
+    return best_cell
+
+
+@njit(cache=True)
+def _store(arr, i, a):
+    for w in range(len(a)):
+        arr[i, w] = a[w]
+
+
+@njit(cache=True)
+def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt, cap, turn_limit,
+              win, lo_num, lo_den, hi_num, hi_den, state) -> int:
+    """UCT with random playouts; the most visited root child. Deterministic for a state."""
+    cap_nodes = iterations + 2
+    words = len(black)
+    nb = np.zeros((cap_nodes, words), dtype=np.uint64)
+    nw = np.zeros((cap_nodes, words), dtype=np.uint64)
+    untried = np.zeros((cap_nodes, words), dtype=np.uint64)
+    side = np.zeros(cap_nodes, dtype=np.int64)      # who moves at this node
+    mover = np.zeros(cap_nodes, dtype=np.int64)     # who moved into this node
+    placed = np.zeros(cap_nodes, dtype=np.int64)
+    parent = np.full(cap_nodes, -1, dtype=np.int64)
+    first_child = np.full(cap_nodes, -1, dtype=np.int64)
+    sibling = np.full(cap_nodes, -1, dtype=np.int64)
+    move = np.full(cap_nodes, -1, dtype=np.int64)
+    terminal = np.zeros(cap_nodes, dtype=np.bool_)
+    visits = np.zeros(cap_nodes, dtype=np.float64)
+    value = np.zeros(cap_nodes, dtype=np.float64)
+
+    def_like = black
+    # Root.
+    _store(nb, 0, black)
+    _store(nw, 0, white)
+    side[0] = to_move
+    mover[0] = 1 - to_move
+    placed[0] = placements
+    own = black if to_move == 0 else white
+    opp = white if to_move == 0 else black
+    root_moves = legal_moves(own, opp, masks, shifts, cap)
+    if popcount(root_moves) == 1:
+        for w in range(words):
+            if root_moves[w] != ZERO:
+                return w * 64 + lowest_index(root_moves[w])
+    _store(untried, 0, root_moves)
+    count = 1
+    for _ in range(iterations):
+        node = 0
+        # Selection: descend while fully expanded.
+        while not terminal[node] and not nonzero(row(untried, node, def_like)) and first_child[node] >= 0:
+            best = -1.0
+            best_child = -1
+            c = first_child[node]
+            log_n = math.log(visits[node])
+            while c >= 0:
+                score = value[c] / visits[c] + 1.4 * math.sqrt(log_n / visits[c])
+                if score > best:
+                    best = score
+                    best_child = c
+                c = sibling[c]
+            node = best_child
+        # Expansion: one untried move.
+        if not terminal[node] and nonzero(row(untried, node, def_like)):
+            moves = row(untried, node, def_like)
+            cell = nth_cell(moves, np.int64(next_random(state) % np.uint64(popcount(moves))))
+            taken = bit(cell, def_like)
+            for w in range(words):
+                untried[node, w] &= ~taken[w]
+            b = row(nb, node, def_like)
+            wh = row(nw, node, def_like)
+            s = side[node]
+            if s == 0:
+                b, wh = apply_move(b, wh, cell, nxt, cap)
+            else:
+                wh, b = apply_move(wh, b, cell, nxt, cap)
+            child = count
+            count += 1
+            _store(nb, child, b)
+            _store(nw, child, wh)
+            placed[child] = placed[node] + 1
+            mover[child] = s
+            move[child] = cell
+            parent[child] = node
+            sibling[child] = first_child[node]
+            first_child[node] = child
+            # The side to move at the child, passing automatically when it has no move.
+            ns = 1 - s
+            o1 = wh if ns == 1 else b
+            o2 = b if ns == 1 else wh
+            cm = legal_moves(o1, o2, masks, shifts, cap)
+            if turn_limit >= 0 and placed[child] >= turn_limit:
+                terminal[child] = True
+            elif not nonzero(cm):
+                cm = legal_moves(o2, o1, masks, shifts, cap)
+                if nonzero(cm):
+                    ns = s
+                else:
+                    terminal[child] = True
+            side[child] = ns
+            if not terminal[child]:
+                _store(untried, child, cm)
+            node = child
+        # Simulation.
+        fb, fw, _, _, _ = random_playout(row(nb, node, def_like), row(nw, node, def_like), side[node],
+                                         placed[node], masks, shifts, nxt, cap, turn_limit, state)
+        result_black = winner_of(popcount(fb), popcount(fw), win, lo_num, lo_den, hi_num, hi_den)
+        # Backpropagation, each node scored for the player who moved into it.
+        while node >= 0:
+            visits[node] += 1.0
+            r_node = result_black if mover[node] == 0 else -result_black
+            value[node] += 1.0 if r_node > 0 else (0.5 if r_node == 0 else 0.0)
+            node = parent[node]
+    best_cell = -1
+    most = -1.0
+    c = first_child[0]
+    while c >= 0:
+        if visits[c] > most or (visits[c] == most and move[c] < best_cell):
+            most = visits[c]
+            best_cell = move[c]
+        c = sibling[c]
+    return best_cell

@@ -1,0 +1,188 @@
+"""The tiers of environments: public, paper, and the seeded generator behind ladder and final."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+import yaml
+
+from .layout import Layout, make_layout, opening_cells
+from .rules import Capture, Win
+from .simulate import PlayStats, random_stats
+from .spec import EnvSpec, parse_spec
+
+TIERS = ("public", "paper", "ladder", "final")
+DEFAULT_GENERATED_COUNT = 28
+SCREEN_GAMES = 400
+GEN_MIN_SIDE, GEN_MAX_SIDE = 6, 12
+# The 6x8 layout where orthogonal capture stalls, and what its two orthogonal pairs become.
+STALLING_LAYOUT = "random-2"
+STALL_SUBSTITUTES = {("most", "orthogonal"): "short-1", ("fewest", "orthogonal"): "short-2"}
+
+
+@lru_cache(maxsize=1)
+def _paper_data() -> dict:
+    text = resources.files("engine").joinpath("data/paper_layouts.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def paper_layouts() -> list[Layout]:
+    """The paper's seven layouts, in the paper's order."""
+    return [make_layout(d["rows"], d["cols"], d["obstacles"], d["name"]) for d in _paper_data()["layouts"]]
+
+
+def public_rule_pairs() -> list[tuple[str, str]]:
+    return [(p["win"], p["capture"]) for p in _paper_data()["public_rule_pairs"]]
+
+
+def _spec(layout: Layout, rules: dict, name: str) -> EnvSpec:
+    return parse_spec({"layout": layout.to_dict(), "rules": rules}, name=name)
+
+
+def public_tier() -> list[EnvSpec]:
+    """7 layouts x 8 rule pairs = 56, with the stalling layout's orthogonal pairs substituted."""
+    out = []
+    for layout in paper_layouts():
+        for win, capture in public_rule_pairs():
+            if layout.name == STALLING_LAYOUT:
+                capture = STALL_SUBSTITUTES.get((win, capture), capture)
+            out.append(_spec(layout, {"win": win, "capture": capture}, f"{layout.name} {win}/{capture}"))
+    return out
+
+
+def paper_tier() -> list[EnvSpec]:
+    """The authors' 56 presets; preset id = condition index * 7 + layout index."""
+    layouts = paper_layouts()
+    out = []
+    for ci, cond in enumerate(_paper_data()["paper_conditions"]):
+        for li, layout in enumerate(layouts):
+            rules = {"win": "band", "capture": "standard", "k": cond["k"]}
+            if cond.get("turn_limit") is not None:
+                rules["turn_limit"] = cond["turn_limit"]
+            label = f"paper-{ci * 7 + li} {layout.name} k={cond['k']}"
+            if "turn_limit" in rules:
+                label += f" limit={rules['turn_limit']}"
+            out.append(_spec(layout, rules, label))
+    return out
+
+
+class HashStream:
+    """A deterministic integer stream from sha256 (the same on every machine and Python)."""
+
+    def __init__(self, *key: object):
+        self._key = "\x1f".join(map(str, key)).encode()
+        self._counter = 0
+
+    def below(self, n: int) -> int:
+        """A uniform integer in [0, n), by rejection so there is no modulo bias."""
+        if n <= 1:
+            return 0
+        bits = (n - 1).bit_length()
+        while True:
+            self._counter += 1
+            digest = hashlib.sha256(self._key + b"\x1e" + str(self._counter).encode()).digest()
+            value = int.from_bytes(digest[:8], "little") & ((1 << bits) - 1)
+            if value < n:
+                return value
+
+
+@dataclass(frozen=True)
+class ScreenResult:
+    spec: EnvSpec
+    stats: PlayStats
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def accepted(self) -> bool:
+        return not self.reasons
+
+
+def screen(spec: EnvSpec, seed: int, games: int = SCREEN_GAMES) -> ScreenResult:
+    """Random play decides whether a generated environment is worth scoring (design §3)."""
+    stats = random_stats(spec, games, seed)
+    reasons = []
+    if not stats.first_move_exists:
+        reasons.append("no legal first move")
+    else:
+        if stats.draw_rate > 0.70:
+            reasons.append(f"draw rate {stats.draw_rate:.2f} > 0.70")
+        if stats.mean_plies < 8:
+            reasons.append(f"mean plies {stats.mean_plies:.1f} < 8")
+        if stats.colour_skew > 0.88:
+            reasons.append(f"one colour wins {stats.colour_skew:.2f} > 0.88 of decisive games")
+        if stats.mean_fill < 0.5:
+            reasons.append(f"fills {stats.mean_fill:.2f} < 0.50 of playable cells")
+    return ScreenResult(spec, stats, tuple(reasons))
+
+
+def _candidate(stream: HashStream, name: str) -> EnvSpec:
+    rows = GEN_MIN_SIDE + stream.below(GEN_MAX_SIDE - GEN_MIN_SIDE + 1)
+    cols = GEN_MIN_SIDE + stream.below(GEN_MAX_SIDE - GEN_MIN_SIDE + 1)
+    opening = {cell for colour in opening_cells(rows, cols) for cell in colour}
+    free = [(r, c) for r in range(rows) for c in range(cols) if (r, c) not in opening]
+    count = stream.below(rows * cols // 5 + 1)
+    for i in range(count):  # partial Fisher-Yates: the first `count` cells are the sample
+        j = i + stream.below(len(free) - i)
+        free[i], free[j] = free[j], free[i]
+    win = list(Win)[stream.below(2)]  # most or fewest: the scored tiers' win axis
+    capture = list(Capture)[stream.below(len(Capture))]
+    layout = make_layout(rows, cols, free[:count], name)
+    return _spec(layout, {"win": win.value, "capture": capture.value}, name)
+
+
+@dataclass
+class Generated:
+    """A generated tier: the accepted environments and every rejected candidate with its reasons."""
+
+    tier: str
+    specs: list[EnvSpec]
+    rejected: list[ScreenResult]
+
+
+def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT) -> Generated:
+    """`count` screened environments for `ladder` or `final` from `seed`; deterministic everywhere."""
+    if tier not in ("ladder", "final"):
+        raise ValueError(f"tier {tier!r} is not generated (ladder or final)")
+    if count < 1:
+        raise ValueError(f"count must be at least 1, got {count}")
+    accepted: list[EnvSpec] = []
+    rejected: list[ScreenResult] = []
+    seen: set[str] = set()
+    attempt = 0
+    while len(accepted) < count:
+        attempt += 1
+        if attempt > 200 * count:
+            raise RuntimeError(f"the generator found only {len(accepted)} of {count} environments")
+        stream = HashStream("generate", tier, seed, attempt)
+        spec = _candidate(stream, f"{tier}-{len(accepted) + 1:02d}")
+        if spec.id in seen:
+            continue
+        result = screen(spec, seed=hash_int("screen", tier, seed, attempt))
+        if result.accepted:
+            seen.add(spec.id)
+            accepted.append(spec)
+        else:
+            rejected.append(result)
+    return Generated(tier, accepted, rejected)
+
+
+def hash_int(*parts: object) -> int:
+    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "little")
+
+
+def tier_specs(tier: str, seed: int | None = None, count: int | None = None) -> list[EnvSpec]:
+    """The environments of a tier; ladder and final need a seed."""
+    if tier == "public":
+        specs = public_tier()
+    elif tier == "paper":
+        specs = paper_tier()
+    elif tier in ("ladder", "final"):
+        if seed is None:
+            raise ValueError(f"the {tier} tier is generated and needs a seed")
+        return generate_tier(tier, seed, count or DEFAULT_GENERATED_COUNT).specs
+    else:
+        raise ValueError(f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
+    return specs[:count] if count else specs

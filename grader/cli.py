@@ -1,0 +1,55 @@
+"""arena: the Expanded Othello AI Arena command line.
+
+Each subcommand lives in its own module under grader.commands and exposes
+`register(subparsers)`, which adds its parser and sets `func(args) -> int`.
+Data goes to stdout; logs and progress to stderr. Exit 0 success, 1 a check
+failed, 2 a usage error or bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# Order is the order of `arena --help`.
+COMMAND_MODULES = [
+    "grader.commands.perft",
+    "grader.commands.envs",
+    "grader.commands.simulate",
+    "grader.commands.replay",
+]
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as `arena: error: ...`, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="arena", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `arena` command line; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        return int(args.func(args))
+    except (UsageError, ValueError, FileNotFoundError) as exc:
+        print(f"arena {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"arena {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""arena envs --tier T: list a tier's environment specs with their ids (YAML or JSON)."""
+
+from __future__ import annotations
+
+import argparse
+
+from engine import TIERS, dump_specs, tier_specs
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("envs", help="list the environments of a tier", description=__doc__)
+    p.add_argument("--tier", choices=TIERS, required=True)
+    p.add_argument("--seed", type=int, help="generation seed (ladder and final)")
+    p.add_argument("--count", type=int, help="how many environments (generated tiers: default 28)")
+    p.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.tier in ("ladder", "final") and args.seed is None:
+        raise ValueError(f"--tier {args.tier} is generated: give --seed")
+    if args.count is not None and args.count < 1:
+        raise ValueError(f"--count must be at least 1, got {args.count}")
+    print(dump_specs(tier_specs(args.tier, args.seed, args.count), args.format), end="")
+    return 0
