@@ -99,7 +99,7 @@ def _int_to_words(v: int, n: int) -> tuple:
 
 def step(a, s):
     """Shift a bitboard by s cells (s > 0 towards higher indices); 0 < |s| < 64."""
-    v = _words_to_int(a)
+    v, s = _words_to_int(a), int(s)
     return _int_to_words(v << s if s > 0 else v >> -s, len(a))
 
 

@@ -18,6 +18,13 @@ COMMAND_MODULES = [
     "grader.commands.envs",
     "grader.commands.simulate",
     "grader.commands.replay",
+    "grader.commands.doctor",
+    "grader.commands.play",
+    "grader.commands.image",
+    "grader.commands.round",
+    "grader.commands.merge",
+    "grader.commands.verify",
+    "grader.commands.demo",
 ]
 
 

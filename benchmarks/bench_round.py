@@ -1,0 +1,142 @@
+"""Round speed: where a round's time goes, and how a round grows with the field.
+
+Prints, measured in the same run:
+- a public round of 4 agents (random, greedy and minimax as reference players, and one
+  submission playing random moves in the local sandbox, or in-process when there is no
+  sandbox) on 8 environments at budget 200, one worker: wall time, games, and the share of
+  the wall time spent in the arena rather than waiting on agents (target: under 10%);
+- from the per-game costs measured there, the cost of a full ladder round (28 environments,
+  budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
+  30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
+  it overnight (10 hours), for agents as fast as the measured ones and for agents that use
+  their whole act() pace on every move.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from grader.limits import DEFAULT_LIMITS
+from grader.rounds.orchestrate import make_plan, run_round
+from grader.rounds.records import read_record, record_path
+from grader.schedule import games_per_env
+from grader.session import parse_entrant, python_entrant
+
+ENVS = "8"
+BUDGET = 200
+CHECKPOINTS = [0, 100, 200]
+GAMES = 20
+LADDER_ENVS = 28
+LADDER_BUDGET = 2000
+LADDER_CHECKPOINTS = [0, 100, 500, 1000, 2000]
+FIELDS = (8, 30, 100, 300)
+NIGHT_SECONDS = 10 * 3600
+WORKERS_PER_RUNNER = 2
+PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
+
+AGENT = '''
+import numpy as np
+
+class Agent:
+    def prepare(self, env_info):
+        self.rng = np.random.default_rng(env_info["rows"] * 100 + env_info["cols"])
+
+    def act(self, obs, action_mask):
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+    def observe_outcome(self, outcome):
+        pass
+'''
+
+
+class InProcessRandom:
+    """The same agent, in-process, for hosts without a working sandbox."""
+
+    def prepare(self, env_info):
+        self.rng = np.random.default_rng(env_info["rows"] * 100 + env_info["cols"])
+
+    def act(self, obs, action_mask):
+        return int(self.rng.choice(np.flatnonzero(action_mask)))
+
+    def observe_outcome(self, outcome):
+        pass
+
+
+def _sandbox_works() -> bool:
+    from grader.sandbox.local import find_bwrap
+    if find_bwrap() is None:
+        return False
+    import subprocess
+    r = subprocess.run(["bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"], capture_output=True)
+    return r.returncode == 0
+
+
+def measure(tmp: Path) -> dict:
+    folder = tmp / "sbx-random"
+    folder.mkdir()
+    (folder / "agent.py").write_text(AGENT)
+    sandboxed = _sandbox_works()
+    if sandboxed:
+        agent = parse_entrant(f"sbx-random={folder}")
+    else:
+        print("bench_round: no working sandbox here; the fourth agent runs in-process", file=sys.stderr)
+        agent = python_entrant("inproc-random", "benchmarks.bench_round:InProcessRandom")
+    field = [parse_entrant(n) for n in ("random", "greedy", "minimax")] + [agent]
+    plan = make_plan("public", field, ENVS, BUDGET, CHECKPOINTS, GAMES, GAMES, "bench", None, "local")
+    # Warm the kernels' compile caches so the round measures play, not compilation.
+    warm = make_plan("public", field[:2], "1", 2, [0, 2], 2, 2, "warm", None, "local")
+    run_round(warm, tmp / "warm", tmp / "warm-private", stream=open("/dev/null", "w"))
+    start = time.perf_counter()
+    outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench", stream=open("/dev/null", "w"))
+    wall = time.perf_counter() - start
+    records = [read_record(record_path(tmp / "private" / plan.round_id, e.index)) for e in plan.envs]
+    agent_seconds = sum(e.agent_seconds for r in records for e in r.entrants.values())
+    scored = sum(len(r.games) for r in records)
+    self_play = sum(e.self_play.games for r in records for e in r.entrants.values())
+    plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
+    assert outcome.status == "published"
+    return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies,
+            "sandboxed": sandboxed}
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-round-") as tmp:
+        m = measure(Path(tmp))
+    arena = m["wall"] - m["agent"]
+    share = arena / m["wall"]
+    per_game = m["wall"] / m["games"]
+    arena_per_game = arena / m["games"]
+    print(f"round: 4 agents ({'one sandboxed' if m['sandboxed'] else 'all in-process'}), {ENVS} public environments, "
+          f"budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES}, pairings of {GAMES}")
+    print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies); "
+          f"in agents {m['agent']:.1f} s, in the arena {arena:.1f} s = {share:.0%} of the wall time "
+          f"(target < 10%: {'met' if share < 0.10 else 'NOT met'})")
+    pace = DEFAULT_LIMITS.pace_seconds(*PACE_BOARD)
+    at_pace = arena_per_game + m["plies"] * pace  # every move of a game an agent's, at the full pace
+    print(f"full ladder round ({LADDER_ENVS} environments, budget {LADDER_BUDGET}, pairings of {GAMES}); "
+          f"runners of {WORKERS_PER_RUNNER} workers to finish in {NIGHT_SECONDS // 3600} h:")
+    print(f"  {'field':>5} {'games':>13} {'pairing share':>13} {'CPU h (measured)':>17} {'runners':>7} "
+          f"{'CPU h (at pace)':>16} {'runners':>7}")
+    for n in FIELDS:
+        per_env = games_per_env(n, LADDER_CHECKPOINTS, GAMES, GAMES, LADDER_BUDGET)
+        pairing = n * (n - 1) // 2 * GAMES
+        total = per_env * LADDER_ENVS
+        fast, slow = total * per_game, total * at_pace
+        runners = [max(1, math.ceil(s / (NIGHT_SECONDS * WORKERS_PER_RUNNER))) for s in (fast, slow)]
+        print(f"  {n:>5} {total:>13,} {pairing / per_env:>13.0%} {fast / 3600:>17.1f} {runners[0]:>7} "
+              f"{slow / 3600:>16.1f} {runners[1]:>7}")
+    print(f"  arena {arena_per_game * 1e3:.2f} ms a game (engine stepping, checkpoint opponent, records); beside agents "
+          f"that use their pace it would be {arena_per_game / at_pace:.1%} of the wall time")
+    print(f"  (at pace: {pace * 1e3:.0f} ms per act on a {PACE_BOARD[0]}x{PACE_BOARD[1]} board, "
+          f"{m['plies']:.0f} moves a game; a worker also holds all N sandboxes of an environment alive during its pairings)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,425 @@
+"""The host side of one agent in one sandbox: calls with deadlines, faults as data.
+
+`AgentHandle` speaks the wire to the runner. Every call returns normally: a
+failure becomes a `Fault` (recorded on the handle, which is then dead and its
+sandbox killed), never an exception that escapes a game. It enforces per call
+the hard deadline (soft overruns are only counted), the environment wall
+ceiling, the CPU share, the pace (an agent far over it is stopped early) and
+the output cap, and keeps the start of the agent's output for its owner.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader import protocol
+from grader.faults import Fault, FaultKind
+from grader.limits import DEFAULT_LIMITS, Limits
+from grader.policy import Conduct, pace_stop_fault
+from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
+from grader.submission import Submission
+
+# The CPU share is read from the cgroup at most this often (a file read per act would cost).
+CPU_CHECK_INTERVAL = 0.5
+_POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+
+
+@dataclass
+class ActStats:
+    """Timing of the agent's act() replies, as the host measured them."""
+
+    count: int = 0
+    total_seconds: float = 0.0
+    max_seconds: float = 0.0
+    soft_overruns: int = 0
+
+    @property
+    def mean_seconds(self) -> float:
+        return self.total_seconds / self.count if self.count else 0.0
+
+    def to_dict(self) -> dict:
+        return {"count": self.count, "total_seconds": round(self.total_seconds, 6),
+                "mean_seconds": round(self.mean_seconds, 6), "max_seconds": round(self.max_seconds, 6),
+                "soft_overruns": self.soft_overruns}
+
+
+class OutputLog:
+    """The agent's stdout+stderr: the first `keep` bytes kept, all bytes counted."""
+
+    def __init__(self, keep: int):
+        self.keep = keep
+        self.data = bytearray()
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.keep - len(self.data)
+        if room > 0:
+            self.data += chunk[:room]
+
+    def text(self) -> str:
+        """The kept output, with a note of how much was dropped."""
+        text = self.data.decode("utf-8", "replace")
+        if self.total > len(self.data):
+            text += f"\n[arena: {self.total - len(self.data)} more bytes of output dropped]\n"
+        return text
+
+
+class AgentHandle:
+    """One agent's runner in one sandbox, for one environment session."""
+
+    def __init__(self, process: SandboxProcess | None, limits: Limits = DEFAULT_LIMITS, label: str = "agent"):
+        self.process = process
+        self.limits = limits
+        self.label = label
+        self.fault: Fault | None = None
+        self.versions: dict[str, str] = {}
+        self.act_stats = ActStats()
+        self.conduct = Conduct(limits)
+        self.log = OutputLog(limits.log_keep_bytes)
+        self.frozen = False
+        self.started = time.monotonic()
+        self.env_deadline = self.started + limits.env_wall_seconds
+        self.cpu_seconds_used = 0.0
+        self._next_cpu_check = self.started + CPU_CHECK_INTERVAL
+        self._reader = protocol.FrameReader(protocol.REPLY_MAX_HEADER, protocol.REPLY_MAX_BODY,
+                                            cached_ops=frozenset({protocol.OP_ACTION, protocol.OP_OK}))
+        # Per board shape: the act frame's prefix+header (constant) and the pace thresholds.
+        self._act_heads: dict[tuple[int, int], tuple[bytes, float]] = {}
+        if process is not None:
+            for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
+                os.set_blocking(fd, False)
+            self._poll = select.poll()
+            self._poll.register(process.stdout_fd, _POLLIN)
+            self._poll.register(process.stderr_fd, _POLLIN)
+            self._stderr_open = True
+
+    # -- life cycle ---------------------------------------------------------
+    @classmethod
+    def launch(cls, sandbox: Sandbox, submission: Submission, limits: Limits = DEFAULT_LIMITS,
+               network: Network = "none", label: str | None = None) -> "AgentHandle":
+        """Start `submission` in `sandbox` and wait for its runner to be ready.
+
+        Always returns a handle; if the sandbox could not start or the agent
+        could not be imported, the handle carries the fault and is dead.
+        """
+        label = label or submission.path.name
+        try:
+            process = sandbox.start(submission, limits, network)
+        except LaunchError as exc:
+            handle = cls(None, limits, label)
+            handle.fault = Fault(FaultKind.LAUNCH_FAILED, str(exc))
+            return handle
+        handle = cls(process, limits, label)
+        handle._await_ready()
+        return handle
+
+    def _await_ready(self) -> None:
+        deadline = time.monotonic() + self.limits.prepare_seconds
+        header = self._receive(deadline, "start", before_start=True)
+        if header is None:
+            return
+        if header["op"] != "started":
+            self._fail(FaultKind.PROTOCOL, f"runner said {header['op']!r} before 'started'")
+            return
+        header = self._receive(deadline, "import of agent.py")
+        if header is None:
+            return
+        if header["op"] == "ready":
+            self.versions = {k: str(v) for k, v in header.items() if k != "op"}
+        elif header["op"] == "error":
+            self._fail(FaultKind.AGENT_ERROR, f"{header.get('where', 'import')} failed: {header.get('error', '')}")
+        else:
+            self._fail(FaultKind.PROTOCOL, f"unexpected {header['op']!r} instead of 'ready'")
+
+    @property
+    def alive(self) -> bool:
+        return self.fault is None
+
+    def close(self) -> None:
+        """Kill the sandbox and keep its accounting; safe to call twice."""
+        if self.process is None:
+            return
+        self._drain_stderr()
+        self._check_cpu(force=True)
+        self.process.close()
+        self.process = None
+
+    def __enter__(self) -> "AgentHandle":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # -- calls --------------------------------------------------------------
+    def prepare(self, env_info: dict) -> Fault | None:
+        """Send prepare(env_info); None on success, else the fault."""
+        return self._simple_call({"op": protocol.OP_PREPARE, "env_info": env_info}, self.limits.prepare_seconds, "prepare")
+
+    def observe_outcome(self, outcome: dict) -> Fault | None:
+        """Send observe_outcome(outcome); refused on the host side after freeze()."""
+        if self.frozen:
+            raise ValueError("observe_outcome after freeze: no feedback once an agent is frozen")
+        return self._simple_call({"op": protocol.OP_OUTCOME, "outcome": outcome}, self.limits.prepare_seconds, "observe_outcome")
+
+    def freeze(self) -> Fault | None:
+        """End feedback: after this the runner refuses outcomes."""
+        self.frozen = True
+        return self._simple_call({"op": protocol.OP_FREEZE}, self.limits.prepare_seconds, "freeze")
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]:
+        """Ask for a move: (cell, None), or (None, fault). The cell is an int in
+        range(mask.size) but not necessarily legal: that is the policy's call.
+
+        This is the hot path of a round (hundreds of thousands of calls per
+        environment), hence the cached frame head and the inlined checks.
+        """
+        if self.fault is not None:
+            return None, self.fault
+        shape = obs.shape[1:]
+        cached = self._act_heads.get(shape)
+        if cached is None:
+            cached = self._act_heads[shape] = self._act_head(shape)
+        head, pace_stop = cached
+        if obs.dtype != np.float32:
+            obs = obs.astype(np.float32)
+        if mask.dtype != np.int8:
+            mask = mask.astype(np.int8)
+        frame = head + obs.tobytes() + mask.tobytes()
+        start = time.perf_counter()
+        header = self._call(frame, self.limits.act_hard_seconds, "act")
+        elapsed = time.perf_counter() - start
+        if header is None:
+            return None, self.fault
+        stats = self.act_stats
+        stats.count += 1
+        stats.total_seconds += elapsed
+        if elapsed > stats.max_seconds:
+            stats.max_seconds = elapsed
+            if elapsed > self.limits.act_soft_seconds:
+                stats.soft_overruns += 1
+        elif elapsed > self.limits.act_soft_seconds:
+            stats.soft_overruns += 1
+        action = header.get("action")
+        if header["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
+            return None, self._bad_act_reply(header, mask.size)
+        if stats.total_seconds > pace_stop * stats.count and stats.count >= self.limits.pace_min_acts:
+            fault = pace_stop_fault(stats, shape, self.limits)
+            if fault is not None:
+                return None, self._fail(fault.kind, fault.detail)
+        if time.monotonic() >= self._next_cpu_check and self._check_cpu():
+            return None, self.fault
+        return action, None
+
+    def _act_head(self, shape: tuple[int, int]) -> tuple[bytes, float]:
+        rows, cols = shape
+        head = protocol.act_header(rows, cols)
+        body_len = 3 * rows * cols * 4 + rows * cols
+        return protocol.PREFIX.pack(len(head), body_len) + head, self.limits.pace_stop_factor * self.limits.pace_seconds(rows, cols)
+
+    def _bad_act_reply(self, header: dict, cells: int) -> Fault:
+        op = header["op"]
+        if op == protocol.OP_ACTION:
+            action = header.get("action")
+            if type(action) is not int:
+                return self._fail(FaultKind.PROTOCOL, f"action {action!r} is not an integer")
+            return self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{cells - 1})")
+        if op == protocol.OP_BAD_ACTION:
+            return self._fail(FaultKind.PROTOCOL, f"act() returned {header.get('type')} {header.get('repr')}, not an int")
+        if op == protocol.OP_ERROR:
+            return self._fail(FaultKind.AGENT_ERROR, f"act() raised {header.get('error', '')}")
+        return self._fail(FaultKind.PROTOCOL, f"unexpected reply {op!r} to act")
+
+    def fail(self, fault: Fault) -> Fault:
+        """Record a fault decided outside the handle (e.g. the never-legal forfeit) and kill the sandbox."""
+        return self._fail(fault.kind, fault.detail)
+
+    def stderr_text(self) -> str:
+        """The agent's captured output (truncated), for its owner only."""
+        if self.process is not None:
+            self._drain_stderr()
+        return self.log.text()
+
+    def stats(self) -> dict:
+        """Accounting of this session: act timing, wall and CPU time, output size."""
+        self._check_cpu(force=True)
+        return {"act": self.act_stats.to_dict(), "wall_seconds": round(time.monotonic() - self.started, 3),
+                "cpu_seconds": round(self.cpu_seconds_used, 3), "output_bytes": self.log.total,
+                "illegal_moves": self.conduct.illegal_total}
+
+    # -- machinery ----------------------------------------------------------
+    def _simple_call(self, header: dict, limit: float, what: str) -> Fault | None:
+        if self.fault is not None:
+            return self.fault
+        reply = self._call(protocol.encode(header), limit, what)
+        if reply is None:
+            return self.fault
+        op = reply["op"]
+        if op == protocol.OP_OK:
+            if time.monotonic() >= self._next_cpu_check:
+                self._check_cpu()
+            return self.fault
+        if op == protocol.OP_ERROR:
+            return self._fail(FaultKind.AGENT_ERROR, f"{what}() raised {reply.get('error', '')}")
+        return self._fail(FaultKind.PROTOCOL, f"unexpected reply {op!r} to {what}")
+
+    def _call(self, frame: bytes, limit: float, what: str) -> dict | None:
+        deadline = time.monotonic() + limit
+        if self.env_deadline < deadline:
+            deadline = self.env_deadline
+        if not self._send(frame, deadline, what):
+            return None
+        return self._receive(deadline, what)
+
+    def _send(self, frame: bytes, deadline: float, what: str) -> bool:
+        fd = self.process.stdin_fd
+        written = 0
+        try:
+            written = os.write(fd, frame)
+            if written == len(frame):  # the usual case: the pipe has room
+                return True
+        except OSError:
+            pass  # the loop below tells the kinds of error apart
+        view = memoryview(frame)[written:]
+        while view:
+            try:
+                view = view[os.write(fd, view):]
+                continue
+            except BlockingIOError:
+                pass
+            except BrokenPipeError:
+                self._died(what)
+                return False
+            except OSError as exc:
+                self._fail(FaultKind.PIPE, f"writing to the sandbox during {what}: {exc}")
+                return False
+            # The runner is not reading (its pipe is full): wait, draining its output.
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(what, deadline)
+                return False
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+            poller.register(self.process.stderr_fd, _POLLIN)
+            for rfd, _ in poller.poll(min(remaining, 0.1) * 1000):
+                if rfd == self.process.stderr_fd and not self._drain_stderr():
+                    return False
+        return True
+
+    def _receive(self, deadline: float, what: str, before_start: bool = False) -> dict | None:
+        reader = self._reader
+        stdout_fd = self.process.stdout_fd
+        while True:
+            try:
+                frame = reader.pop()
+            except protocol.WireError as exc:
+                self._fail(FaultKind.PROTOCOL, f"bad frame from the agent during {what}: {exc}")
+                return None
+            if frame is not None:
+                return frame[0]
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self._timed_out(what, deadline)
+                return None
+            for fd, _ in self._poll.poll(remaining * 1000 + 1):
+                if fd == stdout_fd:
+                    try:
+                        data = os.read(stdout_fd, 1 << 16)
+                    except BlockingIOError:
+                        continue
+                    except OSError as exc:
+                        self._fail(FaultKind.PIPE, f"reading from the sandbox during {what}: {exc}")
+                        return None
+                    if not data:
+                        self._died(what, before_start)
+                        return None
+                    reader.feed(data)
+                elif not self._drain_stderr():
+                    return None
+
+    def _drain_stderr(self) -> bool:
+        """Read whatever output is waiting; False (and a fault) past the output cap."""
+        if self.process is None or not self._stderr_open:
+            return True
+        fd = self.process.stderr_fd
+        while True:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                return True
+            except OSError as exc:
+                if exc.errno != errno.EBADF:
+                    self._fail(FaultKind.PIPE, f"reading the agent's output: {exc}")
+                return False
+            if not chunk:
+                self._stderr_open = False
+                self._poll.unregister(fd)
+                return True
+            self.log.add(chunk)
+            if self.log.total > self.limits.output_cap_bytes:
+                self._fail(FaultKind.AGENT_ERROR,
+                           f"wrote more than the output cap of {self.limits.output_cap_bytes} bytes to stdout/stderr")
+                return False
+
+    def _check_cpu(self, force: bool = False) -> bool:
+        """Update the CPU time used; True (and a `budget` fault) when over the share."""
+        now = time.monotonic()
+        if self.process is None or (not force and now < self._next_cpu_check):
+            return False
+        self._next_cpu_check = now + CPU_CHECK_INTERVAL
+        seconds = self.process.cpu_seconds()
+        if seconds is not None:
+            self.cpu_seconds_used = max(self.cpu_seconds_used, seconds)
+        if self.cpu_seconds_used > self.limits.cpu_seconds_per_env and self.fault is None:
+            self._fail(FaultKind.BUDGET, f"used {self.cpu_seconds_used:.1f} CPU s, over the share of "
+                                         f"{self.limits.cpu_seconds_per_env:g} s")
+            return True
+        return False
+
+    def _timed_out(self, what: str, deadline: float) -> None:
+        if deadline >= self.env_deadline:
+            self._fail(FaultKind.TIMEOUT, f"environment wall ceiling of {self.limits.env_wall_seconds:g} s reached during {what}")
+        elif what == "act":
+            self._fail(FaultKind.TIMEOUT, f"no reply to act within the hard limit of {self.limits.act_hard_seconds:g} s")
+        else:
+            self._fail(FaultKind.TIMEOUT, f"no reply to {what} within {self.limits.prepare_seconds:g} s")
+
+    def _died(self, what: str, before_start: bool = False) -> Fault:
+        """The runner's output closed: find out why and record the right kind."""
+        process = self.process
+        status = None
+        for _ in range(100):  # the process is exiting; give it up to 0.5 s to be reaped
+            status = process.exit_status()
+            if status is not None:
+                break
+            time.sleep(0.005)
+        self._drain_stderr()
+        if self.fault is not None:
+            return self.fault
+        if process.oom_killed():
+            return self._fail(FaultKind.OOM, f"killed for memory during {what} (limit {self.limits.memory_bytes} bytes)")
+        if self._check_cpu(force=True):
+            return self.fault
+        if before_start:
+            # The runner never said 'started': the sandbox itself failed (bwrap's message is in the log).
+            first = self.log.text().strip().splitlines()[:1]
+            return self._fail(FaultKind.LAUNCH_FAILED, f"sandbox exited with status {status} before the runner started"
+                              + (f": {first[0][:200]}" if first else ""))
+        return self._fail(FaultKind.EOF, f"agent process ended during {what} (exit status {status})")
+
+    def _fail(self, kind: FaultKind, detail: str) -> Fault:
+        """Record the first fault, kill the sandbox; later faults do not overwrite it."""
+        if self.fault is None:
+            self.fault = Fault(kind, detail)
+        if self.process is not None:
+            try:
+                self.process.kill()
+            except OSError:
+                pass
+        return self.fault

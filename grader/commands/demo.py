@@ -1,0 +1,92 @@
+"""arena demo --out DIR --site DIR: play a small public round, verify it, and build the site.
+
+The field is the example agents (examples/*/agent.py, in the embedded sandbox) and the
+reference players random, greedy and minimax; a handful of public environments at a reduced
+budget. The round goes to DIR/rounds (public) and DIR/private (staff), never into the
+repository's own rounds/. If the site builder (`grader.site.build`) exists, the site is built
+from DIR/rounds into the --site folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from grader.cli import UsageError
+from grader.rounds.orchestrate import make_plan, run_round
+from grader.schedule import parse_checkpoints
+from grader.session import Entrant, parse_entrant
+from grader.verify import Difference, verify
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO_ENVS = "6"
+DEMO_BUDGET = 100
+DEMO_CHECKPOINTS = "0,20,50,100"
+DEMO_GAMES = 10
+REFERENCES = ("random", "greedy", "minimax")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("demo", help="play, verify and publish a small demonstration round", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True, type=Path, help="folder for the demo round (git-ignored; not rounds/)")
+    p.add_argument("--site", type=Path, help="folder to build the site into, if the site builder exists")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--sandbox", choices=("local", "docker"), default="local")
+    p.set_defaults(func=run)
+
+
+def example_agents() -> list[Entrant]:
+    """Every examples/<name>/ with an agent.py, as a sandboxed submission."""
+    folder = REPO / "examples"
+    if not folder.is_dir():
+        return []
+    entrants = [parse_entrant(str(d)) for d in sorted(folder.iterdir()) if (d / "agent.py").is_file()]
+    # An example called like a reference player (examples/random) is renamed, not dropped.
+    return [replace(e, name=f"example-{e.name}") if e.name in REFERENCES else e for e in entrants]
+
+
+def build_site(rounds: Path, site: Path) -> str:
+    """Build the site if `grader.site` provides `build(rounds_dir, out_dir)`; a line saying what happened."""
+    try:
+        module = importlib.import_module("grader.site")
+    except ModuleNotFoundError:
+        return "the site builder (grader.site) is not in this checkout yet: no site built"
+    module.build(rounds, site)
+    return f"site built: open {site / 'index.html'}"
+
+
+def run(args: argparse.Namespace) -> int:
+    out = args.out.resolve()
+    repo_rounds = REPO / "rounds"
+    if out == repo_rounds or repo_rounds in out.parents or out == REPO:
+        raise UsageError(f"--out {args.out}: the demo never writes into the repository's own rounds/")
+    start = time.monotonic()
+    examples = example_agents()
+    field = examples + [parse_entrant(name) for name in REFERENCES]
+    print(f"demo: {len(examples)} example agent(s) and {len(REFERENCES)} reference players on "
+          f"{DEMO_ENVS} public environments, budget {DEMO_BUDGET}", file=sys.stderr)
+    if not examples:
+        print("demo: no examples/ folder with agents: the field is the reference players only", file=sys.stderr)
+    plan = make_plan("public", field, DEMO_ENVS, DEMO_BUDGET, parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
+                     DEMO_GAMES, DEMO_GAMES, "0", None, args.sandbox)
+    outcome = run_round(plan, out / "rounds", out / "private", args.jobs, None,
+                        f"arena demo --out {args.out} --jobs {args.jobs}")
+    if outcome.status != "published":
+        return 1
+    try:
+        report = verify(outcome.public_path, out / "private")
+    except Difference as exc:
+        print(f"demo: verify found a difference: {exc}", file=sys.stderr)
+        return 1
+    print(f"demo: verified: {report.games} games, {report.replayed} replayed, {report.numbers} numbers recomputed",
+          file=sys.stderr)
+    if args.site is not None:
+        print(f"demo: {build_site(out / 'rounds', args.site.resolve())}", file=sys.stderr)
+    print(f"demo: done in {time.monotonic() - start:.0f} s; results in {outcome.public_path}", file=sys.stderr)
+    print(outcome.public_path)
+    return 0

@@ -1,0 +1,115 @@
+"""arena round: play a round over a tier and a field of agents, and publish its results.
+
+Per environment, a fresh session per agent: checkpoint games against the seeded `random`,
+budget self-play with an outcome after each game, freeze, then every pair of agents plays
+its pairing games (design §5). Results go to --out (the public projection) and the staff
+record to --private-out. Run again with the same arguments to resume after a crash.
+Secrets (--seed of a ladder/final round, --tier-seed) may come from ARENA_ROUND_SEED and
+ARENA_TIER_SEED instead, and never appear in any file written to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+from pathlib import Path
+
+from grader.cli import UsageError
+from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
+from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
+                             parse_checkpoints, parse_shard)
+from grader.session import REFERENCE_NAMES, parse_entrant
+
+DEFAULT_PRIVATE = ".arena-private"
+SECRET = "<secret>"
+
+
+def add_play_options(p: argparse.ArgumentParser) -> None:
+    """The options `arena round` and `arena demo` share."""
+    p.add_argument("--budget", type=int, default=CANONICAL_BUDGET, help="self-play games per environment (default 2000)")
+    p.add_argument("--checkpoints", help="games used at which win rate is measured, e.g. 0,100,500,1000,2000 "
+                                         "(default: the canonical ones below the budget, then the budget)")
+    p.add_argument("--games-per-checkpoint", type=int, default=DEFAULT_GAMES_PER_CHECKPOINT)
+    p.add_argument("--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes; environments are the unit (default 1)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("round", help="play a round and publish its results", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tier", required=True, choices=("public", "paper", "ladder", "final"))
+    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
+                   help=f"submission folders or zips, NAME=PATH, or reference players ({', '.join(REFERENCE_NAMES)})")
+    p.add_argument("--envs", help="N (the tier's first N) or ids/names separated by commas (default: the whole tier)")
+    add_play_options(p)
+    p.add_argument("--seed", help="round seed (default 0 on public and paper; required, or ARENA_ROUND_SEED, on ladder and final)")
+    p.add_argument("--tier-seed", help="generation seed of a ladder or final tier (secret; or ARENA_TIER_SEED)")
+    p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where submissions run (default local)")
+    p.add_argument("--shard", metavar="I/N", help="play only the I-th of N shares of the environments; join with arena merge")
+    p.add_argument("--out", required=True, type=Path, help="folder of public results (rounds/)")
+    p.add_argument("--private-out", type=Path, help="staff folder for the full record (default $ARENA_PRIVATE_OUT, "
+                                                    f"or {DEFAULT_PRIVATE}/ on public and paper)")
+    p.add_argument("--ladder-rules", choices=("staff", "public"), default="staff",
+                   help="the ladder tier's disclosure setting (default staff: rules withheld from rounds/)")
+    p.add_argument("--public-round", type=Path, help="a public-tier results file of the same agents, for the generalisation gap")
+    p.add_argument("--max-arena-faults", type=int, default=5, help="arena faults tolerated before the round is held (default 5)")
+    p.set_defaults(func=run, parser=p)
+
+
+def command_of(args: argparse.Namespace, hidden: bool) -> str:
+    """The command that re-runs this one: every option with its value as parsed, in the
+    parser's order, with secrets replaced (the tier seed always, the round seed on hidden tiers).
+    Rebuilt from the parsed arguments, so it is the same however the options were typed."""
+    secret = {"tier_seed"} | ({"seed"} if hidden else set())
+    words = ["arena", args.command]
+    for action in args.parser._actions:
+        if not action.option_strings or action.dest in ("help", "parser"):
+            value = getattr(args, action.dest, None)
+            if action.dest not in ("help", "parser", "func", "command") and value is not None:
+                words += [str(v) for v in (value if isinstance(value, list) else [value])]
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value is False:
+            continue
+        flag = action.option_strings[-1]
+        if action.dest in secret:
+            words += [flag, SECRET]
+        elif value is True:
+            words.append(flag)
+        elif isinstance(value, list):
+            words += [flag] + [str(v) for v in value]
+        else:
+            words += [flag, str(value)]
+    return shlex.join(words)
+
+
+def private_folder(option: Path | None, tier: str) -> Path:
+    if option is not None:
+        return option
+    if os.environ.get("ARENA_PRIVATE_OUT"):
+        return Path(os.environ["ARENA_PRIVATE_OUT"])
+    if tier in HIDDEN_TIERS:
+        raise UsageError(f"a {tier} round needs --private-out (or ARENA_PRIVATE_OUT): its full record is staff-only")
+    return Path(DEFAULT_PRIVATE)
+
+
+def run(args: argparse.Namespace) -> int:
+    hidden = args.tier in HIDDEN_TIERS
+    seed = args.seed or os.environ.get("ARENA_ROUND_SEED") or (None if hidden else "0")
+    if seed is None:
+        raise UsageError(f"a {args.tier} round needs a secret round seed: --seed or ARENA_ROUND_SEED")
+    tier_seed = args.tier_seed or (os.environ.get("ARENA_TIER_SEED") if hidden else None)
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    field = [parse_entrant(text) for text in args.agents]
+    plan = make_plan(args.tier, field, args.envs, args.budget, parse_checkpoints(args.checkpoints, args.budget),
+                     args.games_per_checkpoint, args.pairing_games, seed, tier_seed, args.sandbox,
+                     ladder_rules=args.ladder_rules,
+                     public_round=public_round_baseline(args.public_round) if args.public_round else None,
+                     max_arena_faults=args.max_arena_faults)
+    outcome = run_round(plan, args.out, private_folder(args.private_out, args.tier), args.jobs,
+                        parse_shard(args.shard), command_of(args, hidden))
+    if outcome.status == "published":
+        print(outcome.public_path)
+    return 1 if outcome.status == "held" else 0

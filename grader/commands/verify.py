@@ -1,0 +1,33 @@
+"""arena verify rounds/<round-id>.yaml [--private DIR]: replay every stored game through the
+engine and recompute every number of the results file; exit 1 naming the first difference."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.verify import Difference, verify
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("verify", help="replay a round's games and recompute its numbers", description=__doc__)
+    p.add_argument("results", type=Path, help="a results file, rounds/<round-id>.yaml")
+    p.add_argument("--private", type=Path, metavar="DIR",
+                   help="the staff folder holding the full record (needed to replay a tier whose rules are withheld)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.results.exists():
+        raise FileNotFoundError(f"{args.results}: no such results file")
+    try:
+        report = verify(args.results, args.private)
+    except Difference as exc:
+        print(f"verify {args.results}: DIFFERENT: {exc}", file=sys.stderr)
+        return 1
+    for note in report.notes:
+        print(f"verify: note: {note}", file=sys.stderr)
+    print(f"verify {args.results}: OK: {report.games} games, {report.replayed} replayed, "
+          f"{report.numbers} numbers recomputed, all match")
+    return 0

@@ -1,0 +1,102 @@
+"""Every limit the grader enforces on an agent, in one frozen dataclass.
+
+The rules page renders `DEFAULT_LIMITS.rows()`, so the published table and what
+the sandbox and the agent handle actually enforce cannot drift apart. Tests and
+staff tools derive variants with `dataclasses.replace`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+KIB = 1024
+MIB = 1024 * KIB
+GIB = 1024 * MIB
+
+# Board shapes the pace table is published for: the public layouts' shapes and
+# the largest generated board.
+PACE_SHAPES = ((6, 8), (8, 8), (10, 10), (12, 10), (12, 12))
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Budgets for one agent in one environment session (one fresh sandbox)."""
+
+    act_soft_seconds: float = 1.0
+    act_hard_seconds: float = 5.0
+    pace_seconds_per_cell: float = 0.0001
+    pace_min_acts: int = 200
+    pace_stop_factor: float = 3.0
+    env_wall_seconds: float = 5400.0
+    cpu_cores: float = 1.0
+    cpu_seconds_per_env: float = 3600.0
+    prepare_seconds: float = 30.0
+    memory_bytes: int = 1 * GIB
+    address_space_bytes: int = 3 * GIB
+    pids: int = 64
+    open_files: int = 256
+    tmpfs_bytes: int = 64 * MIB
+    output_cap_bytes: int = 8 * MIB
+    log_keep_bytes: int = 64 * KIB
+    illegal_moves_per_game: int = 3
+    never_legal_attempts: int = 10
+
+    def __post_init__(self) -> None:
+        problems = [f"{name} must be > 0, got {value!r}" for name, value in asdict(self).items() if not value > 0]
+        if self.act_hard_seconds < self.act_soft_seconds:
+            problems.append(f"act_hard_seconds ({self.act_hard_seconds}) must be >= act_soft_seconds ({self.act_soft_seconds})")
+        if self.address_space_bytes < self.memory_bytes:
+            problems.append("address_space_bytes must be >= memory_bytes")
+        if self.log_keep_bytes > self.output_cap_bytes:
+            problems.append("log_keep_bytes must be <= output_cap_bytes")
+        if problems:
+            raise ValueError("bad limits: " + "; ".join(problems))
+
+    def pace_seconds(self, rows: int, cols: int) -> float:
+        """Mean act() seconds allowed on a rows x cols board (scales with the cell count)."""
+        return self.pace_seconds_per_cell * rows * cols
+
+    def pace_table(self, shapes=PACE_SHAPES) -> dict[str, float]:
+        """{"RxC": pace seconds} for the published board shapes."""
+        return {f"{r}x{c}": self.pace_seconds(r, c) for r, c in shapes}
+
+    def to_dict(self) -> dict:
+        """Plain data for a round's provenance (`limits:` in rounds/*.yaml)."""
+        return asdict(self)
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(name, value, meaning) rows of the rules page's limits table, in reading order."""
+        pace_rows = [
+            (f"act() pace, {shape}", f"{seconds * 1000:.1f} ms mean",
+             f"mean act() time allowed over an environment on a {shape} board "
+             f"({self.pace_seconds_per_cell * 1e3:.2f} ms per cell); judged after {self.pace_min_acts} calls, "
+             f"and an agent over {self.pace_stop_factor:g}x the pace is stopped early (fault `timeout`)")
+            for shape, seconds in self.pace_table().items()
+        ]
+        return pace_rows + [
+            ("act() soft limit", f"{self.act_soft_seconds:g} s", "a reply slower than this is recorded as an overrun, not a fault"),
+            ("act() hard limit", f"{self.act_hard_seconds:g} s", "no reply by then: the sandbox is killed, fault `timeout`"),
+            ("environment ceiling", f"{self.env_wall_seconds:g} s", "wall time of one environment session; past it, fault `timeout`"),
+            ("CPU share", f"{self.cpu_seconds_per_env:g} CPU s", "CPU time of all your processes in one environment; past it, fault `budget`"),
+            ("CPU cores", f"{self.cpu_cores:g}", "CPU quota of the sandbox; more threads do not buy more"),
+            ("start and prepare()", f"{self.prepare_seconds:g} s", "import of agent.py, Agent() and each prepare() call"),
+            ("memory", _size(self.memory_bytes), "resident memory of the sandbox (no swap)"),
+            ("address space", _size(self.address_space_bytes), "virtual memory per process; a larger allocation raises MemoryError"),
+            ("processes and threads", str(self.pids), "counted together: 'can't start new thread' means this limit"),
+            ("open files", str(self.open_files), "file descriptors per process"),
+            ("/tmp", _size(self.tmpfs_bytes), "the only writable place; private, emptied for every environment"),
+            ("output", _size(self.output_cap_bytes), "stdout and stderr together; past it the sandbox is killed, fault `agent_error`"),
+            ("log kept", _size(self.log_keep_bytes), "how much of your output is kept for you (never published)"),
+            ("illegal moves", str(self.illegal_moves_per_game), "per game; each costs the turn, this many forfeit the game"),
+            ("never legal", str(self.never_legal_attempts), "if your first this-many moves in an environment are all illegal, you forfeit it"),
+        ]
+
+
+def _size(n: int) -> str:
+    for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+DEFAULT_LIMITS = Limits()

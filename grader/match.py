@@ -1,0 +1,140 @@
+"""One game between two players, each an agent in a sandbox or a reference opponent.
+
+`play_game` never raises for anything a player does: an agent's fault ends
+the game as a forfeit by that side and is recorded in the GameRecord; the
+illegal-move rules come from grader.policy. Outcomes are *not* sent to the
+agents here: whether a game gives feedback is the round's decision
+(`outcome_for` builds the message).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from engine import Color, EnvSpec, Game, derive_seed, make_opponent
+
+from grader.agent_handle import AgentHandle
+from grader.faults import Fault, FaultKind
+from grader.policy import Verdict
+
+COLORS = (Color.BLACK, Color.WHITE)
+
+
+@dataclass
+class SideStats:
+    """What one side did in one game."""
+
+    acts: int = 0
+    act_seconds: float = 0.0
+    max_act_seconds: float = 0.0
+    illegal: int = 0
+    faults: list[Fault] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"acts": self.acts, "act_seconds": round(self.act_seconds, 6),
+                "max_act_seconds": round(self.max_act_seconds, 6), "illegal": self.illegal,
+                "faults": [f.to_dict() for f in self.faults]}
+
+
+@dataclass
+class GameRecord:
+    """A finished game: enough to replay it (`engine.replay(spec, moves, forfeit)`) and score it."""
+
+    env_id: str
+    seed: int
+    players: dict[str, str]
+    moves: list
+    termination: str
+    winner: str | None
+    black_discs: int
+    white_discs: int
+    forfeit: str | None
+    sides: dict[str, SideStats]
+
+    def to_dict(self) -> dict:
+        return {"env_id": self.env_id, "seed": self.seed, "players": self.players, "moves": self.moves,
+                "termination": self.termination, "winner": self.winner, "black_discs": self.black_discs,
+                "white_discs": self.white_discs, "forfeit": self.forfeit,
+                "sides": {k: v.to_dict() for k, v in self.sides.items()}}
+
+
+def env_info(spec: EnvSpec, interaction_budget: int) -> dict:
+    """The `prepare` message for `spec`: geometry and budget, never the rules."""
+    layout = spec.layout
+    return {"rows": layout.rows, "cols": layout.cols, "obstacles": [list(c) for c in layout.obstacles],
+            "interaction_budget": int(interaction_budget), "env_index": 0, "env_count": 1}
+
+
+def outcome_for(record: GameRecord, color: Color | str) -> dict:
+    """The `observe_outcome` message for the agent that played `color` in `record`."""
+    label = color if isinstance(color, str) else color.label
+    return {"winner": record.winner, "black_discs": record.black_discs,
+            "white_discs": record.white_discs, "your_color": label}
+
+
+def _label(player) -> str:
+    if isinstance(player, AgentHandle):
+        return player.label
+    if isinstance(player, str):
+        return player
+    return type(player).__name__
+
+
+def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
+    """Play one game of `spec`; each player is an AgentHandle, a reference
+    opponent name (engine.OPPONENT_NAMES) or an object with `.act(game) -> cell`.
+
+    A named opponent is seeded with `derive_seed(seed, colour)`. The same
+    AgentHandle may hold both seats (self-play).
+    """
+    players = {}
+    for color, player in zip(COLORS, (black, white)):
+        if isinstance(player, str):
+            player = make_opponent(player, spec, derive_seed(seed, color.label))
+        players[color] = player
+    sides = {color: SideStats() for color in COLORS}
+    game = Game(spec)
+    forfeit = None
+    while not game.done:
+        color = game.to_move
+        if not game.has_legal_move():
+            game.pass_turn()
+            continue
+        player = players[color]
+        if not isinstance(player, AgentHandle):
+            game.play(player.act(game))
+            continue
+        side = sides[color]
+        mask = game.legal_mask()
+        start = time.perf_counter()
+        action, fault = player.act(game.observation(), mask)
+        elapsed = time.perf_counter() - start
+        side.acts += 1
+        side.act_seconds += elapsed
+        side.max_act_seconds = max(side.max_act_seconds, elapsed)
+        if fault is None:
+            verdict = player.conduct.judge(bool(mask[action]), side.illegal)
+            if verdict is Verdict.PLAY:
+                game.play(action)
+                continue
+            side.illegal += 1
+            if verdict is Verdict.LOSE_TURN:
+                game.lose_turn()
+                continue
+            if verdict is Verdict.FORFEIT_GAME:
+                fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
+            else:
+                fault = player.fail(player.conduct.never_legal_fault())
+        side.faults.append(fault)
+        game.forfeit(color)
+        forfeit = color.label
+    outcome = game.outcome()
+    return GameRecord(
+        env_id=spec.id, seed=seed,
+        players={color.label: _label(p) for color, p in zip(COLORS, (black, white))},
+        moves=list(game.moves), termination=outcome.termination.value,
+        winner=None if outcome.winner is None else outcome.winner.label,
+        black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
+        sides={color.label: sides[color] for color in COLORS},
+    )

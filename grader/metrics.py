@@ -1,0 +1,192 @@
+"""The round's metrics as pure functions (design §5; competition rules §6; comparing-players).
+
+Every function here takes plain numbers and returns plain numbers, so `arena round` and
+`arena verify` compute a round's figures with the same code from the same per-game outcomes.
+Rates are rounded to `DIGITS` decimals and Elo to one, so a recomputation compares exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+DIGITS = 6
+ELO_DIGITS = 1
+ELO_SCALE = 400.0
+ELO_BASE = 1000.0
+# The z of a two-sided 95% interval.
+Z95 = 1.959963984540054
+ENDINGS = ("no_moves", "turn_limit", "forfeit", "fault")
+
+
+def rnd(x: float) -> float:
+    """A rate as stored: rounded to DIGITS decimals (and -0.0 made 0.0)."""
+    return round(x, DIGITS) + 0.0
+
+
+@dataclass(frozen=True)
+class Tally:
+    """Wins, draws and losses of one side over some games."""
+
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        """Match points: 1 a win, 1/2 a draw, 0 a loss."""
+        return self.wins + 0.5 * self.draws
+
+    def __add__(self, other: "Tally") -> "Tally":
+        return Tally(self.wins + other.wins, self.draws + other.draws, self.losses + other.losses)
+
+    def add(self, result: str) -> "Tally":
+        """This tally plus one game whose `result` is "win", "draw" or "loss"."""
+        if result == "win":
+            return Tally(self.wins + 1, self.draws, self.losses)
+        if result == "draw":
+            return Tally(self.wins, self.draws + 1, self.losses)
+        if result == "loss":
+            return Tally(self.wins, self.draws, self.losses + 1)
+        raise ValueError(f"a game result is win, draw or loss, got {result!r}")
+
+
+def win_draw_rates(tally: Tally) -> tuple[float, float]:
+    """(win rate, draw rate) of a tally; draws are never folded into the win rate. 0 games -> 0, 0."""
+    if tally.games == 0:
+        return 0.0, 0.0
+    return rnd(tally.wins / tally.games), rnd(tally.draws / tally.games)
+
+
+@dataclass(frozen=True)
+class Sae:
+    """Skill-acquisition efficiency over the window [b0, b_max]; `value` is None without a window."""
+
+    value: float | None
+    b0: int | None
+    b_max: int | None
+
+
+def sae_window(checkpoints: list[int]) -> tuple[int, int] | None:
+    """(b0, b_max): the first and last non-zero checkpoints, or None when there are fewer than two."""
+    nonzero = [b for b in checkpoints if b > 0]
+    if len(nonzero) < 2:
+        return None
+    return nonzero[0], nonzero[-1]
+
+
+def sae(checkpoints: list[int], win_rates: list[float]) -> Sae:
+    """Area under win rate over ln(budget) between the first and last non-zero checkpoints
+    (trapezoids), divided by ln(b_max / b0). The 0 checkpoint (zero-shot) is outside the window
+    because ln 0 is not defined."""
+    if len(checkpoints) != len(win_rates):
+        raise ValueError(f"{len(checkpoints)} checkpoints but {len(win_rates)} win rates")
+    if any(b >= a for a, b in zip(checkpoints[1:], checkpoints)):
+        raise ValueError(f"checkpoints must increase strictly, got {checkpoints}")
+    window = sae_window(checkpoints)
+    if window is None:
+        return Sae(None, None, None)
+    b0, b_max = window
+    points = [(math.log(b), w) for b, w in zip(checkpoints, win_rates) if b > 0]
+    area = sum((x1 - x0) * (y0 + y1) / 2 for (x0, y0), (x1, y1) in zip(points, points[1:]))
+    return Sae(rnd(area / math.log(b_max / b0)), b0, b_max)
+
+
+def mean(values: list[float]) -> float:
+    """The arithmetic mean; raises on an empty list (a caller decides what no data means)."""
+    if not values:
+        raise ValueError("mean of no values")
+    return math.fsum(values) / len(values)
+
+
+def spread(values: list[float]) -> float | None:
+    """Population standard deviation of per-environment values (robustness); None for none."""
+    if not values:
+        return None
+    m = mean(values)
+    return rnd(math.sqrt(math.fsum((v - m) ** 2 for v in values) / len(values)))
+
+
+def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float] | None:
+    """The Wilson score interval of a proportion `p` observed over `n` trials; None for n = 0.
+
+    `p` may come from match points (draws are halves), as the comparing-players note does."""
+    if n <= 0:
+        return None
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"a proportion lies in [0, 1], got {p}")
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return rnd(max(0.0, centre - half)), rnd(min(1.0, centre + half))
+
+
+def standing(env_scores: list[float | None]) -> float | None:
+    """Match points per game averaged over environments with equal weight.
+
+    An entry is one environment's score; None marks an environment with no counted pairing
+    game (every opponent void), which carries no weight. None when nothing counted."""
+    counted = [s for s in env_scores if s is not None]
+    return rnd(mean(counted)) if counted else None
+
+
+def fit_elo(players: list[str], pairs: dict[tuple[str, str], Tally], anchor: str | None = None,
+            prior_draws: float = 1.0) -> dict[str, float | None]:
+    """Elo ratings fitted to pairwise scores (Bradley-Terry by minorisation-maximisation).
+
+    `pairs[(a, b)]` is a's tally against b (each unordered pair once). Every pair that met
+    gets `prior_draws` virtual drawn games, which keeps an all-win or all-loss record finite
+    without changing the order. Ratings are anchored so that `anchor` is 1000, or, without an
+    anchor, so that their mean is 1000. A player who met nobody gets None. An ordering only.
+    """
+    met: dict[str, dict[str, tuple[float, float]]] = {p: {} for p in players}
+    for (a, b), t in pairs.items():
+        if a not in met or b not in met:
+            raise ValueError(f"pair ({a}, {b}) names a player not in the field")
+        if t.games == 0:
+            continue
+        games = t.games + prior_draws
+        met[a][b] = (t.points + prior_draws / 2, games)
+        met[b][a] = (t.games - t.points + prior_draws / 2, games)
+    rated = [p for p in players if met[p]]
+    gamma = {p: 1.0 for p in rated}
+    for _ in range(10000):
+        new = {}
+        for p in rated:
+            score = math.fsum(s for s, _ in met[p].values())
+            denom = math.fsum(n / (gamma[p] + gamma[q]) for q, (_, n) in met[p].items())
+            new[p] = score / denom
+        # Normalise by the geometric mean so the iteration cannot drift.
+        g = math.exp(mean([math.log(v) for v in new.values()])) if new else 1.0
+        new = {p: v / g for p, v in new.items()}
+        change = max((abs(math.log(new[p] / gamma[p])) for p in rated), default=0.0)
+        gamma = new
+        if change < 1e-13:
+            break
+    ratings = {p: ELO_SCALE * math.log10(gamma[p]) for p in rated}
+    if anchor is not None and anchor in ratings:
+        shift = ELO_BASE - ratings[anchor]
+    else:
+        shift = ELO_BASE - (mean(list(ratings.values())) if ratings else 0.0)
+    return {p: (round(ratings[p] + shift, ELO_DIGITS) + 0.0 if p in ratings else None) for p in players}
+
+
+def endings_histogram(endings: list[str]) -> dict[str, int]:
+    """How games ended: every kind of ENDINGS, in that order, with its count."""
+    out = {kind: 0 for kind in ENDINGS}
+    for e in endings:
+        if e not in out:
+            raise ValueError(f"unknown ending {e!r} (one of {', '.join(ENDINGS)})")
+        out[e] += 1
+    return out
+
+
+def generalisation_gap(public: float | None, scored: float | None) -> float | None:
+    """Practice-tier figure minus scored-tier figure (positive: the agent does worse unseen)."""
+    if public is None or scored is None:
+        return None
+    return rnd(public - scored)

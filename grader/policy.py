@@ -1,0 +1,92 @@
+"""The illegal-move and time policy, in one place.
+
+Illegal moves (design §4, rules §7). A submitted cell is *illegal* when it is
+on the board (0 <= cell < rows*cols) but the legal-move mask has 0 there
+(occupied, an obstacle, or it flips nothing). Anything that is not such a cell
+- a non-integer, or an integer off the board - is a `protocol` fault, decided
+by the agent handle, because it breaks the wire contract rather than the game.
+
+- An illegal move costs the turn: the engine's `lose_turn()`, recorded "lost".
+- The `illegal_moves_per_game`-th (3rd) illegal move by one seat in one game
+  forfeits that game for that seat.
+- "Never makes a legal move": when an agent's first `never_legal_attempts`
+  (10) moves in an environment session are all illegal, it forfeits at once:
+  the current game is forfeited and the session ends with a `forfeit` fault.
+  One legal move anywhere in the session clears the rule for good.
+
+Time. Per call, a reply slower than `act_soft_seconds` is an overrun (counted,
+not punished); no reply by `act_hard_seconds` is a `timeout` fault. Over a
+session, the mean act time must keep the board's pace: judged once
+`pace_min_acts` replies have been timed; an agent over `pace_stop_factor`
+times the pace is stopped early (`pace_stop_fault`, checked by the handle after
+every reply), and at the end of a session one over the pace itself faults
+(`pace_fault`, checked by whoever closes the session). The environment wall
+ceiling and the CPU share end the session with `timeout` and `budget`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from grader.faults import Fault, FaultKind
+from grader.limits import Limits
+
+
+class Verdict(enum.Enum):
+    """What happens after an agent submits a cell."""
+
+    PLAY = "play"  # legal: the move is played
+    LOSE_TURN = "lose_turn"  # illegal: the turn is lost
+    FORFEIT_GAME = "forfeit_game"  # illegal, and the last one this game allows
+    FORFEIT_ENV = "forfeit_env"  # illegal, and the agent has never played a legal move
+
+
+@dataclass
+class Conduct:
+    """One agent's record in one environment session, for the illegal-move rules."""
+
+    limits: Limits
+    attempts: int = 0
+    illegal_total: int = 0
+    legal_seen: bool = False
+
+    def judge(self, legal: bool, illegal_this_game: int) -> Verdict:
+        """Count one submitted cell; `illegal_this_game` = this seat's illegal moves so far in this game."""
+        self.attempts += 1
+        if legal:
+            self.legal_seen = True
+            return Verdict.PLAY
+        self.illegal_total += 1
+        if not self.legal_seen and self.attempts >= self.limits.never_legal_attempts:
+            return Verdict.FORFEIT_ENV
+        if illegal_this_game + 1 >= self.limits.illegal_moves_per_game:
+            return Verdict.FORFEIT_GAME
+        return Verdict.LOSE_TURN
+
+    def never_legal_fault(self) -> Fault:
+        return Fault(FaultKind.FORFEIT, f"the first {self.attempts} moves in this environment were all illegal")
+
+
+def pace_stop_fault(stats, shape: tuple[int, int], limits: Limits) -> Fault | None:
+    """A `timeout` fault when the mean act time is far over the board's pace (early stop)."""
+    if stats.count < limits.pace_min_acts:
+        return None
+    pace = limits.pace_seconds(*shape)
+    mean = stats.total_seconds / stats.count
+    if mean > limits.pace_stop_factor * pace:
+        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.1f} ms over {stats.count} calls is more than "
+                                        f"{limits.pace_stop_factor:g}x the {shape[0]}x{shape[1]} pace of {pace * 1e3:.1f} ms")
+    return None
+
+
+def pace_fault(stats, shape: tuple[int, int], limits: Limits) -> Fault | None:
+    """At the end of a session: a `timeout` fault when the mean act time is over the pace."""
+    if stats.count < limits.pace_min_acts:
+        return None
+    pace = limits.pace_seconds(*shape)
+    mean = stats.total_seconds / stats.count
+    if mean > pace:
+        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.2f} ms over {stats.count} calls; "
+                                        f"the {shape[0]}x{shape[1]} pace is {pace * 1e3:.2f} ms")
+    return None

@@ -1,0 +1,201 @@
+"""A round from arguments to results: plan it, play (a shard of) it, hold it or publish it.
+
+`make_plan` turns validated arguments into a `RoundPlan`; `run_round` plays the plan's
+environments (all, or one shard's share) into the staff folder and, when every environment
+is recorded and the arena did not fail too often, publishes; `merge_shards` does the same
+from the staff folders of several shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import yaml
+
+from engine import EnvSpec, tier_specs
+from grader.disclosure import profile_for
+from grader.limits import DEFAULT_LIMITS, Limits
+from grader.results import load_results
+from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs
+from grader.rounds.play import HeldEnv
+from grader.rounds.publish import publish
+from grader.rounds.records import atomic_write_bytes, record_path
+from grader.rounds.runner import finished_records, prepare_work, run_envs
+from grader.schedule import shard_indices
+from grader.session import Entrant, check_field
+
+HIDDEN_TIERS = ("ladder", "final")
+
+
+@dataclass
+class RoundOutcome:
+    """What `run_round` or `merge_shards` did: `status` is published, shard or held."""
+
+    status: str
+    round_id: str
+    public_path: Path | None = None
+    full_path: Path | None = None
+    message: str = ""
+
+
+def select_envs(tier: str, envs: str | None, tier_seed: str | None) -> list[EnvSpec]:
+    """The tier's environments, all or `N` first or those named (ids or names, comma-separated)."""
+    seed = None if tier_seed is None else _int_seed(tier_seed)
+    if envs is None:
+        return tier_specs(tier, seed)
+    if envs.isdigit():
+        count = int(envs)
+        if count < 1:
+            raise ValueError(f"--envs {envs}: at least one environment")
+        specs = tier_specs(tier, seed, count)
+        if len(specs) < count:
+            raise ValueError(f"--envs {count}: the {tier} tier has only {len(specs)} environments")
+        return specs
+    pool = tier_specs(tier, seed)
+    chosen = []
+    for item in (p.strip() for p in envs.split(",")):
+        match = [s for s in pool if item in (s.id, s.name)]
+        if not match:
+            raise ValueError(f"--envs: {item!r} is not the id or name of a {tier} environment")
+        if match[0] in chosen:
+            raise ValueError(f"--envs: {item!r} is listed twice")
+        chosen.append(match[0])
+    return chosen
+
+
+def _int_seed(text: str) -> int:
+    """The generator takes an integer seed; any text is mapped to one by hashing."""
+    return int(text) if text.lstrip("-").isdigit() else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def public_round_baseline(path: str | Path) -> dict:
+    """A public-tier round to measure the generalisation gap against: per digest, its figures."""
+    path = Path(path)
+    data = load_results(path)
+    if data["round"]["tier"] != "public":
+        raise ValueError(f"--public-round {path}: a {data['round']['tier']} round, not a public one")
+    digests = {f["name"]: f["digest"] for f in data["field"]}
+    agents = {digests[a["name"]]: {"sae": a["sae"]["value"],
+                                   "final_win_rate": a["curve"][-1]["win_rate"] if a["curve"] else None}
+              for a in data["agents"]}
+    return {"id": data["round"]["id"], "sha256": "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest(),
+            "agents": agents}
+
+
+def make_plan(tier: str, field: list[Entrant], envs: str | None, budget: int, checkpoints: list[int],
+              games_per_checkpoint: int, pairing_games: int, seed: str, tier_seed: str | None,
+              sandbox: str, ladder_rules: str = "staff", limits: Limits = DEFAULT_LIMITS,
+              public_round: dict | None = None, arena_retries: int = ARENA_RETRIES,
+              max_arena_faults: int = MAX_ARENA_FAULTS) -> RoundPlan:
+    if tier in HIDDEN_TIERS and tier_seed is None:
+        raise ValueError(f"the {tier} tier is generated from a secret seed: give --tier-seed or ARENA_TIER_SEED")
+    if tier not in HIDDEN_TIERS and tier_seed is not None:
+        raise ValueError(f"the {tier} tier is not generated; --tier-seed is for ladder and final")
+    if ladder_rules == "public" and tier != "ladder":
+        raise ValueError("--ladder-rules is a setting of the ladder tier only")
+    profile = profile_for(tier, ladder_rules_public=ladder_rules == "public")
+    specs = select_envs(tier, envs, tier_seed)
+    entries = order_envs(specs, profile, f"{tier_seed}\x1f{seed}")
+    return RoundPlan(tier=tier, envs=tuple(entries), field=tuple(check_field(field)), budget=budget,
+                     checkpoints=tuple(checkpoints), games_per_checkpoint=games_per_checkpoint,
+                     pairing_games=pairing_games, seed=str(seed), tier_seed=tier_seed, limits=limits,
+                     sandbox=sandbox, disclosure=profile.name, commit=git_commit(), public_round=public_round,
+                     arena_retries=arena_retries, max_arena_faults=max_arena_faults)
+
+
+def check_folders(out: Path, private: Path) -> None:
+    """The staff folder must never sit inside the public one (or be it)."""
+    o, p = out.resolve(), private.resolve()
+    if p == o or o in p.parents:
+        raise ValueError(f"--private-out {private} is inside --out {out}: staff records would be published")
+
+
+def _held(plan: RoundPlan, work: Path, held: list[HeldEnv], faults: int, stream: TextIO) -> RoundOutcome:
+    reasons = []
+    if held:
+        reasons.append(f"the arena failed {len(held)} environment(s) on every attempt: "
+                       + ", ".join(h.label for h in held))
+    if faults > plan.max_arena_faults:
+        reasons.append(f"{faults} arena faults, more than the {plan.max_arena_faults} allowed")
+    report = {"round": plan.round_id, "status": "held", "reasons": reasons,
+              "held_environments": [{"label": h.label, "arena_faults": h.arena_faults} for h in held]}
+    path = work / "held.yaml"
+    atomic_write_bytes(path, yaml.safe_dump(report, sort_keys=False).encode())
+    message = (f"round {plan.round_id} is held, not published: {'; '.join(reasons)}. "
+               f"Details in {path}; run the same command again to retry the unfinished environments.")
+    print(message, file=stream)
+    return RoundOutcome("held", plan.round_id, message=message)
+
+
+def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str, shards: list[str],
+            held: list[HeldEnv], stream: TextIO) -> RoundOutcome:
+    indices = [e.index for e in plan.envs]
+    records = finished_records(work, plan, indices)
+    faults = sum(len(r.arena_faults) for r in records.values()) + sum(len(h.arena_faults) for h in held)
+    missing = [plan.envs[i].label for i in indices if i not in records]
+    if held or faults > plan.max_arena_faults:
+        return _held(plan, work, held, faults, stream)
+    if missing:
+        raise ValueError(f"round {plan.round_id}: environments not recorded: {', '.join(missing)}")
+    public_path, full_path = publish(plan, list(records.values()), out, private, command, shards)
+    if (work / "held.yaml").exists():
+        (work / "held.yaml").unlink()
+    message = f"round {plan.round_id} published: {public_path} (staff record: {full_path})"
+    print(message, file=stream)
+    return RoundOutcome("published", plan.round_id, public_path, full_path, message)
+
+
+def run_round(plan: RoundPlan, out: Path, private: Path, jobs: int = 1, shard: tuple[int, int] | None = None,
+              command: str = "", stream: TextIO | None = None) -> RoundOutcome:
+    """Play the plan (or its shard's share) with resume; publish unless sharded or held."""
+    stream = stream or sys.stderr
+    check_folders(out, private)
+    work = prepare_work(private, plan)
+    indices = shard_indices(len(plan.envs), shard)
+    held = run_envs(plan, indices, work, jobs, stream)
+    if shard is not None:
+        index, count = shard
+        atomic_write_bytes(work / "shards" / f"{index}-of-{count}.json",
+                           json.dumps({"shard": f"{index}/{count}", "command": command}).encode())
+        recorded = len(finished_records(work, plan, indices))
+        message = (f"round {plan.round_id} shard {index}/{count}: {recorded} of {len(indices)} environments "
+                   f"recorded in {work}; join the shards with `arena merge`")
+        print(message, file=stream)
+        return RoundOutcome("held" if held else "shard", plan.round_id, message=message)
+    return _finish(plan, work, out, private, command, [], held, stream)
+
+
+def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
+                 stream: TextIO | None = None) -> RoundOutcome:
+    """Join shard folders (each a `<private>/<round-id>` of one runner) into one published round."""
+    stream = stream or sys.stderr
+    if not folders:
+        raise ValueError("arena merge: no shard folders given")
+    check_folders(out, private)
+    plans = []
+    for folder in folders:
+        path = folder / "plan.json"
+        if not path.exists():
+            raise ValueError(f"{folder}: no plan.json; give the round's folder inside a shard's --private-out")
+        plans.append(RoundPlan.from_dict(json.loads(path.read_text())))
+    plan = plans[0]
+    for folder, other in zip(folders[1:], plans[1:]):
+        if other.key() != plan.key():
+            raise ValueError(f"{folder} holds round {other.round_id}, not {plan.round_id}")
+    work = prepare_work(private, plan)
+    shards: list[str] = []
+    for folder in folders:
+        for i in range(len(plan.envs)):
+            src, dst = record_path(folder, i), record_path(work, i)
+            if src.exists() and src.resolve() != dst.resolve():
+                if dst.exists() and dst.read_bytes() != src.read_bytes():
+                    raise ValueError(f"environment {plan.envs[i].label} is recorded differently in {folder} and {work}")
+                atomic_write_bytes(dst, src.read_bytes())
+        for shard_file in sorted((folder / "shards").glob("*.json")):
+            shards.append(json.loads(shard_file.read_text())["command"])
+    return _finish(plan, work, out, private, command, sorted(set(shards)), [], stream)

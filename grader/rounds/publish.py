@@ -1,0 +1,121 @@
+"""Turn a round's environment records into its results: the full record and its public projection.
+
+The full record (`<private>/<round-id>.yaml` and its games with moves and seeds) stays with
+staff; the projection by the tier's disclosure goes to `rounds/`. Both carry the same numbers,
+computed once by `grader.rounds.score` from the per-game outcomes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from grader.disclosure import PROFILES, project_game, project_result
+from grader.metrics import generalisation_gap
+from grader.results import SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, write_round
+from grader.rounds.plan import RoundPlan, commitment
+from grader.rounds.records import EnvRecord
+from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
+
+
+def statuses_of(records: list[EnvRecord]) -> dict[str, dict[str, str]]:
+    """label -> entrant -> "ok" or the kind of the agent's fault there."""
+    return {r.label: {name: (e.fault["kind"] if e.fault else "ok") for name, e in r.entrants.items()} for r in records}
+
+
+def elo_anchor(plan: RoundPlan) -> str | None:
+    """The entrant that is the reference `random`, which Elo anchors at 1000."""
+    return next((e.name for e in plan.field if e.kind == "reference" and e.source == "random"), None)
+
+
+def config_of(plan: RoundPlan) -> dict:
+    return {"tier": plan.tier, "environments": len(plan.envs), "env_ids": [e.spec.id for e in plan.envs],
+            "budget": plan.budget, "checkpoints": list(plan.checkpoints),
+            "games_per_checkpoint": plan.games_per_checkpoint, "pairing_games": plan.pairing_games,
+            "seed": plan.seed, "sandbox": plan.sandbox, "disclosure": plan.disclosure,
+            "arena_retries": plan.arena_retries, "max_arena_faults": plan.max_arena_faults,
+            "public_round": None if plan.public_round is None else
+            {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]}}
+
+
+def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
+    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC
+    research = plan.tier == "paper"
+    notes = []
+    if research:
+        notes.append("a paper-tier round is research: it never enters the leaderboard")
+    if private:
+        notes.append(f"{len(plan.envs)} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
+                     "it does not move the leaderboard")
+    if not scores.standing_published:
+        notes.append(f"a field of {len(plan.field)}, fewer than {MIN_FIELD_FOR_STANDING}: no standing or Elo is "
+                     "published; the pairwise results are the result")
+    leaderboard = plan.tier in ("ladder", "final") and not private and scores.standing_published
+    return RoundInfo(plan.round_id, plan.tier, "complete", private, research, scores.standing_published,
+                     leaderboard, notes)
+
+
+def add_generalisation_gap(plan: RoundPlan, scores: Scores) -> None:
+    """Practice-tier minus scored-tier figures, for entrants found (by digest) in both rounds."""
+    if plan.public_round is None:
+        return
+    by_digest = {e.digest: e.name for e in plan.field}
+    baseline = {by_digest[d]: v for d, v in plan.public_round["agents"].items() if d in by_digest}
+    for agent in scores.agents:
+        ref = baseline.get(agent.name)
+        if ref is None:
+            continue
+        final = agent.curve[-1].win_rate if agent.curve else None
+        agent.generalisation_gap = {"public_round": plan.public_round["id"],
+                                    "final_win_rate": generalisation_gap(ref["final_win_rate"], final),
+                                    "sae": generalisation_gap(ref["sae"], agent.sae.value)}
+
+
+def build(plan: RoundPlan, records: list[EnvRecord], execution: dict) -> tuple[dict, list[dict]]:
+    """(the full results document, the full games) of a finished round."""
+    records = sorted(records, key=lambda r: r.index)
+    if [r.index for r in records] != [e.index for e in plan.envs]:
+        raise ValueError("the round's environment records are incomplete")
+    games = [g for r in records for g in r.games]
+    scores = compute(ScoringInput(
+        names=plan.names, labels=[e.label for e in plan.envs], checkpoints=list(plan.checkpoints),
+        games_per_checkpoint=plan.games_per_checkpoint, pairing_games=plan.pairing_games,
+        statuses=statuses_of(records), games=games, elo_anchor=elo_anchor(plan)))
+    if scores.problems:  # our own games are inconsistent: a bug, never published
+        raise RuntimeError("the round's own games do not add up:\n  " + "\n  ".join(scores.problems))
+    add_generalisation_gap(plan, scores)
+    envs = []
+    for entry, record in zip(plan.envs, records):
+        rows = scores.env_agents[entry.label]
+        for row in rows:
+            sp = record.entrants[row.name].self_play
+            row.self_play = {"games": sp.games, "black_wins": sp.black_wins, "white_wins": sp.white_wins,
+                             "draws": sp.draws, "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None}
+        envs.append(EnvDetail(entry.label, entry.spec.id, entry.spec.name, entry.spec.to_dict(), rows))
+    provenance = Provenance(
+        arena_version=plan.arena_version, commit=plan.commit, seed_commitment=commitment("round", plan.seed),
+        tier_seed_commitment=None if plan.tier_seed is None else commitment("tier", plan.tier_seed),
+        config=config_of(plan), limits=plan.limits.to_dict(), execution=execution)
+    results = RoundResults(
+        schema_version=SCHEMA_VERSION, round=round_info(plan, scores), provenance=provenance,
+        disclosure={"profile": "full", "description": PROFILES["full"].describe()},
+        field=[e.public() for e in plan.field], agents=scores.agents, elo=scores.elo, pairwise=scores.pairwise,
+        environments=envs, games=GamesRef("", "", 0))
+    return results.to_dict(), games
+
+
+def execution_of(command: str, shards: list[str], records: list[EnvRecord]) -> dict:
+    """How the round was run: not part of what it measured (and not byte-identical across runs)."""
+    faults = [{"env": r.label, "entrant": f["entrant"], "kind": f["kind"], "phase": f["phase"]}
+              for r in sorted(records, key=lambda r: r.index) for f in r.arena_faults]
+    return {"command": command, "shards": shards, "arena_faults": faults}
+
+
+def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path, command: str,
+            shards: list[str]) -> tuple[Path, Path]:
+    """Write the full record to `private` and the public projection to `out`; their paths."""
+    full, games = build(plan, records, execution_of(command, shards, records))
+    profile = plan.profile
+    public = project_result(full, profile)
+    full_path = write_round(private, full, games)
+    public_path = write_round(out, public, [project_game(g, profile) for g in games])
+    return public_path, full_path

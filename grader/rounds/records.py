@@ -1,0 +1,124 @@
+"""What one environment of a round produced: its games, its entrants' statuses, its faults.
+
+An environment record is staff-only (it holds the spec, the agents' output and their fault
+details). It is written once, atomically, when the environment finishes; a restarted round
+skips every environment whose record is on disk. Files are gzip with a zero mtime and keys in
+a fixed order, so the same environment gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+RECORD_VERSION = 1
+
+
+@dataclass
+class SelfPlay:
+    """A summary of an entrant's budget self-play (the games themselves are not kept)."""
+
+    games: int = 0
+    black_wins: int = 0
+    white_wins: int = 0
+    draws: int = 0
+    plies: int = 0
+
+    def add(self, winner: str | None, plies: int) -> None:
+        self.games += 1
+        self.plies += plies
+        if winner == "black":
+            self.black_wins += 1
+        elif winner == "white":
+            self.white_wins += 1
+        else:
+            self.draws += 1
+
+
+@dataclass
+class EntrantEnv:
+    """One entrant in one environment: its fault if it had one, and where it happened."""
+
+    fault: dict | None = None
+    fault_phase: str | None = None
+    self_play: SelfPlay = field(default_factory=SelfPlay)
+    agent_seconds: float = 0.0
+
+
+@dataclass
+class EnvRecord:
+    plan_key: str
+    index: int
+    label: str
+    env_id: str
+    attempts: int
+    arena_faults: list[dict]
+    entrants: dict[str, EntrantEnv]
+    games: list[dict]
+    stderr: dict[str, str]
+    wall_seconds: float
+    record_version: int = RECORD_VERSION
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "EnvRecord":
+        if data.get("record_version") != RECORD_VERSION:
+            raise ValueError(f"environment record version {data.get('record_version')!r}; this arena reads {RECORD_VERSION}")
+        entrants = {name: EntrantEnv(e["fault"], e["fault_phase"], SelfPlay(**e["self_play"]), e["agent_seconds"])
+                    for name, e in data["entrants"].items()}
+        return cls(**(data | {"entrants": entrants}))
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to `path` so that a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            os.fchmod(fh.fileno(), 0o644)  # mkstemp makes 0600; results are for everyone to read
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def gzip_bytes(data: bytes) -> bytes:
+    """gzip with no file name and a zero mtime: the same input gives the same bytes."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+        gz.write(data)
+    return buf.getvalue()
+
+
+def dumps_json(data) -> str:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+
+
+def record_path(work: Path, index: int) -> Path:
+    return work / "envs" / f"env-{index:04d}.json.gz"
+
+
+def write_record(work: Path, record: EnvRecord) -> Path:
+    path = record_path(work, record.index)
+    atomic_write_bytes(path, gzip_bytes(dumps_json(record.to_dict()).encode()))
+    return path
+
+
+def read_record(path: Path) -> EnvRecord:
+    try:
+        return EnvRecord.from_dict(json.loads(gzip.decompress(path.read_bytes())))
+    except (OSError, EOFError, json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ValueError(f"{path}: not a readable environment record: {exc}") from None

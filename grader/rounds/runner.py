@@ -1,0 +1,173 @@
+"""Run a round's environments over worker processes, with resume and progress.
+
+The environment is the unit of work: a worker plays one environment start to finish and
+hands back its record, which the parent writes atomically into the staff folder. A round
+started again with the same arguments finds its plan and its finished environments there
+and plays only the rest; nothing already recorded is played twice. Progress (environments,
+games, elapsed, estimated time left) goes to stderr, naming environments by label only.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import queue
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from grader.rounds.play import HeldEnv, play_env
+from grader.rounds.plan import RoundPlan
+from grader.rounds.records import EnvRecord, atomic_write_bytes, read_record, record_path, write_record
+from grader.schedule import games_per_env
+
+PROGRESS_SECONDS = 2.0
+_SANDBOX = None  # one sandbox backend per worker process
+
+
+class PlanMismatch(ValueError):
+    """The staff folder holds a different round under this round's id."""
+
+
+def work_dir(private: Path, plan: RoundPlan) -> Path:
+    return private / plan.round_id
+
+
+def prepare_work(private: Path, plan: RoundPlan) -> Path:
+    """Create or re-open the round's staff folder; refuse one that holds another plan."""
+    work = work_dir(private, plan)
+    path = work / "plan.json"
+    if path.exists():
+        stored = RoundPlan.from_dict(json.loads(path.read_text()))
+        if stored.key() != plan.key():
+            raise PlanMismatch(f"{path} holds a different plan for round {plan.round_id}; "
+                               "move it away to start that round afresh")
+    else:
+        atomic_write_bytes(path, json.dumps(plan.to_dict(), indent=1).encode())
+    return work
+
+
+def finished_records(work: Path, plan: RoundPlan, indices: list[int]) -> dict[int, EnvRecord]:
+    """The recorded environments among `indices` (a record of another plan is an error)."""
+    out = {}
+    for i in indices:
+        path = record_path(work, i)
+        if path.exists():
+            record = read_record(path)
+            if record.plan_key != plan.key():
+                raise PlanMismatch(f"{path} was recorded for a different plan")
+            out[i] = record
+    return out
+
+
+@dataclass
+class Progress:
+    """Throttled progress lines on stderr."""
+
+    round_id: str
+    envs_total: int
+    games_total: int
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+    envs_done: int = 0
+    games_done: int = 0
+    start: float = field(default_factory=time.monotonic)
+    last: float = 0.0
+
+    def games(self, label: str, count: int, what: str) -> None:
+        self.games_done += count
+        self._line(f"{label}: {what}")
+
+    def env_done(self, label: str, note: str) -> None:
+        self.envs_done += 1
+        self._line(f"{label}: {note}", force=True)
+
+    def _line(self, note: str, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < PROGRESS_SECONDS:
+            return
+        self.last = now
+        elapsed = now - self.start
+        left = "?"
+        if self.games_done:
+            left = _clock(elapsed * max(self.games_total - self.games_done, 0) / self.games_done)
+        print(f"round {self.round_id}: envs {self.envs_done}/{self.envs_total}, games "
+              f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{note}]",
+              file=self.stream, flush=True)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    if seconds >= 3600:
+        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
+    return f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+def _sandbox(plan: RoundPlan):
+    """The plan's sandbox backend, built once per process, only if a submission needs it."""
+    global _SANDBOX
+    if _SANDBOX is None and any(e.kind == "submission" for e in plan.field):
+        from grader.sandbox import get_sandbox
+        try:
+            _SANDBOX = get_sandbox(plan.sandbox)
+        except ImportError:
+            raise ValueError(f"the {plan.sandbox!r} sandbox backend is not available in this checkout") from None
+    return _SANDBOX
+
+
+def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:
+    def report(label: str, count: int, what: str) -> None:
+        events.put((label, count, what))
+    return play_env(plan, plan.envs[index], report, _sandbox(plan))
+
+
+def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream: TextIO | None = None) -> list[HeldEnv]:
+    """Play every environment of `indices` without a record; write each record as it finishes.
+    Returns the environments the arena failed on every attempt."""
+    stream = stream or sys.stderr
+    done = finished_records(work, plan, indices)
+    todo = [i for i in indices if i not in done]
+    per_env = games_per_env(len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint,
+                            plan.pairing_games, plan.budget)
+    progress = Progress(plan.round_id, len(indices), per_env * len(todo), stream, envs_done=len(done))
+    if done:
+        print(f"round {plan.round_id}: resuming; {len(done)} of {len(indices)} environments already recorded",
+              file=stream, flush=True)
+    held: list[HeldEnv] = []
+
+    def finish(result: EnvRecord | HeldEnv) -> None:
+        if isinstance(result, HeldEnv):
+            held.append(result)
+            progress.env_done(result.label, f"held: the arena failed it {len(result.arena_faults)} times")
+            return
+        write_record(work, result)
+        note = "recorded" + (f" after {result.attempts} attempts" if result.attempts > 1 else "")
+        progress.env_done(result.label, note)
+
+    if jobs <= 1 or len(todo) <= 1:
+        for i in todo:
+            finish(play_env(plan, plan.envs[i], progress.games, _sandbox(plan)))
+        return held
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as manager:
+        events = manager.Queue()
+        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
+            pending = {pool.submit(_worker, plan, i, events) for i in todo}
+            while pending:
+                finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                _drain(events, progress)
+                for future in finished:
+                    finish(future.result())
+            _drain(events, progress)
+    return held
+
+
+def _drain(events, progress: Progress) -> None:
+    while True:
+        try:
+            label, count, what = events.get_nowait()
+        except queue.Empty:
+            return
+        progress.games(label, count, what)

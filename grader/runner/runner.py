@@ -1,0 +1,191 @@
+"""The arena's in-sandbox runner: imports the agent and serves it over the wire.
+
+Started by path (`python -I -S runner.py --agent DIR ...`), never as a package:
+it imports only the standard library, numpy and its sibling wire.py. It
+
+1. moves the protocol channel to private high file descriptors, points fd 1
+   (the agent's stdout) at fd 2 (the captured, size-capped log) and fd 0 at
+   /dev/null, so nothing the agent prints or reads can touch the protocol;
+2. lowers its own resource limits (the limits are per process or, for
+   RLIMIT_NPROC, per user inside this user namespace, so they must be set here);
+3. says `started`, imports `agent.py`, builds `Agent()` and says `ready`;
+4. answers `prepare`, `act`, `outcome` and `freeze` until its input closes.
+
+An exception in the agent's code is reported as an `error` frame (and its
+traceback goes to the log); SystemExit and KeyboardInterrupt end the process,
+which the host sees as end of file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import importlib.util
+import json
+import os
+import resource
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# numpy's folder is passed as `--path DIR` and must be on sys.path before the
+# first import of numpy (wire imports it), hence this look ahead of argparse.
+sys.path[0:0] = [HERE] + [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--path"]
+import numpy as np  # noqa: E402
+import wire  # noqa: E402  (sibling module, found through the line above)
+
+# Protocol fds are moved up here, out of the way of anything the agent opens.
+PROTOCOL_FD_FLOOR = 100
+
+RLIMITS = {
+    "nproc": resource.RLIMIT_NPROC,
+    "as": resource.RLIMIT_AS,
+    "data": resource.RLIMIT_DATA,
+    "fsize": resource.RLIMIT_FSIZE,
+    "core": resource.RLIMIT_CORE,
+    "cpu": resource.RLIMIT_CPU,
+    "nofile": resource.RLIMIT_NOFILE,
+}
+
+
+def isolate_stdio() -> tuple[int, int]:
+    """Return private (read, write) protocol fds; fd 0 -> /dev/null, fd 1 -> fd 2."""
+    proto_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, PROTOCOL_FD_FLOOR)
+    proto_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, PROTOCOL_FD_FLOOR)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    return proto_in, proto_out
+
+
+def set_rlimits(limits: dict[str, int]) -> None:
+    """Lower each named resource limit (soft = hard = value; cpu gets 5 s grace before SIGKILL)."""
+    for name, value in limits.items():
+        which = RLIMITS[name]
+        soft = hard = int(value)
+        if name == "cpu":
+            hard = soft + 5  # SIGXCPU at soft, SIGKILL at hard
+        _, current_hard = resource.getrlimit(which)
+        if current_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, current_hard), min(hard, current_hard)
+        resource.setrlimit(which, (soft, hard))
+
+
+def load_agent(agent_dir: str):
+    """Import agent_dir/agent.py as module `agent` and return its Agent class."""
+    sys.path.insert(0, agent_dir)  # so agent.py can import the modules it ships
+    path = os.path.join(agent_dir, "agent.py")
+    spec = importlib.util.spec_from_file_location("agent", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["agent"] = module
+    spec.loader.exec_module(module)
+    return module.Agent
+
+
+def error_frame(where: str, exc: BaseException) -> bytes:
+    traceback.print_exc()  # the full traceback goes to the owner's log
+    text = f"{type(exc).__name__}: {exc}"
+    return wire.encode({"op": "error", "where": where, "error": text[:500]})
+
+
+def _action_frame(action: int) -> bytes:
+    head = b'{"op":"action","action":%d}' % action
+    return wire.PREFIX.pack(len(head), 0) + head
+
+
+# Every cell of the largest board and more, encoded once: the act reply is the hot path.
+ACTION_FRAMES = tuple(_action_frame(i) for i in range(1024))
+
+
+def action_frame(action) -> bytes:
+    """The reply to `act`: `action` if it is an integer, else `bad_action` naming its type.
+
+    bool is an int subclass but not a cell; numpy integer scalars are accepted.
+    """
+    if type(action) is int and 0 <= action < 1024:
+        return ACTION_FRAMES[action]
+    if isinstance(action, np.integer):
+        action = int(action)
+    if isinstance(action, int) and not isinstance(action, bool) and -(1 << 63) <= action < (1 << 63):
+        return _action_frame(action)
+    return wire.encode({"op": "bad_action", "type": type(action).__name__, "repr": repr(action)[:100]})
+
+
+OK = wire.encode({"op": "ok"})
+
+
+def serve(agent, proto_in: int, proto_out: int) -> int:
+    """Answer host requests until the input closes; returns the exit status."""
+    reader = wire.FrameReader(cached_ops=frozenset({"act"}))
+    frozen = False
+    flush = sys.stdout.flush
+    while True:
+        try:
+            frame = wire.read_frame(proto_in, reader)
+        except wire.WireError as exc:
+            print(f"arena runner: bad frame from host: {exc}", file=sys.stderr)
+            return 3
+        if frame is None:
+            return 0
+        header, arrays = frame
+        op = header["op"]
+        try:
+            if op == "act":
+                reply = action_frame(agent.act(arrays[0], arrays[1]))
+            elif op == "prepare":
+                agent.prepare(header["env_info"])
+                reply = OK
+            elif op == "outcome":
+                if frozen:
+                    reply = wire.encode({"op": "refused", "detail": "outcome after freeze"})
+                else:
+                    agent.observe_outcome(header["outcome"])
+                    reply = OK
+            elif op == "freeze":
+                frozen = True
+                freeze = getattr(agent, "freeze", None)
+                if callable(freeze):
+                    freeze()
+                reply = OK
+            else:
+                reply = wire.encode({"op": "refused", "detail": f"unknown op {op!r}"})
+        except Exception as exc:  # the agent's bug, reported, not fatal to the runner
+            reply = error_frame(op, exc)
+        try:
+            flush()
+        except Exception:
+            pass
+        written = os.write(proto_out, reply)
+        if written != len(reply):
+            wire.write_all(proto_out, reply[written:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="arena in-sandbox runner")
+    parser.add_argument("--agent", required=True, help="folder holding agent.py")
+    parser.add_argument("--path", action="append", default=[], help="sys.path entry for numpy")
+    parser.add_argument("--rlimits", default="{}", help="JSON {name: value} resource limits")
+    args = parser.parse_args(argv)
+
+    proto_in, proto_out = isolate_stdio()
+    set_rlimits(json.loads(args.rlimits))
+    # Tells the host the sandbox is up: an end of file before this is the arena's
+    # fault (launch_failed), after it the agent's.
+    wire.write_all(proto_out, wire.encode({"op": "started"}))
+    versions = {"python": sys.version.split()[0], "numpy": np.__version__}
+    try:
+        agent = load_agent(args.agent)()
+    except Exception as exc:
+        wire.write_all(proto_out, error_frame("import", exc))
+        return 1
+    try:
+        sys.stdout.flush()
+    except Exception:
+        pass
+    wire.write_all(proto_out, wire.encode(dict(op="ready", **versions)))
+    return serve(agent, proto_in, proto_out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""The sandbox interface: start an agent's runner, hand back a process with pipes.
+
+Every backend (local bubblewrap, docker, unsafe) starts the same runner with
+the same policy and returns a `SandboxProcess`: raw pipe fds for the protocol
+(stdin/stdout) and the agent's captured output (stderr), plus kill and the
+accounting the agent handle needs (CPU time, OOM kill).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Literal, Protocol
+
+from grader.limits import Limits
+from grader.submission import Submission
+
+Network = Literal["none", "egress"]
+NETWORKS = ("none", "egress")
+RUNNER_DIR = Path(__file__).resolve().parent.parent / "runner"
+RUNNER_SCRIPT = "runner.py"
+
+
+class LaunchError(RuntimeError):
+    """The sandbox could not be started (the arena's fault, `launch_failed`)."""
+
+
+class SandboxProcess(Protocol):
+    """A running sandbox: the runner's pipes and the means to stop and account for it."""
+
+    stdin_fd: int  # host writes protocol frames here
+    stdout_fd: int  # host reads protocol frames here
+    stderr_fd: int  # the agent's stdout and stderr, captured
+
+    def exit_status(self) -> int | None:
+        """The exit status once the sandbox has ended, else None (does not block)."""
+
+    def kill(self) -> None:
+        """Kill every process of the sandbox and wait for them; idempotent."""
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by the sandbox's processes so far, if measurable."""
+
+    def oom_killed(self) -> bool:
+        """True when the sandbox lost a process to the kernel's OOM killer."""
+
+    def close(self) -> None:
+        """Kill, then release pipes and any per-sandbox resources."""
+
+
+class Sandbox(Protocol):
+    """A way to run untrusted agents: one policy, several backends."""
+
+    name: str
+
+    def start(self, submission: Submission, limits: Limits, network: Network = "none") -> SandboxProcess:
+        """Start the runner for `submission` under `limits`; raise LaunchError if it cannot start."""
+
+    def capabilities(self) -> dict[str, bool]:
+        """Which protections this backend really has on this host, by name."""
+
+
+def check_network(network: str) -> None:
+    if network not in NETWORKS:
+        raise ValueError(f"network must be one of {NETWORKS}, got {network!r}")
+
+
+def runner_rlimits(limits: Limits, per_user_nproc: bool) -> str:
+    """The runner's --rlimits JSON. RLIMIT_NPROC counts every process of the
+    user, so it is only set where the runner has a user of its own (a user
+    namespace or a container); `per_user_nproc=False` leaves it out."""
+    values = {
+        "as": limits.address_space_bytes,
+        "data": limits.address_space_bytes,
+        "fsize": limits.tmpfs_bytes,
+        "core": 0,
+        # A backstop behind the host's own CPU accounting, per process.
+        "cpu": math.ceil(limits.cpu_seconds_per_env) + 10,
+        "nofile": limits.open_files,
+    }
+    if per_user_nproc:
+        values["nproc"] = limits.pids
+    return json.dumps(values, separators=(",", ":"))
+
+
+class PopenProcess:
+    """A SandboxProcess over subprocess.Popen, optionally with a cgroup holding it."""
+
+    def __init__(self, popen: subprocess.Popen, cgroup=None):
+        self.popen = popen
+        self.cgroup = cgroup
+        self.stdin_fd = popen.stdin.fileno()
+        self.stdout_fd = popen.stdout.fileno()
+        self.stderr_fd = popen.stderr.fileno()
+        self._closed = False
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def exit_status(self) -> int | None:
+        return self.popen.poll()
+
+    def kill(self) -> None:
+        # The whole process group first (the outer bwrap; its death takes the
+        # sandbox's pid namespace down through --die-with-parent), then anything
+        # left in the cgroup, whatever session it escaped into.
+        try:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.cgroup is not None:
+            self.cgroup.kill_all()
+        try:
+            self.popen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+    def cpu_seconds(self) -> float | None:
+        if self.cgroup is not None:
+            seconds = self.cgroup.cpu_seconds()
+            if seconds is not None:
+                return seconds
+        return proc_cpu_seconds(self.popen.pid)
+
+    def oom_killed(self) -> bool:
+        return self.cgroup is not None and self.cgroup.oom_killed()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.kill()
+        for f in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+        if self.cgroup is not None:
+            self.cgroup.remove()
+
+
+def proc_cpu_seconds(pid: int) -> float | None:
+    """utime + stime of `pid` and its reaped children, from /proc (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")

@@ -1,0 +1,242 @@
+"""Per-sandbox control groups (v1 or v2, whichever the host lets us create).
+
+One `Cgroup` holds one sandbox: memory (no swap), processes, CPU quota, and the
+accounting the host reads back (CPU time, OOM kills). It is created beside this
+process's own cgroup in each controller, joined by the sandbox's first process
+before it execs (see `attach_self`), and removed after every process in it is
+killed. A controller the host does not let us create is simply absent;
+`arena doctor` reports which are active.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+CFS_PERIOD_US = 100_000
+
+
+def _own_paths() -> dict[str, str]:
+    """{controller (or "" for v2): path of this process's cgroup in it}."""
+    paths = {}
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, controllers, path = line.split(":", 2)
+        for c in controllers.split(",") if controllers else [""]:
+            paths[c] = path
+    return paths
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _read(path: Path) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+class Cgroup:
+    """A set of per-controller cgroup folders for one sandbox."""
+
+    def __init__(self, dirs: dict[str, Path], version: int):
+        self.dirs = dirs
+        self.version = version
+
+    # -- creation ---------------------------------------------------------
+    @classmethod
+    def create(cls, memory_bytes: int, pids: int, cpu_cores: float) -> "Cgroup | None":
+        """A new cgroup with the limits applied, or None when the host lets us create none."""
+        name = f"arena-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        if (CGROUP_ROOT / "cgroup.controllers").exists():
+            group = cls._create_v2(name)
+        else:
+            group = cls._create_v1(name)
+        if group is None:
+            return None
+        try:
+            group._apply(memory_bytes, pids, cpu_cores)
+        except OSError:
+            group.remove()
+            raise
+        return group
+
+    @classmethod
+    def _create_v1(cls, name: str) -> "Cgroup | None":
+        own = _own_paths()
+        dirs = {}
+        for controller in V1_CONTROLLERS:
+            base = CGROUP_ROOT / controller
+            if controller not in own or not base.is_dir():
+                continue
+            path = base / own[controller].lstrip("/") / name
+            try:
+                path.mkdir()
+            except OSError:
+                continue
+            dirs[controller] = path
+        return cls(dirs, 1) if dirs else None
+
+    @classmethod
+    def _create_v2(cls, name: str) -> "Cgroup | None":
+        parent = CGROUP_ROOT / _own_paths().get("", "/").lstrip("/")
+        try:
+            enabled = set(_read(parent / "cgroup.subtree_control").split())
+            wanted = {"memory", "pids", "cpu"} - enabled
+            if wanted:
+                # Fails when our own cgroup holds processes ("no internal processes" rule).
+                _write(parent / "cgroup.subtree_control", " ".join("+" + c for c in sorted(wanted)))
+            path = parent / name
+            path.mkdir()
+        except OSError:
+            return None
+        controllers = set(_read(path / "cgroup.controllers").split())
+        dirs = {c: path for c in ("memory", "pids", "cpu") if c in controllers}
+        dirs["cpuacct"] = path  # cpu.stat is always there on v2
+        return cls(dirs, 2)
+
+    def _apply(self, memory_bytes: int, pids: int, cpu_cores: float) -> None:
+        quota = int(CFS_PERIOD_US * cpu_cores)
+        if self.version == 1:
+            if "memory" in self.dirs:
+                m = self.dirs["memory"]
+                _write(m / "memory.limit_in_bytes", str(memory_bytes))
+                if (m / "memory.memsw.limit_in_bytes").exists():  # no swap: memsw = mem
+                    _write(m / "memory.memsw.limit_in_bytes", str(memory_bytes))
+                _write(m / "memory.swappiness", "0")
+            if "pids" in self.dirs:
+                _write(self.dirs["pids"] / "pids.max", str(pids))
+            if "cpu" in self.dirs:
+                _write(self.dirs["cpu"] / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+                _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(quota))
+        else:
+            path = next(iter(self.dirs.values()))
+            if "memory" in self.dirs:
+                _write(path / "memory.max", str(memory_bytes))
+                if (path / "memory.swap.max").exists():
+                    _write(path / "memory.swap.max", "0")
+            if "pids" in self.dirs:
+                _write(path / "pids.max", str(pids))
+            if "cpu" in self.dirs:
+                _write(path / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+
+    # -- use --------------------------------------------------------------
+    def attach_self(self) -> None:
+        """Move the calling process into every controller (run in the child before exec)."""
+        pid = str(os.getpid())
+        for path in set(self.dirs.values()):
+            _write(path / "cgroup.procs", pid)
+
+    def controllers(self) -> list[str]:
+        """The controllers this cgroup limits ("cpuacct" is accounting only)."""
+        return sorted(self.dirs)
+
+    def pids(self) -> list[int]:
+        """Every process in the group (any controller's list is complete)."""
+        found: set[int] = set()
+        for path in set(self.dirs.values()):
+            try:
+                found.update(int(p) for p in _read(path / "cgroup.procs").split())
+            except OSError:
+                pass
+        return sorted(found)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU time used by every process of the group so far."""
+        path = self.dirs.get("cpuacct")
+        try:
+            if path is None:
+                return None
+            if self.version == 1:
+                return int(_read(path / "cpuacct.usage")) / 1e9
+            for line in _read(path / "cpu.stat").splitlines():
+                if line.startswith("usage_usec "):
+                    return int(line.split()[1]) / 1e6
+        except OSError:
+            return None
+        return None
+
+    def oom_killed(self) -> bool:
+        """True when the kernel killed a process of the group for memory."""
+        path = self.dirs.get("memory")
+        if path is None:
+            return False
+        try:
+            text = _read(path / ("memory.oom_control" if self.version == 1 else "memory.events"))
+        except OSError:
+            return False
+        for line in text.splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill" and int(value) > 0:
+                return True
+        return False
+
+    def memory_peak(self) -> int | None:
+        path = self.dirs.get("memory")
+        name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"
+        try:
+            return int(_read(path / name)) if path else None
+        except OSError:
+            return None
+
+    def kill_all(self, timeout: float = 5.0) -> bool:
+        """SIGKILL every process in the group until it is empty; False if some survive."""
+        if self.version == 2:
+            path = next(iter(self.dirs.values()))
+            if (path / "cgroup.kill").exists():
+                try:
+                    _write(path / "cgroup.kill", "1")
+                except OSError:
+                    pass
+        deadline = time.monotonic() + timeout
+        while True:
+            pids = self.pids()
+            if not pids:
+                return True
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.005)
+
+    def remove(self, timeout: float = 3.0) -> bool:
+        """Delete the cgroup folders; a busy one (a process still exiting) is
+        killed again and retried until `timeout`. False if one could not go."""
+        deadline = time.monotonic() + timeout
+        removed = True
+        for path in sorted(set(self.dirs.values()), reverse=True):
+            while True:
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        removed = False
+                        break
+                    self.kill_all(timeout=0.5)
+                    time.sleep(0.01)
+        return removed
+
+
+def probe() -> dict[str, bool]:
+    """Which controllers this host lets us create and limit: {"memory": True, ...}."""
+    try:
+        group = Cgroup.create(64 * 1024 * 1024, 16, 1.0)
+    except OSError:
+        group = None
+    if group is None:
+        return {"memory": False, "pids": False, "cpu": False}
+    try:
+        return {c: c in group.dirs for c in ("memory", "pids", "cpu")}
+    finally:
+        group.remove()

@@ -1,0 +1,188 @@
+"""The embedded sandbox: bubblewrap, a cgroup, and rlimits set by the runner.
+
+The sandbox sees only what the runner needs, bound read-only at the host's own
+paths: the interpreter, its standard library (its site-packages hidden under an
+empty tmpfs), the shared libraries they link, numpy (at /arena/site), the
+runner (/arena/runner) and the agent's folder (/agent). Everything else of the
+host - /etc, /home, /proc of the host, other submissions - does not exist in
+it. It gets new user, pid, net, ipc, uts, mount and cgroup namespaces, a
+nobody uid/gid, no capabilities, no environment, a private size-capped /tmp,
+and dies with its parent.
+
+Network: every tier gets its own network namespace, so the host's loopback is
+never reachable. An egress tier would need a user-space network stack
+(pasta/slirp4netns) that this backend does not drive: "egress" therefore runs
+with no network, like "none", and `capabilities()["egress"]` says so.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+from grader.limits import Limits
+from grader.sandbox.base import (RUNNER_DIR, RUNNER_SCRIPT, LaunchError, Network, PopenProcess,
+                                 check_network, runner_rlimits)
+from grader.sandbox.cgroup import Cgroup
+from grader.submission import Submission
+
+SANDBOX_UID = 65534  # nobody
+SANDBOX_GID = 65534
+SITE = "/arena/site"
+RUNNER_MOUNT = "/arena/runner"
+AGENT_MOUNT = "/agent"
+# bwrap itself needs nothing of the host's environment, so it gets none of it
+# either: its own /proc/<pid>/environ is visible from inside the sandbox.
+BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
+SANDBOX_ENV = {
+    "HOME": "/tmp",
+    "TMPDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    # One CPU each: BLAS thread pools would only fight over the CPU quota and the pids limit.
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+}
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@functools.cache
+def runtime_binds() -> tuple[tuple[str, str], ...]:
+    """(host source, sandbox destination) read-only binds of the Python runtime.
+
+    The interpreter, its standard library and the shared libraries that they
+    and numpy link (found with ldd), at their host paths; numpy at SITE.
+    """
+    import numpy
+
+    exe = os.path.realpath(sys.executable)
+    stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+    numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
+    binds = [(exe, exe), (stdlib, stdlib), (numpy_dir, f"{SITE}/numpy")]
+    numpy_libs = numpy_dir + ".libs"  # manylinux wheels keep openblas beside the package
+    if os.path.isdir(numpy_libs):
+        binds.append((numpy_libs, f"{SITE}/numpy.libs"))
+    objects = [exe]
+    for root in (os.path.join(stdlib, "lib-dynload"), numpy_dir):
+        for dirpath, _, names in os.walk(root):
+            objects += [os.path.join(dirpath, n) for n in names if ".so" in n]
+    seen = {dest for _, dest in binds}
+    for lib in _shared_libraries(objects):
+        if lib.startswith((numpy_dir, numpy_libs)):
+            continue  # inside a folder bound already
+        dest = os.path.join(os.path.realpath(os.path.dirname(lib)), os.path.basename(lib))
+        if dest not in seen:
+            seen.add(dest)
+            binds.append((os.path.realpath(lib), dest))
+    return tuple(binds)
+
+
+def _shared_libraries(objects: list[str]) -> list[str]:
+    """Every shared library (and the dynamic loader) the ELF `objects` load, by ldd."""
+    ldd = shutil.which("ldd")
+    if ldd is None:
+        raise LaunchError("ldd not found: cannot work out which shared libraries to bind")
+    out = subprocess.run([ldd, *objects], capture_output=True, text=True, env=BWRAP_ENV).stdout
+    libs = set()
+    for line in out.splitlines():
+        line = line.strip()
+        if "=>" in line:
+            target = line.split("=>", 1)[1].split("(")[0].strip()
+        elif line.startswith("/") and "(" in line:
+            target = line.split("(")[0].strip()  # the loader: /lib64/ld-linux-x86-64.so.2 (0x...)
+        else:
+            continue
+        if target.startswith("/") and os.path.exists(target):
+            libs.add(target)
+    return sorted(libs)
+
+
+def _root_symlinks() -> list[str]:
+    """Recreate merged-/usr links (/lib -> usr/lib ...) so the loader's paths resolve."""
+    args = []
+    for name in ("lib", "lib64", "lib32", "libx32", "bin", "sbin"):
+        path = f"/{name}"
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+    return args
+
+
+class LocalSandbox:
+    """bubblewrap + cgroup + runner rlimits; see the module docstring for the policy."""
+
+    name = "local"
+
+    def __init__(self, bwrap: str | None = None, use_cgroup: bool = True):
+        self.bwrap = bwrap or find_bwrap()
+        self.use_cgroup = use_cgroup
+
+    def argv(self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none",
+             command: list[str] | None = None) -> list[str]:
+        """The bwrap command line that runs `command` (default: the runner) for `agent_dir`."""
+        check_network(network)
+        if self.bwrap is None:
+            raise LaunchError("bubblewrap (bwrap) is not installed; run scripts/system-deps.sh")
+        exe = os.path.realpath(sys.executable)
+        stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
+        args = [
+            self.bwrap,
+            "--unshare-all", "--unshare-user",  # --unshare-all only *tries* the user namespace
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID),
+            "--hostname", "arena",
+            "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+            "--proc", "/proc", "--dev", "/dev",
+            "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+        ]
+        for src, dest in runtime_binds():
+            args += ["--ro-bind", src, dest]
+        site_packages = os.path.join(stdlib, "site-packages")
+        if os.path.isdir(site_packages):
+            args += ["--tmpfs", site_packages, "--remount-ro", site_packages]
+        args += _root_symlinks()
+        args += ["--ro-bind", str(RUNNER_DIR), RUNNER_MOUNT,
+                 "--ro-bind", str(Path(agent_dir).resolve()), AGENT_MOUNT,
+                 "--remount-ro", "/", "--chdir", AGENT_MOUNT]
+        for key, value in SANDBOX_ENV.items():
+            args += ["--setenv", key, value]
+        if command is None:
+            command = [exe, "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
+                       "--path", SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=True)]
+        return args + ["--", *command]
+
+    def start(self, submission: Submission, limits: Limits, network: Network = "none") -> PopenProcess:
+        """Start the runner for `submission` in a fresh sandbox."""
+        argv = self.argv(submission.path, limits, network)
+        return self.spawn(argv, limits)
+
+    def spawn(self, argv: list[str], limits: Limits) -> PopenProcess:
+        """Run a bwrap command line inside a new cgroup with piped stdio."""
+        cgroup = None
+        if self.use_cgroup:
+            try:
+                cgroup = Cgroup.create(limits.memory_bytes, limits.pids, limits.cpu_cores)
+            except OSError as exc:
+                raise LaunchError(f"cannot set up the sandbox's cgroup: {exc}") from exc
+        try:
+            popen = subprocess.Popen(
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                bufsize=0, env=BWRAP_ENV, close_fds=True, start_new_session=True,
+                preexec_fn=cgroup.attach_self if cgroup else None,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            if cgroup is not None:
+                cgroup.remove()
+            raise LaunchError(f"cannot start bwrap: {exc}") from exc
+        return PopenProcess(popen, cgroup)
+
+    def capabilities(self) -> dict[str, bool]:
+        """Protections of this backend on this host (see grader.commands.doctor for the probe)."""
+        from grader.sandbox.probe import probe_local
+        return probe_local(self)

@@ -1,0 +1,334 @@
+"""One entrant in one environment: the seam between a round and whatever plays for an entrant.
+
+A round sees every entrant through `Session`: `prepare`, `seat` (what `grader.match.play_game`
+gets for one colour of one game), `observe_outcome`, `freeze`, `close`, and `fault`. Three kinds:
+
+- `submission`: a student's folder or zip, run in a sandbox through `AgentHandle`;
+- `reference`: an engine opponent by name (`random`, `greedy`, `minimax`), run in-process and
+  seeded per game; it learns nothing, but plays its budget like anyone (it is a baseline);
+- `python`: a trusted `module:Class` agent run in-process (tests and benchmarks; never a
+  submission: nothing bounds its time or memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine import Color, EnvSpec, Game, derive_seed, make_opponent
+from grader.agent_handle import AgentHandle
+from grader.faults import Fault, FaultKind
+from grader.limits import Limits
+from grader.submission import load_submission
+
+REFERENCE_NAMES = ("random", "greedy", "minimax")
+KINDS = ("submission", "reference", "python")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+class EntrantError(ValueError):
+    """An `--agents` entry that names no playable entrant; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A member of the field. `source` is a folder/zip, a reference name or `module:Class`;
+    it is never published (it may be a path on the machine), `digest` is."""
+
+    name: str
+    kind: str
+    source: str
+    digest: str
+    account: str | None = None
+
+    def public(self) -> dict:
+        """The field entry of a results file."""
+        return {"name": self.name, "kind": self.kind, "account": self.account, "digest": self.digest}
+
+
+def parse_entrant(text: str) -> Entrant:
+    """An `--agents` entry: a reference name, a submission folder or zip, or `NAME=PATH`
+    (NAME is then the entrant's name and account, as a workflow names a student's entry)."""
+    account = None
+    name, sep, source = text.partition("=")
+    if not sep:
+        name, source = "", text
+    if source in REFERENCE_NAMES and not sep:
+        return Entrant(source, "reference", source, f"reference:{source}")
+    path = Path(source)
+    if not path.exists():
+        hint = f" (reference players: {', '.join(REFERENCE_NAMES)})"
+        raise EntrantError(f"--agents {text!r}: {source!r} is neither a submission folder or zip nor a reference name{hint}")
+    submission = load_submission(path)  # raises SubmissionError (a ValueError) naming the problem
+    if sep:
+        account = name
+    else:
+        name = path.stem if path.is_file() else path.resolve().name
+    check_name(name, text)
+    # A zip is extracted once, here; every session then starts from the same folder.
+    return Entrant(name, "submission", str(submission.path), submission.digest, account)
+
+
+def python_entrant(name: str, target: str) -> Entrant:
+    """A trusted in-process agent `module:Class` (for tests and benchmarks)."""
+    check_name(name, target)
+    module, _, cls = target.partition(":")
+    if not module or not cls:
+        raise EntrantError(f"{target!r}: an in-process agent is named module:Class")
+    return Entrant(name, "python", target, f"python:{target}")
+
+
+def check_name(name: str, source: str) -> None:
+    if not NAME_RE.match(name):
+        raise EntrantError(f"{source!r}: entrant name {name!r} must be 1-64 of letters, digits, _ . - "
+                           "(starting with a letter or digit)")
+
+
+def check_field(entrants: list[Entrant]) -> list[Entrant]:
+    """The field sorted by name; raises EntrantError on a repeated name."""
+    seen: dict[str, Entrant] = {}
+    for e in entrants:
+        if e.name in seen:
+            raise EntrantError(f"two entrants are called {e.name!r}; name one of them with NAME=PATH")
+        seen[e.name] = e
+    if not entrants:
+        raise EntrantError("--agents: the field is empty")
+    return sorted(entrants, key=lambda e: e.name)
+
+
+class Session:
+    """An entrant's session in one environment (fresh for every environment)."""
+
+    name: str
+
+    @property
+    def fault(self) -> Fault | None:
+        raise NotImplementedError
+
+    @property
+    def alive(self) -> bool:
+        return self.fault is None
+
+    def prepare(self, env_info: dict) -> Fault | None:
+        raise NotImplementedError
+
+    def seat(self, color: Color, seed: int) -> Any:
+        """What `play_game` is given for `color` in the game seeded `seed`."""
+        raise NotImplementedError
+
+    def observe_outcome(self, outcome: dict) -> Fault | None:
+        raise NotImplementedError
+
+    def freeze(self) -> Fault | None:
+        raise NotImplementedError
+
+    def idle(self) -> None:
+        """The round stops asking this entrant for a while (others learn or play)."""
+
+    def resume(self) -> None:
+        """The round turns back to this entrant."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def agent_seconds(self) -> float:
+        """Time the host spent waiting on this entrant's moves."""
+        raise NotImplementedError
+
+    def stderr_text(self) -> str:
+        """The entrant's own output, for its owner only (never published)."""
+        return ""
+
+
+class HandleSession(Session):
+    """A sandboxed submission, or an in-process python agent, behind an AgentHandle."""
+
+    def __init__(self, name: str, handle: AgentHandle):
+        self.name = name
+        self.handle = handle
+        self._idle_since: float | None = None
+
+    @property
+    def fault(self) -> Fault | None:
+        return self.handle.fault
+
+    def prepare(self, env_info: dict) -> Fault | None:
+        return self.handle.prepare(env_info)
+
+    def seat(self, color: Color, seed: int) -> AgentHandle:
+        return self.handle
+
+    def observe_outcome(self, outcome: dict) -> Fault | None:
+        return self.handle.observe_outcome(outcome)
+
+    def freeze(self) -> Fault | None:
+        return self.handle.freeze()
+
+    def idle(self) -> None:
+        if self._idle_since is None:
+            self._idle_since = time.monotonic()
+
+    def resume(self) -> None:
+        # The environment's wall ceiling is the agent's own time: while the round plays the
+        # other entrants this one waits, and that wait must not use up its ceiling.
+        if self._idle_since is not None:
+            self.handle.env_deadline += time.monotonic() - self._idle_since
+            self._idle_since = None
+
+    def close(self) -> None:
+        self.handle.close()
+
+    def agent_seconds(self) -> float:
+        return self.handle.act_stats.total_seconds
+
+    def stderr_text(self) -> str:
+        return self.handle.stderr_text()
+
+
+class _TimedOpponent:
+    """A reference opponent for one seat of one game, timing its moves into its session."""
+
+    def __init__(self, opponent, session: "ReferenceSession"):
+        self.opponent = opponent
+        self.session = session
+
+    def act(self, game: Game) -> int:
+        start = time.perf_counter()
+        try:
+            return self.opponent.act(game)
+        finally:
+            self.session.seconds += time.perf_counter() - start
+
+
+class ReferenceSession(Session):
+    """An engine reference player: seeded per game and colour as `play_game` seeds a named one."""
+
+    def __init__(self, name: str, opponent: str, spec: EnvSpec):
+        self.name = name
+        self.opponent = opponent
+        self.spec = spec
+        self.seconds = 0.0
+
+    @property
+    def fault(self) -> Fault | None:
+        return None
+
+    def prepare(self, env_info: dict) -> Fault | None:
+        return None
+
+    def seat(self, color: Color, seed: int) -> _TimedOpponent:
+        return _TimedOpponent(make_opponent(self.opponent, self.spec, derive_seed(seed, color.label)), self)
+
+    def observe_outcome(self, outcome: dict) -> Fault | None:
+        return None
+
+    def freeze(self) -> Fault | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+    def agent_seconds(self) -> float:
+        return self.seconds
+
+
+class InProcessAgent(AgentHandle):
+    """An AgentHandle whose agent is a trusted Python object in this process.
+
+    It goes through the same policy and fault paths as a sandboxed agent (`play_game` treats
+    it as one), so a round can be tested whole without a sandbox. Exceptions become
+    `agent_error`, a non-int or off-board action `protocol`; there is no deadline to enforce.
+    """
+
+    def __init__(self, agent: Any, limits: Limits, label: str):
+        super().__init__(None, limits, label)
+        self.agent = agent
+
+    @classmethod
+    def create(cls, target: str, limits: Limits, label: str) -> "InProcessAgent":
+        module, _, name = target.partition(":")
+        handle = cls(None, limits, label)
+        try:
+            handle.agent = getattr(importlib.import_module(module), name)()
+        except Exception as exc:  # the agent's own import or constructor failed: its fault
+            handle.fault = Fault(FaultKind.AGENT_ERROR, f"import of {target} failed: {type(exc).__name__}: {exc}")
+        return handle
+
+    def stderr_text(self) -> str:
+        return self.log.text()
+
+    def _call(self, what: str, *args) -> tuple[Any, Fault | None]:
+        if self.fault is not None:
+            return None, self.fault
+        # The agent's prints are its output, kept for its owner like a sandboxed agent's.
+        output = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                return getattr(self.agent, what)(*args), None
+        except Exception as exc:  # whatever the agent raises is the agent's fault
+            return None, self._fail(FaultKind.AGENT_ERROR, f"{what}() raised {type(exc).__name__}: {exc}")
+        finally:
+            if output.tell():
+                self.log.add(output.getvalue().encode())
+
+    def prepare(self, env_info: dict) -> Fault | None:
+        return self._call("prepare", dict(env_info))[1]
+
+    def observe_outcome(self, outcome: dict) -> Fault | None:
+        if self.frozen:
+            raise ValueError("observe_outcome after freeze: no feedback once an agent is frozen")
+        return self._call("observe_outcome", dict(outcome))[1]
+
+    def freeze(self) -> Fault | None:
+        self.frozen = True
+        if self.fault is None and hasattr(self.agent, "freeze"):
+            return self._call("freeze")[1]
+        return self.fault
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]:
+        start = time.perf_counter()
+        action, fault = self._call("act", obs, mask)
+        elapsed = time.perf_counter() - start
+        if fault is not None:
+            return None, fault
+        stats = self.act_stats
+        stats.count += 1
+        stats.total_seconds += elapsed
+        stats.max_seconds = max(stats.max_seconds, elapsed)
+        if isinstance(action, np.integer):
+            action = int(action)
+        if type(action) is not int:
+            return None, self._fail(FaultKind.PROTOCOL, f"act() returned {type(action).__name__} {action!r}, not an int")
+        if not 0 <= action < mask.size:
+            return None, self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{mask.size - 1})")
+        return action, None
+
+
+def open_session(entrant: Entrant, spec: EnvSpec, limits: Limits, sandbox=None) -> Session:
+    """A fresh session of `entrant` for `spec`. A launch failure is a fault on the session
+    (the arena's `launch_failed`), never an exception."""
+    if entrant.kind == "reference":
+        return ReferenceSession(entrant.name, entrant.source, spec)
+    if entrant.kind == "python":
+        return HandleSession(entrant.name, InProcessAgent.create(entrant.source, limits, entrant.name))
+    if entrant.kind == "submission":
+        if sandbox is None:
+            raise ValueError("a submission needs a sandbox to run in")
+        try:
+            submission = load_submission(entrant.source)
+            if submission.digest != entrant.digest:
+                raise ValueError(f"its digest changed during the round ({submission.digest})")
+        except ValueError as exc:
+            handle = AgentHandle(None, limits, entrant.name)
+            handle.fault = Fault(FaultKind.LAUNCH_FAILED, f"submission unusable at launch: {exc}")
+            return HandleSession(entrant.name, handle)
+        return HandleSession(entrant.name, AgentHandle.launch(sandbox, submission, limits, label=entrant.name))
+    raise ValueError(f"unknown entrant kind {entrant.kind!r} (one of {', '.join(KINDS)})")

@@ -1,0 +1,277 @@
+"""Re-verify a published round from its own files: `arena verify rounds/<round-id>.yaml`.
+
+In order, and stopping at the first difference (which it names): the results file against
+its schema; the games file against the sha256 and count the results file gives; every game
+with moves replayed through the engine (result, disc counts, how it ended), its seed
+re-derived where the round seed is public, and every move of a reference player (the curve's
+`random`, and reference entrants) re-played from its seed; then every number of the file
+recomputed from the per-game outcomes. With `--private DIR` the staff record is verified the
+same way and the public file is checked to be exactly its projection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, derive_seed, make_opponent, parse_spec
+from grader.disclosure import PROFILES, project_game, project_result
+from grader.metrics import generalisation_gap
+from grader.results import ResultsError, load_games, load_results
+from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
+from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed
+
+
+class Difference(Exception):
+    """The first thing that does not match, as `where: what`."""
+
+
+@dataclass
+class Report:
+    path: Path
+    games: int = 0
+    replayed: int = 0
+    numbers: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def first_difference(stored: Any, computed: Any, path: str = "") -> str | None:
+    """The path of the first place two documents differ, with both values; None when equal."""
+    if isinstance(stored, dict) and isinstance(computed, dict):
+        for key in list(stored) + [k for k in computed if k not in stored]:
+            if key not in stored or key not in computed:
+                return f"{path}.{key}: present in only one of file and recomputation".lstrip(".")
+            diff = first_difference(stored[key], computed[key], f"{path}.{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(stored, list) and isinstance(computed, list):
+        if len(stored) != len(computed):
+            return f"{path}: the file has {len(stored)} entries, recomputed {len(computed)}".lstrip(".")
+        for i, (a, b) in enumerate(zip(stored, computed)):
+            diff = first_difference(a, b, f"{path}[{i}]")
+            if diff:
+                return diff
+        return None
+    if type(stored) is not type(computed) and not (isinstance(stored, (int, float)) and isinstance(computed, (int, float))
+                                                 and not isinstance(stored, bool) and not isinstance(computed, bool)):
+        return f"{path}: the file says {stored!r}, recomputed {computed!r}".lstrip(".")
+    if stored != computed:
+        return f"{path}: the file says {stored!r}, recomputed {computed!r}".lstrip(".")
+    return None
+
+
+def _count_numbers(value: Any) -> int:
+    if isinstance(value, dict):
+        return sum(_count_numbers(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(_count_numbers(v) for v in value)
+    return 1 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _reference_seats(data: dict) -> set[str]:
+    """Names whose moves are the engine's, reproducible from the game seed."""
+    return {f["name"] for f in data["field"] if f["kind"] == "reference"} | {CHECKPOINT_LABEL}
+
+
+def replay_game(spec, game: dict, references: dict[str, str]) -> None:
+    """Replay one stored game; raise Difference on any mismatch. `references` maps a seat's
+    player name to the reference opponent that played it (re-played from the game seed)."""
+    opponents = {}
+    for color in (Color.BLACK, Color.WHITE):
+        name = references.get(game[color.label])
+        if name is not None:
+            opponents[color] = make_opponent(name, spec, derive_seed(game["seed"], color.label))
+    g = Game(spec)
+    for i, move in enumerate(game["moves"]):
+        if g.done:
+            raise Difference(f"move {i} ({move!r}): the game was already over")
+        try:
+            if move == PASS:
+                g.pass_turn()
+            elif move == LOST:
+                g.lose_turn()
+            elif isinstance(move, int):
+                opponent = opponents.get(g.to_move)
+                if opponent is not None:
+                    expected = opponent.act(g)
+                    if expected != move:
+                        raise Difference(f"move {i}: {game[g.to_move.label]} plays {expected} from its seed, "
+                                         f"the file says {move}")
+                g.play(move)
+            else:
+                raise Difference(f"move {i}: {move!r} is not a cell, pass or lost")
+        except IllegalMoveError as exc:
+            raise Difference(f"move {i} ({move!r}): {exc}") from None
+    if game["forfeit"] is not None:
+        if g.done:
+            raise Difference("a forfeit is recorded but the game was already over")
+        g.forfeit(Color.BLACK if game["forfeit"] == "black" else Color.WHITE)
+    if not g.done:
+        raise Difference(f"the game is not over after {len(game['moves'])} moves")
+    out = g.outcome()
+    found = {"termination": out.termination.value, "winner": None if out.winner is None else out.winner.label,
+             "black_discs": out.black_discs, "white_discs": out.white_discs}
+    for key, value in found.items():
+        if game[key] != value:
+            raise Difference(f"{key}: the file says {game[key]!r}, the replay gives {value!r}")
+    expected_endings = {"forfeit", "fault"} if game["forfeit"] else {found["termination"]}
+    if game["ending"] not in expected_endings:
+        raise Difference(f"ending {game['ending']!r} does not fit a game that ended by {found['termination']}")
+
+
+def check_games(data: dict, games: list[dict], report: Report) -> None:
+    """Replay every game that carries moves; re-derive seeds where the round seed is public."""
+    envs = {e["label"]: e for e in data["environments"]}
+    seed = data["provenance"]["config"]["seed"]
+    refs = {f["name"]: f["digest"].split(":", 1)[1] for f in data["field"] if f["kind"] == "reference"}
+    refs[CHECKPOINT_LABEL] = CHECKPOINT_OPPONENT
+    specs = {}
+    for i, game in enumerate(games):
+        where = f"game {i + 1} ({game['env']} {game['phase']} {game['black']} v {game['white']} #{game['index']})"
+        env = envs.get(game["env"])
+        if env is None:
+            raise Difference(f"{where}: environment {game['env']!r} is not in the results file")
+        if "moves" not in game:
+            continue
+        if env["spec"] is None:
+            raise Difference(f"{where}: moves are stored but the environment's spec is not")
+        if game["env"] not in specs:
+            try:
+                specs[game["env"]] = parse_spec(env["spec"])
+            except SpecError as exc:
+                raise Difference(f"environments {game['env']}: {exc}") from None
+            if specs[game["env"]].id != env["id"]:
+                raise Difference(f"environments {game['env']}: the spec's id is {specs[game['env']].id}, the file says {env['id']}")
+        spec = specs[game["env"]]
+        if seed is not None:
+            if game["phase"] == "checkpoint":
+                want = checkpoint_seed(seed, spec.id, game["checkpoint"], game["index"])
+            else:
+                a, b = sorted((game["black"], game["white"]))
+                want = pairing_seed(seed, spec.id, a, b, game["index"])
+            if game["seed"] != want:
+                raise Difference(f"{where}: seed {game['seed']} is not the one its place derives ({want})")
+        try:
+            replay_game(spec, game, refs)
+        except Difference as exc:
+            raise Difference(f"{where}: {exc}") from None
+        report.replayed += 1
+
+
+def recompute(data: dict, games: list[dict]) -> dict:
+    """The part of a results document that follows from its games, recomputed."""
+    config = data["provenance"]["config"]
+    names = [f["name"] for f in data["field"]]
+    anchor = next((f["name"] for f in data["field"] if f["kind"] == "reference" and f["digest"] == "reference:random"), None)
+    statuses = {e["label"]: {a["name"]: a["status"] for a in e["agents"]} for e in data["environments"]}
+    scores = compute(ScoringInput(names, [e["label"] for e in data["environments"]], config["checkpoints"],
+                                  config["games_per_checkpoint"], config["pairing_games"], statuses, games, anchor))
+    if scores.problems:
+        raise Difference(f"games: {scores.problems[0]}")
+    stored_gaps = {a["name"]: a["generalisation_gap"] for a in data["agents"]}
+    agents = []
+    for a in scores.agents:
+        a.generalisation_gap = stored_gaps.get(a.name)  # checked apart, against the public round
+        agents.append(asdict(a))
+    envs = []
+    for env in data["environments"]:
+        rows = []
+        for row, stored in zip(scores.env_agents[env["label"]], env["agents"]):
+            row.self_play = stored["self_play"]  # self-play is summarised, not stored: nothing to recompute
+            rows.append(asdict(row))
+        envs.append(rows)
+    return {"agents": agents, "pairwise": [asdict(p) for p in scores.pairwise], "elo": scores.elo,
+            "environment_agents": envs, "standing_published": scores.standing_published}
+
+
+def check_numbers(path: Path, data: dict, games: list[dict], report: Report) -> None:
+    config = data["provenance"]["config"]
+    if config["environments"] != len(data["environments"]):
+        raise Difference(f"provenance.config.environments: the file says {config['environments']}, "
+                         f"it lists {len(data['environments'])}")
+    info = data["round"]
+    for key, want in (("private", len(data["environments"]) < MIN_ENVS_FOR_PUBLIC),
+                      ("research", info["tier"] == "paper"),
+                      ("standing_published", len(data["field"]) >= MIN_FIELD_FOR_STANDING)):
+        if info[key] != want:
+            raise Difference(f"round.{key}: the file says {info[key]!r}, the round's size gives {want!r}")
+    if info["leaderboard"] and (info["private"] or info["research"] or not info["standing_published"]):
+        raise Difference("round.leaderboard: a private, research or standing-less round cannot be on the leaderboard")
+    got = recompute(data, games)
+    stored = {"agents": data["agents"], "pairwise": data["pairwise"], "elo": data["elo"],
+              "environment_agents": [e["agents"] for e in data["environments"]],
+              "standing_published": info["standing_published"]}
+    diff = first_difference(stored, got)
+    if diff:
+        raise Difference(diff.replace("environment_agents[", "environments[agents of "))
+    report.numbers += _count_numbers(stored)
+    check_gap(path, data, report)
+
+
+def check_gap(path: Path, data: dict, report: Report) -> None:
+    ref = data["provenance"]["config"]["public_round"]
+    if ref is None:
+        return
+    other = path.parent / f"{ref['id']}.yaml"
+    if not other.exists():
+        report.notes.append(f"generalisation gap not checked: {other.name} is not beside this file")
+        return
+    digest = "sha256:" + hashlib.sha256(other.read_bytes()).hexdigest()
+    if digest != ref["sha256"]:
+        raise Difference(f"provenance.config.public_round.sha256: {other.name} hashes to {digest}")
+    public = load_results(other)
+    digests = {f["name"]: f["digest"] for f in data["field"]}
+    base = {f["digest"]: a for f, a in ((f, a) for a in public["agents"] for f in public["field"] if f["name"] == a["name"])}
+    for i, agent in enumerate(data["agents"]):
+        b = base.get(digests[agent["name"]])
+        want = None if b is None else {
+            "public_round": ref["id"],
+            "final_win_rate": generalisation_gap(b["curve"][-1]["win_rate"] if b["curve"] else None,
+                                                 agent["curve"][-1]["win_rate"] if agent["curve"] else None),
+            "sae": generalisation_gap(b["sae"]["value"], agent["sae"]["value"])}
+        diff = first_difference(agent["generalisation_gap"], want, f"agents[{i}].generalisation_gap")
+        if diff:
+            raise Difference(diff)
+
+
+def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
+    try:
+        data = load_results(path)
+        games = load_games(path, data)
+    except ResultsError as exc:
+        raise Difference(f"{exc.args[0].splitlines()[0]} {exc.problems[0]}") from None
+    report.games += len(games)
+    check_games(data, games, report)
+    check_numbers(path, data, games, report)
+    return data, games
+
+
+def verify(path: str | Path, private: str | Path | None = None) -> Report:
+    """Verify a results file (and its staff record); raises Difference at the first mismatch."""
+    path = Path(path)
+    report = Report(path)
+    data, games = verify_file(path, report)
+    if all("moves" not in g for g in games):
+        report.notes.append("the tier withholds its rules: games were not replayed here (give --private DIR)")
+    if private is None:
+        return report
+    full_path = Path(private) / path.name
+    if not full_path.exists():
+        raise Difference(f"--private: no staff record {full_path}")
+    staff = Report(full_path)
+    full, full_games = verify_file(full_path, staff)
+    report.replayed += staff.replayed
+    profile = PROFILES[data["disclosure"]["profile"]]
+    projected = project_result(full, profile)
+    projected["games"] = data["games"]
+    diff = first_difference(data, projected)
+    if diff:
+        raise Difference(f"the public file is not the projection of the staff record: {diff}")
+    public_games = [project_game(g, profile) for g in full_games]
+    diff = first_difference(games, public_games, "games")
+    if diff:
+        raise Difference(f"the public games are not the projection of the staff games: {diff}")
+    return report

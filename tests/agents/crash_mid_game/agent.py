@@ -1,0 +1,17 @@
+"""Hostile: plays three legal moves, then raises. Expected: agent_error."""
+
+import numpy as np
+
+
+class Agent:
+    def prepare(self, env_info):
+        self.calls = 0
+
+    def act(self, obs, action_mask):
+        self.calls += 1
+        if self.calls > 3:
+            raise ZeroDivisionError("the agent divided by zero on move 4")
+        return int(np.flatnonzero(action_mask)[0])
+
+    def observe_outcome(self, outcome):
+        pass

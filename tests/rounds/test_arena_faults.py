@@ -1,0 +1,61 @@
+"""Arena faults re-run the environment; past the threshold the round is held, not published."""
+
+from __future__ import annotations
+
+import pytest
+
+import grader.rounds.play as play
+from grader.agent_handle import AgentHandle
+from grader.faults import Fault, FaultKind
+from grader.limits import DEFAULT_LIMITS
+from grader.rounds.orchestrate import run_round
+from grader.session import HandleSession, open_session
+from tests.rounds.conftest import field, small_plan, without_execution
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def failing_launches(count: int, who: str = "alpha"):
+    """An open_session that fails `who`'s first `count` launches with the arena's launch_failed."""
+    state = {"left": count}
+
+    def opener(entrant, spec, limits, sandbox=None):
+        if entrant.name == who and state["left"] > 0:
+            state["left"] -= 1
+            handle = AgentHandle(None, DEFAULT_LIMITS, who)
+            handle.fault = Fault(FaultKind.LAUNCH_FAILED, "no sandbox today")
+            return HandleSession(who, handle)
+        return open_session(entrant, spec, limits, sandbox)
+    return opener
+
+
+def test_an_arena_fault_reruns_the_environment(tmp_path, monkeypatch):
+    plan = small_plan(field(("alpha", "Learner"), references=("random",)), envs="random-2 most/standard")
+    clean = run_round(plan, tmp_path / "clean", tmp_path / "pc", command="clean")
+    monkeypatch.setattr(play, "open_session", failing_launches(1))
+    rerun = run_round(plan, tmp_path / "out", tmp_path / "private", command="rerun")
+    assert rerun.status == "published"
+    faults = without_execution(rerun.public_path)
+    assert faults == without_execution(clean.public_path)  # the re-run is the same environment
+    text = rerun.public_path.read_text()
+    assert "launch_failed" in text and "no sandbox today" not in text
+
+
+def test_an_environment_the_arena_always_fails_holds_the_round(tmp_path, monkeypatch, capsys):
+    plan = small_plan(field(("alpha", "Learner"), references=("random",)), envs="random-2 most/standard")
+    monkeypatch.setattr(play, "open_session", failing_launches(99))
+    outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="held")
+    assert outcome.status == "held"
+    assert not (tmp_path / "out").exists()
+    assert (tmp_path / "private" / plan.round_id / "held.yaml").exists()
+    assert "held, not published" in capsys.readouterr().err
+    # Fixed, and run again with the same arguments: it retries and publishes.
+    monkeypatch.setattr(play, "open_session", open_session)
+    assert run_round(plan, tmp_path / "out", tmp_path / "private", command="again").status == "published"
+
+
+def test_too_many_arena_faults_hold_the_round(tmp_path, monkeypatch):
+    plan = small_plan(field(("alpha", "Learner"), references=("random",)), envs="random-2 most/standard",
+                      max_arena_faults=0)
+    monkeypatch.setattr(play, "open_session", failing_launches(1))
+    assert run_round(plan, tmp_path / "out", tmp_path / "private", command="x").status == "held"

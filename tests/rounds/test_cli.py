@@ -1,0 +1,86 @@
+"""`arena round`, `arena merge` and `arena verify` from the command line; bad input exits 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.cli import main
+from grader.sandbox.local import find_bwrap
+
+pytestmark = pytest.mark.timeout(180)
+AGENTS = Path(__file__).resolve().parent.parent / "agents"
+BASE = ["round", "--tier", "public", "--envs", "random-2 most/standard", "--budget", "6", "--checkpoints", "0,3,6",
+        "--games-per-checkpoint", "2", "--pairing-games", "2"]
+
+
+def test_round_then_verify(tmp_path, capsys):
+    out, private = tmp_path / "rounds", tmp_path / "private"
+    assert main(BASE + ["--agents", "random", "greedy", "--out", str(out), "--private-out", str(private)]) == 0
+    path = Path(capsys.readouterr().out.strip())
+    data = yaml.safe_load(path.read_text())
+    assert data["provenance"]["execution"]["command"].startswith("arena round --tier public")
+    assert main(["verify", str(path), "--private", str(private)]) == 0
+    assert "OK" in capsys.readouterr().out
+
+
+def test_sharded_round_then_merge(tmp_path, capsys):
+    out = tmp_path / "rounds"
+    args = BASE[:4] + ["2"] + BASE[5:] + ["--agents", "random", "greedy", "--out", str(out)]
+    for i in (1, 2):
+        assert main(args + ["--shard", f"{i}/2", "--private-out", str(tmp_path / f"p{i}")]) == 0
+    assert not out.exists()
+    folders = [str(next((tmp_path / f"p{i}").iterdir())) for i in (1, 2)]
+    assert main(["merge", *folders, "--out", str(out), "--private-out", str(tmp_path / "joined")]) == 0
+    path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    assert len(yaml.safe_load(path.read_text())["provenance"]["execution"]["shards"]) == 2
+    assert main(["verify", str(path)]) == 0
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--checkpoints", "0,5,3"], "increase strictly"),
+    (["--checkpoints", "0,3"], "last checkpoint must be the budget"),
+    (["--pairing-games", "3"], "even"),
+    (["--agents", "random", "no-such-folder"], "neither a submission"),
+    (["--shard", "3/2"], "--shard"),
+])
+def test_bad_input_exits_2_naming_it(tmp_path, capsys, extra, message):
+    args = BASE + ["--agents", "random", "greedy", "--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
+    args = args[:args.index("--agents")] + extra + args[args.index("--agents"):] if extra[0] != "--agents" else \
+        BASE + extra + ["--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
+    assert main(args) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_hidden_tiers_need_their_secrets_and_a_staff_folder(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ARENA_TIER_SEED", raising=False)
+    monkeypatch.delenv("ARENA_ROUND_SEED", raising=False)
+    monkeypatch.delenv("ARENA_PRIVATE_OUT", raising=False)
+    base = ["round", "--tier", "final", "--agents", "random", "--envs", "1", "--out", str(tmp_path / "o")]
+    assert main(base + ["--private-out", str(tmp_path / "p")]) == 2
+    assert "secret round seed" in capsys.readouterr().err
+    assert main(base + ["--seed", "x", "--private-out", str(tmp_path / "p")]) == 2
+    assert "--tier-seed" in capsys.readouterr().err
+    assert main(base + ["--seed", "x", "--tier-seed", "3"]) == 2
+    assert "--private-out" in capsys.readouterr().err
+    assert main(base + ["--seed", "x", "--tier-seed", "3", "--private-out", str(tmp_path / "o" / "staff")]) == 2
+    assert "would be published" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
+def test_a_sandboxed_submission_plays_a_round(tmp_path, capsys):
+    out, private = tmp_path / "rounds", tmp_path / "private"
+    code = main(BASE + ["--agents", f"rnd={AGENTS / 'random_agent'}", "random", "--out", str(out),
+                        "--private-out", str(private)])
+    err = capsys.readouterr()
+    if code != 0 and "bwrap" in err.err:
+        pytest.skip("bubblewrap cannot create namespaces here")
+    assert code == 0, err.err
+    path = Path(err.out.strip())
+    data = yaml.safe_load(path.read_text())
+    entry = next(f for f in data["field"] if f["name"] == "rnd")
+    assert entry["kind"] == "submission" and entry["digest"].startswith("sha256:") and entry["account"] == "rnd"
+    assert all(row["status"] == "ok" for env in data["environments"] for row in env["agents"])
+    assert main(["verify", str(path)]) == 0

@@ -1,0 +1,75 @@
+"""A final round publishes no hidden rules, no seed and no agent output (design §6)."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+
+from grader.results import load_games, load_results
+from grader.rounds.orchestrate import run_round
+from grader.verify import verify
+from tests.rounds.agents import OUTPUT_MARKER
+from tests.rounds.conftest import field, small_plan
+
+pytestmark = pytest.mark.timeout(180)
+
+TIER_SEED = "918273645546372819"
+ROUND_SEED = "roundseed-5c0ffee-81d2"
+
+
+def every_file_text(folder):
+    """(path, text) of every file under `folder`, gzip files decompressed."""
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        blob = path.read_bytes()
+        if path.suffix == ".gz":
+            blob = gzip.decompress(blob)
+        yield path, blob.decode("utf-8", "replace")
+
+
+def test_a_final_round_keeps_rules_seeds_and_output_out_of_rounds(tmp_path):
+    plan = small_plan(field(("alpha", "Learner"), ("echo", "Chatty")), envs="2", tier="final",
+                      seed=ROUND_SEED, tier_seed=TIER_SEED)
+    out, private = tmp_path / "rounds", tmp_path / "private"
+    outcome = run_round(plan, out, private, command="arena round --tier final --seed <secret> --tier-seed <secret>")
+    assert outcome.status == "published"
+    secrets = [TIER_SEED, ROUND_SEED, OUTPUT_MARKER]
+    for entry in plan.envs:
+        spec = entry.spec
+        secrets += [spec.id, spec.name, spec.id[4:]]
+    forbidden_keys = ["capture", "\"win\"", "win:", "rules:", "\"rules\"", "obstacles", "\"moves\"", "black_discs", "\"seed\""]
+    files = list(every_file_text(out))
+    assert len(files) == 2  # the results file and its games
+    for path, text in files:
+        for secret in secrets:
+            assert secret not in text, f"{path.name} carries {secret!r}"
+        for key in forbidden_keys:
+            assert key not in text, f"{path.name} carries {key!r}"
+    # The staff record has all of it, and the marker the agent printed.
+    staff = "".join(text for _, text in every_file_text(private))
+    assert OUTPUT_MARKER in staff and plan.envs[0].spec.id in staff
+    # The public projection alone still lets anyone recompute every aggregate.
+    data = load_results(outcome.public_path)
+    assert data["disclosure"]["profile"] == "final" and data["provenance"]["config"]["seed"] is None
+    assert all("moves" not in g for g in load_games(outcome.public_path, data))
+    report = verify(outcome.public_path)
+    assert report.replayed == 0 and report.numbers > 50
+    assert verify(outcome.public_path, private).replayed > 0
+
+
+def test_final_labels_follow_a_secret_order(tmp_path):
+    a = small_plan(field(references=("random",)), envs="4", tier="final", seed="1", tier_seed=TIER_SEED)
+    b = small_plan(field(references=("random",)), envs="4", tier="final", seed="2", tier_seed=TIER_SEED)
+    assert {e.spec.id for e in a.envs} == {e.spec.id for e in b.envs}
+    assert [e.spec.id for e in a.envs] != [e.spec.id for e in b.envs]  # not the generation order
+
+
+def test_a_ladder_round_withholds_rules_by_default(tmp_path):
+    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5")
+    outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="x")
+    text = outcome.public_path.read_text()
+    assert plan.envs[0].spec.id not in text and "capture" not in text
+    open_plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5",
+                           ladder_rules="public")
+    opened = run_round(open_plan, tmp_path / "rounds2", tmp_path / "private2", command="x")
+    assert open_plan.envs[0].spec.id in opened.public_path.read_text()

@@ -1,0 +1,107 @@
+"""Whole rounds with in-process agents: the round of design §5, its metrics and its files."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+import yaml
+
+from grader.results import load_results
+from grader.rounds.orchestrate import run_round
+from grader.rounds.records import read_record, record_path
+from grader.verify import verify
+from tests.rounds.conftest import EIGHT, field, small_plan
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def test_a_round_of_eight_publishes_standing_elo_and_verifies(dirs):
+    out, private = dirs
+    plan = small_plan(field(*EIGHT))
+    outcome = run_round(plan, out, private, jobs=1, command="test")
+    assert outcome.status == "published"
+    data = load_results(outcome.public_path)
+    assert list(data)[0] == "schema_version"
+    assert data["round"]["standing_published"] and data["round"]["private"]  # 2 environments: private
+    assert not data["round"]["leaderboard"]
+    names = [a["name"] for a in data["agents"]]
+    assert names == sorted(names) and len(names) == 8
+    by_name = {a["name"]: a for a in data["agents"]}
+    assert by_name["random"]["elo"] == 1000.0 and data["elo"]["anchor"] == "random = 1000"
+    for agent in data["agents"]:
+        assert [p["games"] for p in agent["curve"]] == [0, 5, 10]
+        assert agent["sae"]["b0"] == 5 and agent["sae"]["b_max"] == 10
+        # 7 opponents x 2 games x 2 environments, nobody faulted.
+        assert agent["record"]["games"] == 28 and agent["standing"]["faulted_games"] == 0
+        lo, hi = agent["standing"]["interval"]
+        assert lo <= agent["standing"]["value"] <= hi
+    assert sorted(a["standing"]["rank"] for a in data["agents"])[0] == 1
+    # Scored games: 8 agents x 3 checkpoints x 2, plus 28 pairs x 2, per environment.
+    assert data["games"]["count"] == 2 * (8 * 3 * 2 + 28 * 2)
+    for env in data["environments"]:
+        for row in env["agents"]:
+            assert row["self_play"]["games"] == 10 and row["status"] == "ok"
+    report = verify(outcome.public_path, private)
+    assert report.replayed == 2 * data["games"]["count"]  # the public games and the staff copy
+
+
+def test_in_process_agents_get_the_protocol_of_design_4(dirs):
+    # tests.rounds.agents.Learner asserts env_info has no rules, your_color is "both", exactly
+    # `budget` outcomes arrive and none after freeze: any violation is an agent_error fault.
+    out, private = dirs
+    plan = small_plan(field(("alpha", "Learner"), references=("random",)), budget=12, checkpoints=(0, 4, 12))
+    outcome = run_round(plan, out, private, command="test")
+    data = load_results(outcome.public_path)
+    assert all(row["status"] == "ok" for env in data["environments"] for row in env["agents"])
+    record = read_record(record_path(private / plan.round_id, 0))
+    assert record.entrants["alpha"].fault is None
+    assert record.entrants["alpha"].self_play.games == 12
+
+
+def test_agent_fault_scores_zero_and_voids_its_pairings(dirs):
+    out, private = dirs
+    plan = small_plan(field(("alpha", "Learner"), ("crash", "CrashLate"), ("prep", "CrashOnPrepare"),
+                            ("never", "NeverLegal")))
+    outcome = run_round(plan, out, private, command="test")
+    data = load_results(outcome.public_path)
+    agents = {a["name"]: a for a in data["agents"]}
+    assert agents["crash"]["faults"]["agent_error"] == 2 and agents["crash"]["faulted_envs"] == 2
+    assert agents["prep"]["faults"]["agent_error"] == 2
+    assert agents["never"]["faults"]["forfeit"] == 2
+    for name in ("crash", "prep", "never"):
+        assert all(p["win_rate"] == 0 and p["draw_rate"] == 0 for p in agents[name]["curve"])
+        assert agents[name]["sae"]["value"] == 0.0 and agents[name]["record"]["games"] == 0
+    # The survivors' pairings with the dead are void: 3 live opponents... only 3 of the 7 others are alive.
+    live = ("alpha", "greedy", "minimax", "random")
+    for name in live:
+        assert agents[name]["record"]["games"] == 2 * 3 * 2 and agents[name]["faulted_envs"] == 0
+    assert {p["a"] for p in data["pairwise"]} | {p["b"] for p in data["pairwise"]} == set(live)
+    # Every scored game alpha played has one ending: 2 envs x (3 checkpoints x 2 + 3 live opponents x 2).
+    assert sum(agents["alpha"]["endings"].values()) == 24
+    assert data["round"]["standing_published"] is False  # a field of 7
+    # Fault details and the agents' output stay in the staff record.
+    record = read_record(record_path(private / plan.round_id, 0))
+    assert "ZeroDivisionError" in record.entrants["crash"].fault["detail"]
+    assert record.entrants["never"].fault_phase.startswith("self-play")
+    assert "ZeroDivisionError" not in outcome.public_path.read_text()
+    verify(outcome.public_path, private)
+
+
+def test_paper_round_is_research_and_never_on_the_leaderboard(dirs):
+    out, private = dirs
+    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="paper")
+    data = load_results(run_round(plan, out, private, command="test").public_path)
+    assert data["round"]["research"] and not data["round"]["leaderboard"]
+    assert any("research" in note for note in data["round"]["notes"])
+
+
+def test_games_file_is_deterministic_gzip(dirs):
+    out, private = dirs
+    plan = small_plan(field(references=("random", "greedy")), envs="1")
+    outcome = run_round(plan, out, private, command="test")
+    blob = (out / plan.round_id / "games.jsonl.gz").read_bytes()
+    header, *games = gzip.decompress(blob).decode().splitlines()
+    assert json.loads(header)["kind"] == "games" and len(games) == yaml.safe_load(outcome.public_path.read_text())["games"]["count"]
+    assert blob[4:8] == b"\0\0\0\0"  # gzip mtime zero

@@ -1,0 +1,121 @@
+"""Fixtures for running the hostile agents of tests/agents through a sandbox."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.agent_handle import AgentHandle
+from grader.limits import DEFAULT_LIMITS
+from grader.sandbox.local import LocalSandbox, find_bwrap
+from grader.submission import load_submission
+
+AGENTS = Path(__file__).resolve().parent.parent / "agents"
+# Short deadlines so a hostile agent costs the suite seconds, not minutes.
+TEST_LIMITS = dataclasses.replace(DEFAULT_LIMITS, act_hard_seconds=2.0, act_soft_seconds=0.5, prepare_seconds=20.0)
+ENV_INFO = {"rows": 8, "cols": 8, "obstacles": [], "interaction_budget": 0, "env_index": 0, "env_count": 1}
+
+
+def board(rows: int = 8, cols: int = 8) -> tuple[np.ndarray, np.ndarray]:
+    """An observation and a legal mask shaped like the engine's (the opening's four legal cells)."""
+    obs = np.zeros((3, rows, cols), np.float32)
+    mask = np.zeros(rows * cols, np.int8)
+    mask[[19, 26, 37, 44]] = 1
+    return obs, mask
+
+
+def _local_works() -> str | None:
+    if find_bwrap() is None:
+        return "bubblewrap (bwrap) is not installed; run scripts/system-deps.sh"
+    import subprocess
+    try:
+        r = subprocess.run(["bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
+                           capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap cannot run here: {exc}"
+    if r.returncode != 0:
+        return f"bwrap cannot create namespaces here: {r.stderr.decode(errors='replace').strip()}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def local_sandbox() -> LocalSandbox:
+    reason = _local_works()
+    if reason:
+        pytest.skip(reason)
+    return LocalSandbox()
+
+
+@pytest.fixture
+def launch(local_sandbox, tmp_path):
+    """launch(name, target=None, limits=TEST_LIMITS) -> a ready AgentHandle for tests/agents/<name>.
+
+    The agent is copied to a fresh folder; `target` (if given) is written beside
+    it as target.json. Every handle is closed at the end of the test.
+    """
+    handles = []
+
+    def _launch(name: str, target: dict | None = None, limits=TEST_LIMITS) -> AgentHandle:
+        folder = tmp_path / "subs" / name
+        shutil.copytree(AGENTS / name, folder)
+        if target is not None:
+            (folder / "target.json").write_text(json.dumps(target))
+        handle = AgentHandle.launch(local_sandbox, load_submission(folder), limits)
+        handles.append(handle)
+        return handle
+
+    yield _launch
+    for handle in handles:
+        handle.close()
+
+
+def runner_processes() -> list[str]:
+    """Command lines of live processes that belong to some sandbox (runner or grandchild)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "/arena/runner/runner.py" in cmd or "ARENA_GRANDCHILD_MARKER" in cmd or "time.sleep(10**6)" in cmd:
+            found.append(f"{entry}: {cmd[:120]}")
+    return found
+
+
+def play(handle: AgentHandle, moves: int = 20) -> list:
+    """prepare + `moves` act calls on the test board; returns the faults met (at most one)."""
+    fault = handle.prepare(ENV_INFO)
+    if fault:
+        return [fault]
+    obs, mask = board()
+    for _ in range(moves):
+        action, fault = handle.act(obs, mask)
+        if fault:
+            return [fault]
+        assert mask[action] == 1
+    return []
+
+
+@pytest.fixture
+def assert_unharmed(launch):
+    """Call after a hostile agent is closed: no sandbox process survives, and a
+    well-behaved agent starts and plays right after."""
+
+    def _check() -> None:
+        leftovers = runner_processes()
+        assert not leftovers, f"processes left running: {leftovers}"
+        good = launch("random_agent")
+        assert good.fault is None, f"well-behaved agent failed after a hostile one: {good.fault}"
+        assert play(good, 20) == []
+        good.close()
+        assert not runner_processes()
+
+    return _check

@@ -1,0 +1,187 @@
+"""The hostile-agent suite: each agent of tests/agents run through the local sandbox.
+
+Each test checks the expected fault *and* that the host and the next agent are
+unharmed (no process left, a well-behaved agent plays right after).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from grader.faults import FaultKind
+from .conftest import TEST_LIMITS, board, play
+
+pytestmark = pytest.mark.timeout(90)
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize("name, kind, detail", [
+    ("fork_bomb", FaultKind.TIMEOUT, "hard limit"),
+    ("busy_loop", FaultKind.TIMEOUT, "hard limit"),
+    ("sleep_forever", FaultKind.TIMEOUT, "hard limit"),
+    ("alloc_8gib", FaultKind.AGENT_ERROR, "MemoryError"),
+    ("threads_500", FaultKind.AGENT_ERROR, "thread"),
+    ("crash_mid_game", FaultKind.AGENT_ERROR, "ZeroDivisionError"),
+    ("exit_mid_game", FaultKind.EOF, "ended during act"),
+    ("non_integer_action", FaultKind.PROTOCOL, "not an int"),
+    ("out_of_range_action", FaultKind.PROTOCOL, "outside the board"),
+    ("stdout_flood", FaultKind.AGENT_ERROR, "output cap"),
+])
+def test_hostile_agent_faults_and_host_is_unharmed(launch, assert_unharmed, name, kind, detail):
+    handle = launch(name)
+    assert handle.fault is None, handle.fault
+    faults = play(handle, 10)
+    assert [f.kind for f in faults] == [kind], (faults, handle.stderr_text()[-2000:])
+    assert detail in faults[0].detail
+    assert kind.is_agents_fault
+    # A dead handle answers every later call with the same fault, at once.
+    assert handle.act(*board()) == (None, faults[0])
+    handle.close()
+    assert_unharmed()
+
+
+def test_crash_on_import_is_agent_error(launch, assert_unharmed):
+    handle = launch("crash_on_import")
+    assert handle.fault is not None and handle.fault.kind is FaultKind.AGENT_ERROR
+    assert "RuntimeError" in handle.fault.detail and "import" in handle.fault.detail
+    assert "this agent breaks on import" in handle.stderr_text()  # the traceback is kept for the owner
+    handle.close()
+    assert_unharmed()
+
+
+def test_memory_hog_is_stopped_by_the_memory_cgroup(launch, assert_unharmed, local_sandbox):
+    # Filling 1 GiB on one CPU can take seconds on a loaded host: a roomy deadline,
+    # so that the memory limit, not the clock, is what stops it.
+    handle = launch("memory_hog", limits=dataclasses.replace(TEST_LIMITS, act_hard_seconds=20.0))
+    if handle.process.cgroup is None or "memory" not in handle.process.cgroup.dirs:
+        pytest.skip("no memory cgroup on this host: only the address-space rlimit applies")
+    faults = play(handle, 1)
+    assert [f.kind for f in faults] == [FaultKind.OOM], faults
+    assert not FaultKind.OOM.is_agents_fault
+    handle.close()
+    assert_unharmed()
+
+
+def test_stdout_garbage_stays_off_the_wire(launch, assert_unharmed):
+    handle = launch("stdout_garbage")
+    assert play(handle, 20) == []
+    log = handle.stderr_text()
+    assert "thinking..." in log and "hello from prepare" in log and "garbage" in log
+    handle.close()
+    assert_unharmed()
+
+
+def test_stderr_chatty_is_truncated_not_faulted(launch, assert_unharmed):
+    handle = launch("stderr_chatty")
+    assert play(handle, 30) == []
+    log = handle.stderr_text()
+    assert handle.log.total > 30 * 20_000
+    assert len(log) < handle.limits.log_keep_bytes + 200
+    assert "more bytes of output dropped" in log
+    handle.close()
+    assert_unharmed()
+
+
+def test_tcp_connect_to_host_loopback_never_arrives(launch, assert_unharmed):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    listener.settimeout(0.2)
+    port = listener.getsockname()[1]
+    accepted = []
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                conn, addr = listener.accept()
+                accepted.append(addr)
+                conn.close()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        handle = launch("tcp_connect", target={"port": port})
+        assert play(handle, 10) == []
+        log = handle.stderr_text()
+        handle.close()
+    finally:
+        stop.set()
+        thread.join(2)
+        listener.close()
+    assert accepted == [], f"the sandbox reached the host's loopback: {accepted}"
+    assert "CONNECTED" not in log
+    assert f"connect 127.0.0.1:{port} failed" in log
+    assert_unharmed()
+
+
+@pytest.fixture
+def host_path(tmp_path):
+    """A host path outside /tmp (the sandbox has a private /tmp of its own, so a
+    path under the host's /tmp would prove nothing); removed afterwards."""
+    path = HERE / f"host-{os.getpid()}-{os.urandom(4).hex()}"
+    yield path
+    if path.is_dir():
+        for child in path.iterdir():
+            child.unlink()
+        path.rmdir()
+    elif path.exists():
+        path.unlink()
+
+
+def test_write_outside_tmp_fails(launch, assert_unharmed, tmp_path, host_path):
+    target = host_path / "pwned.txt"
+    handle = launch("write_outside_tmp", target={"path": str(target)})
+    assert play(handle, 5) == []
+    log = handle.stderr_text()
+    handle.close()
+    assert "WROTE /tmp/ok.txt" in log
+    wrote = [line for line in log.splitlines() if line.startswith("WROTE") and "/tmp/ok.txt" not in line]
+    assert wrote == [], wrote
+    assert not host_path.exists()
+    assert f"write {target} failed" in log
+    assert not (tmp_path / "subs" / "write_outside_tmp" / "pwned.txt").exists()
+    assert not os.path.exists("/pwned.txt") and not os.path.exists("/etc/pwned.txt")
+    assert_unharmed()
+
+
+def test_host_file_and_env_var_do_not_leak(launch, assert_unharmed, host_path, monkeypatch):
+    secret = "ARENA-SECRET-" + os.urandom(8).hex()
+    secret_file = host_path
+    secret_file.write_text(secret)
+    monkeypatch.setenv("ARENA_TEST_SECRET", secret)
+    handle = launch("read_host", target={"path": str(secret_file), "env_var": "ARENA_TEST_SECRET"})
+    assert play(handle, 5) == []
+    log = handle.stderr_text()
+    handle.close()
+    assert "VAR None" in log
+    assert f"read {secret_file} failed" in log
+    assert secret not in log
+    assert "read /etc/passwd failed" in log  # /etc of the host is not in the sandbox at all
+    assert_unharmed()
+
+
+def test_grandchild_is_killed_with_the_sandbox(launch, assert_unharmed):
+    handle = launch("grandchild")
+    assert play(handle, 5) == []
+    handle.close()
+    assert_unharmed()  # checks no process with the grandchild's marker is alive
+
+
+def test_closing_stdin_does_not_break_the_protocol(launch, assert_unharmed):
+    handle = launch("close_stdin")
+    assert play(handle, 20) == []
+    assert "stdin read: " in handle.stderr_text()  # it read /dev/null, not the protocol
+    handle.close()
+    assert_unharmed()

@@ -1,0 +1,132 @@
+"""The submission loader: good folders and zips, and each way a bad one is rejected."""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import submission as sub_mod
+from grader.submission import SubmissionError, load_submission
+
+pytestmark = pytest.mark.timeout(60)
+
+AGENT = "class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): return 0\n    def observe_outcome(self, o): pass\n"
+
+
+def make_folder(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def make_zip(path: Path, entries: list[tuple], compression=zipfile.ZIP_DEFLATED) -> Path:
+    """entries: (name, data) or (ZipInfo, data)."""
+    with zipfile.ZipFile(path, "w", compression) as zf:
+        for name, data in entries:
+            zf.writestr(name, data)
+    return path
+
+
+def test_folder_loads_with_stable_digest(tmp_path):
+    folder = make_folder(tmp_path / "a", {"agent.py": AGENT, "priors/table.json": "[1, 2]"})
+    first = load_submission(folder)
+    assert first.files == ("agent.py", "priors/table.json")
+    assert first.digest.startswith("sha256:") and load_submission(folder).digest == first.digest
+    (folder / "priors" / "table.json").write_text("[1, 3]")
+    assert load_submission(folder).digest != first.digest
+
+
+def test_zip_loads_including_one_top_folder(tmp_path):
+    z = make_zip(tmp_path / "s.zip", [("mine/agent.py", AGENT), ("mine/w.csv", "1,2\n")])
+    s = load_submission(z, extract_to=tmp_path / "out")
+    assert s.files == ("agent.py", "w.csv")
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"main.py": AGENT}, "no agent.py"),
+    ({"agent.py": "class Agente:\n    pass\n"}, "no top-level `class Agent`"),
+    ({"agent.py": "class Agent:\n    def act(self, o, m):\n        return 0\n"}, "no prepare, observe_outcome"),
+    ({"agent.py": "class Agent(:\n"}, "syntax error at line 1"),
+])
+def test_bad_folders(tmp_path, files, message):
+    with pytest.raises(SubmissionError, match=message):
+        load_submission(make_folder(tmp_path / "a", files))
+
+
+def test_symlink_in_folder_is_rejected(tmp_path):
+    folder = make_folder(tmp_path / "a", {"agent.py": AGENT})
+    os.symlink("/etc/passwd", folder / "passwd")
+    with pytest.raises(SubmissionError, match="symbolic links"):
+        load_submission(folder)
+
+
+def test_too_many_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(sub_mod, "MAX_FILES", 3)
+    folder = make_folder(tmp_path / "a", {"agent.py": AGENT, **{f"f{i}.txt": "x" for i in range(4)}})
+    with pytest.raises(SubmissionError, match="more than 3 files"):
+        load_submission(folder)
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT)] + [(f"f{i}", "x") for i in range(4)])
+    with pytest.raises(SubmissionError, match="entries, more than 3"):
+        load_submission(z, extract_to=tmp_path / "out")
+
+
+def test_zip_with_absolute_path(tmp_path):
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("/etc/evil", "x")])
+    with pytest.raises(SubmissionError, match="absolute path"):
+        load_submission(z, extract_to=tmp_path / "out")
+
+
+def test_zip_with_dotdot(tmp_path):
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("../../evil.py", "x")])
+    with pytest.raises(SubmissionError, match=r"'\.\.'"):
+        load_submission(z, extract_to=tmp_path / "out")
+    assert not (tmp_path / "evil.py").exists()
+
+
+def test_zip_with_symlink(tmp_path):
+    link = zipfile.ZipInfo("link")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), (link, "/etc/passwd")])
+    with pytest.raises(SubmissionError, match="symbolic link"):
+        load_submission(z, extract_to=tmp_path / "out")
+
+
+def test_zip_bomb_by_ratio(tmp_path):
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("zeros.bin", b"\0" * (8 * 1024 * 1024))])
+    with pytest.raises(SubmissionError, match="zip bomb"):
+        load_submission(z, extract_to=tmp_path / "out")
+    assert not (tmp_path / "out" / "zeros.bin").exists()
+
+
+def test_zip_over_total_uncompressed_size(tmp_path, monkeypatch):
+    monkeypatch.setattr(sub_mod, "MAX_TOTAL_BYTES", 1000)
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("big.txt", os.urandom(2000))], zipfile.ZIP_STORED)
+    with pytest.raises(SubmissionError, match="unpacks to more than"):
+        load_submission(z, extract_to=tmp_path / "out")
+
+
+def test_zip_over_size_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(sub_mod, "MAX_ZIP_BYTES", 100)
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("r.bin", os.urandom(500))])
+    with pytest.raises(SubmissionError, match="over the"):
+        load_submission(z, extract_to=tmp_path / "out")
+
+
+def test_not_a_folder_or_zip(tmp_path):
+    (tmp_path / "agent.tar").write_bytes(b"not a zip")
+    with pytest.raises(SubmissionError, match="neither a folder nor a zip"):
+        load_submission(tmp_path / "agent.tar")
+    with pytest.raises(SubmissionError, match="no such file"):
+        load_submission(tmp_path / "missing")
+
+
+def test_the_hostile_suite_agents_all_load():
+    agents = Path(__file__).resolve().parent.parent / "agents"
+    for folder in sorted(p for p in agents.iterdir() if p.is_dir()):
+        assert load_submission(folder).files[0] == "agent.py"
