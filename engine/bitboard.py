@@ -457,3 +457,65 @@ def bits_to_int8(a, ncells, out):
     """out[i] = 1 where bit i of a is set, for i < ncells."""
     for i in range(ncells):
         out[i] = 1 if testbit(a, i) else 0
+
+
+# -- The Game's state as arrays: one kernel call per action -------------------------------
+# st: uint64 (3, words) = rows black, white, legal-for-the-side-to-move;
+# meta: int64 [side to move (0 black), placements, termination (-1 running, 0 no moves,
+# 1 turn limit)].
+
+@njit(cache=True)
+def refresh(st, meta, like, masks, shifts, nxt, cap, turn_limit):
+    """Recompute the side to move's legal moves and whether the game has ended."""
+    black = row(st, 0, like)
+    white = row(st, 1, like)
+    if meta[0] == 0:
+        own, opp = black, white
+    else:
+        own, opp = white, black
+    legal = legal_moves(own, opp, masks, shifts, cap)
+    for w in range(len(legal)):
+        st[2, w] = legal[w]
+    if turn_limit >= 0 and meta[1] >= turn_limit:
+        meta[2] = 1
+    elif not nonzero(legal) and not nonzero(legal_moves(opp, own, masks, shifts, cap)):
+        meta[2] = 0
+    else:
+        meta[2] = -1
+
+
+@njit(cache=True)
+def advance(st, meta, cell, like, masks, shifts, nxt, cap, turn_limit):
+    """Place at `cell` for the side to move (cell < 0: no placement), then hand the turn over."""
+    if cell >= 0:
+        black = row(st, 0, like)
+        white = row(st, 1, like)
+        if meta[0] == 0:
+            black, white = apply_move(black, white, cell, nxt, cap)
+        else:
+            white, black = apply_move(white, black, cell, nxt, cap)
+        for w in range(len(black)):
+            st[0, w] = black[w]
+            st[1, w] = white[w]
+        meta[1] += 1
+    meta[0] = 1 - meta[0]
+    refresh(st, meta, like, masks, shifts, nxt, cap, turn_limit)
+
+
+@njit(cache=True)
+def fill_mask(st, out):
+    """out[i] = 1 where the side to move may place (row 2 of st)."""
+    for i in range(out.shape[0]):
+        out[i] = (st[2, i >> 6] >> np.uint64(i & 63)) & ONE
+
+
+@njit(cache=True)
+def fill_observation(st, side, obstacles, out):
+    """out (3, cells) float32 = own, opponent, obstacles from the side to move."""
+    own = 0 if side == 0 else 1
+    for i in range(out.shape[1]):
+        w = i >> 6
+        b = np.uint64(i & 63)
+        out[0, i] = np.float32((st[own, w] >> b) & ONE)
+        out[1, i] = np.float32((st[1 - own, w] >> b) & ONE)
+        out[2, i] = obstacles[i]

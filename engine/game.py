@@ -69,6 +69,7 @@ class Geometry:
     words: int
     cells: int
     obstacle_plane: np.ndarray  # float32 (rows, cols)
+    obstacle_flat: np.ndarray   # float32 (rows * cols,)
     black0: tuple
     white0: tuple
 
@@ -83,7 +84,7 @@ def geometry(layout: Layout) -> Geometry:
         plane[r, c] = 1.0
     black, white = layout.opening
     return Geometry(
-        masks, shifts, nxt, words, layout.cells, plane,
+        masks, shifts, nxt, words, layout.cells, plane, plane.reshape(-1).copy(),
         bb.to_words([r * layout.cols + c for r, c in black], words),
         bb.to_words([r * layout.cols + c for r, c in white], words),
     )
@@ -98,7 +99,8 @@ class Game:
 
     After every action the engine checks for the end (neither side can move, or the turn
     limit). When the side to move has no legal move and the game is not over, the caller
-    passes with `pass_turn()`.
+    passes with `pass_turn()`. The position lives in two small arrays so that each action
+    is one kernel call.
     """
 
     def __init__(self, spec: EnvSpec):
@@ -106,62 +108,73 @@ class Game:
         self.layout, self.rules = spec.layout, spec.rules
         self.geo = geometry(spec.layout)
         self.cap = spec.rules.capture.code
-        self.black, self.white = self.geo.black0, self.geo.white0
-        self.to_move = Color.BLACK
+        self._limit = turn_limit_arg(spec.rules)
+        self._st = np.zeros((3, self.geo.words), dtype=np.uint64)
+        self._st[0] = self.geo.black0
+        self._st[1] = self.geo.white0
+        self._meta = np.array([0, 0, -1], dtype=np.int64)  # side to move, placements, termination
         self.moves: list[int | str] = []
-        self.placements = 0
-        self._termination: Termination | None = None
         self._forfeit_winner: Color | None = None
-        self._legal = self._compute_legal()
-        self._check_end()
+        self._forfeited = False
+        g = self.geo
+        bb.refresh(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit)
 
     # -- position ---------------------------------------------------------------------
-    def _own_opp(self) -> tuple[tuple, tuple]:
-        return (self.black, self.white) if self.to_move is Color.BLACK else (self.white, self.black)
+    @property
+    def to_move(self) -> Color:
+        return Color(int(self._meta[0]))
 
-    def _compute_legal(self) -> tuple:
-        own, opp = self._own_opp()
-        return bb.words(bb.legal_moves(own, opp, self.geo.masks, self.geo.shifts, self.cap))
+    @property
+    def placements(self) -> int:
+        return int(self._meta[1])
+
+    @property
+    def black(self) -> tuple:
+        return tuple(self._st[0])
+
+    @property
+    def white(self) -> tuple:
+        return tuple(self._st[1])
+
+    @property
+    def legal_words(self) -> tuple:
+        """The side to move's legal cells as bitboard words."""
+        return tuple(self._st[2])
+
+    def sides(self) -> tuple[tuple, tuple]:
+        """(own, opponent) bitboards of the side to move."""
+        own = int(self._meta[0])
+        return tuple(self._st[own]), tuple(self._st[1 - own])
 
     def legal_cells(self) -> list[int]:
         """Legal cells for the side to move, ascending."""
-        return [] if self.done else bb.from_words(self._legal)
+        return [] if self.done else bb.from_words(self.legal_words)
 
     def legal_mask(self) -> np.ndarray:
         """int8 (rows * cols,): 1 where the side to move may place."""
         out = np.zeros(self.geo.cells, dtype=np.int8)
         if not self.done:
-            bb.bits_to_int8(self._legal, self.geo.cells, out)
+            bb.fill_mask(self._st, out)
         return out
 
     def has_legal_move(self) -> bool:
-        return not self.done and any(self._legal)
+        return not self.done and bool(self._st[2].any())
 
     def observation(self) -> np.ndarray:
         """float32 (3, rows, cols) = [own discs, opponent discs, obstacles] from the side to move."""
-        own, opp = self._own_opp()
-        obs = np.zeros((3, self.geo.cells), dtype=np.float32)
-        tmp = np.zeros(self.geo.cells, dtype=np.int8)
-        bb.bits_to_int8(own, self.geo.cells, tmp)
-        obs[0] = tmp
-        bb.bits_to_int8(opp, self.geo.cells, tmp)
-        obs[1] = tmp
-        obs = obs.reshape(3, self.layout.rows, self.layout.cols)
-        obs[2] = self.geo.obstacle_plane
-        return obs
+        out = np.empty((3, self.geo.cells), dtype=np.float32)
+        bb.fill_observation(self._st, self._meta[0], self.geo.obstacle_flat, out)
+        return out.reshape(3, self.layout.rows, self.layout.cols)
 
     def counts(self) -> tuple[int, int]:
         """(black discs, white discs)."""
-        return sum(int(w).bit_count() for w in self.black), sum(int(w).bit_count() for w in self.white)
+        return (sum(int(w).bit_count() for w in self._st[0]), sum(int(w).bit_count() for w in self._st[1]))
 
     def board(self) -> np.ndarray:
         """int8 (rows, cols): 0 empty, 1 black, 2 white, 3 obstacle."""
         out = np.zeros(self.geo.cells, dtype=np.int8)
-        tmp = np.zeros(self.geo.cells, dtype=np.int8)
-        bb.bits_to_int8(self.black, self.geo.cells, tmp)
-        out[tmp == 1] = 1
-        bb.bits_to_int8(self.white, self.geo.cells, tmp)
-        out[tmp == 1] = 2
+        out[bb.from_words(self.black)] = 1
+        out[bb.from_words(self.white)] = 2
         out = out.reshape(self.layout.rows, self.layout.cols)
         out[self.geo.obstacle_plane == 1] = 3
         return out
@@ -179,73 +192,63 @@ class Game:
         """Whether `cell` is an int index of a legal placement for the side to move."""
         if self.done or isinstance(cell, bool) or not isinstance(cell, (int, np.integer)):
             return False
-        return 0 <= int(cell) < self.geo.cells and bool((int(self._legal[int(cell) >> 6]) >> (int(cell) & 63)) & 1)
+        cell = int(cell)
+        return 0 <= cell < self.geo.cells and bool((int(self._st[2, cell >> 6]) >> (cell & 63)) & 1)
+
+    def _advance(self, cell: int) -> None:
+        g = self.geo
+        bb.advance(self._st, self._meta, cell, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit)
 
     def play(self, cell: int) -> None:
         """Place a disc for the side to move; raises IllegalMoveError if the rules forbid it."""
         self._require_running()
         if not self.is_legal(cell):
             raise IllegalMoveError(f"cell {cell!r} is not a legal move for {self.to_move.label}")
-        own, opp = self._own_opp()
-        own, opp = (bb.words(t) for t in bb.apply_move(own, opp, int(cell), self.geo.nxt, self.cap))
-        if self.to_move is Color.BLACK:
-            self.black, self.white = own, opp
-        else:
-            self.white, self.black = own, opp
-        self.placements += 1
         self.moves.append(int(cell))
-        self._next_turn()
+        self._advance(int(cell))
 
     def pass_turn(self) -> None:
         """A forced pass: allowed only when the side to move has no legal move."""
         self._require_running()
-        if any(self._legal):
+        if self._st[2].any():
             raise IllegalMoveError(f"{self.to_move.label} has a legal move and may not pass")
         self.moves.append(PASS)
-        self._next_turn()
+        self._advance(-1)
 
     def lose_turn(self) -> None:
         """The side to move loses its turn (its move was illegal); recorded as "lost"."""
         self._require_running()
         self.moves.append(LOST)
-        self._next_turn()
+        self._advance(-1)
 
     def forfeit(self, color: Color) -> None:
         """`color` forfeits: the game ends and the other colour wins."""
         self._require_running()
-        self._termination = Termination.FORFEIT
+        self._forfeited = True
         self._forfeit_winner = Color(color).other
-
-    def _next_turn(self) -> None:
-        self.to_move = self.to_move.other
-        self._legal = self._compute_legal()
-        self._check_end()
-
-    def _check_end(self) -> None:
-        limit = self.rules.turn_limit
-        if limit is not None and self.placements >= limit:
-            self._termination = Termination.TURN_LIMIT
-        elif not any(self._legal):
-            own, opp = self._own_opp()
-            if not any(bb.legal_moves(opp, own, self.geo.masks, self.geo.shifts, self.cap)):
-                self._termination = Termination.NO_MOVES
 
     # -- result -----------------------------------------------------------------------
     @property
     def done(self) -> bool:
-        return self._termination is not None
+        return self._forfeited or self._meta[2] >= 0
+
+    @property
+    def termination(self) -> Termination | None:
+        if self._forfeited:
+            return Termination.FORFEIT
+        return {-1: None, 0: Termination.NO_MOVES, 1: Termination.TURN_LIMIT}[int(self._meta[2])]
 
     def outcome(self) -> Outcome:
         """The result; only for a finished game."""
         if not self.done:
             raise ValueError("the game is not over")
         black, white = self.counts()
-        if self._termination is Termination.FORFEIT:
+        if self._forfeited:
             winner = self._forfeit_winner
         else:
             code = winner_code(self.rules, black, white)
             winner = None if code == DRAW else Color(code)
-        return Outcome(self._termination, winner, black, white)
+        return Outcome(self.termination, winner, black, white)
 
 
 def replay(spec: EnvSpec, moves: list, forfeit: Color | None = None) -> Game:

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import bitboard as bb
 from . import search
-from .game import Color, Game
+from .game import Game
 from .rules import Win, band_bounds
 from .spec import EnvSpec
 
@@ -43,23 +43,20 @@ class Opponent:
     def act(self, game: Game) -> int:
         raise NotImplementedError
 
-    @staticmethod
-    def _sides(game: Game) -> tuple[tuple, tuple]:
-        return (game.black, game.white) if game.to_move is Color.BLACK else (game.white, game.black)
 
 
 class RandomOpponent(Opponent):
     name = "random"
 
     def act(self, game: Game) -> int:
-        return int(bb.random_cell(game._legal, self.state))
+        return int(bb.random_cell(game.legal_words, self.state))
 
 
 class GreedyOpponent(Opponent):
     name = "greedy"
 
     def act(self, game: Game) -> int:
-        own, opp = self._sides(game)
+        own, opp = game.sides()
         g = game.geo
         return int(search.greedy_move(own, opp, g.masks, g.shifts, g.nxt, game.cap, self.state))
 
@@ -69,7 +66,7 @@ class MinimaxOpponent(Opponent):
     depth = MINIMAX_DEPTH
 
     def act(self, game: Game) -> int:
-        own, opp = self._sides(game)
+        own, opp = game.sides()
         g = game.geo
         return int(search.minimax_move(own, opp, game.placements, self.depth, g.masks, g.shifts, g.nxt,
                                        game.cap, _limit(game), *self.win, self.state))

@@ -86,6 +86,7 @@ class AgentHandle:
         self.frozen = False
         self.started = time.monotonic()
         self.env_deadline = self.started + limits.env_wall_seconds
+        self._paused_at: float | None = None
         self.cpu_seconds_used = 0.0
         self._next_cpu_check = self.started + CPU_CHECK_INTERVAL
         self._reader = protocol.FrameReader(protocol.REPLY_MAX_HEADER, protocol.REPLY_MAX_BODY,
@@ -158,6 +159,17 @@ class AgentHandle:
         self.close()
 
     # -- calls --------------------------------------------------------------
+    def pause_clock(self) -> None:
+        """The round turns to other entrants: their time must not use up this agent's ceiling."""
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+
+    def resume_clock(self) -> None:
+        """The round turns back to this agent: the pause is added back to its ceiling."""
+        if self._paused_at is not None:
+            self.env_deadline += time.monotonic() - self._paused_at
+            self._paused_at = None
+
     def prepare(self, env_info: dict) -> Fault | None:
         """Send prepare(env_info); None on success, else the fault."""
         return self._simple_call({"op": protocol.OP_PREPARE, "env_info": env_info}, self.limits.prepare_seconds, "prepare")

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
 
 from engine import Color, EnvSpec, Game, derive_seed, make_opponent
 
-from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.policy import Verdict
 
@@ -69,12 +71,27 @@ def env_info(spec: EnvSpec, interaction_budget: int) -> dict:
 def outcome_for(record: GameRecord, color: Color | str) -> dict:
     """The `observe_outcome` message for the agent that played `color` in `record`."""
     label = color if isinstance(color, str) else color.label
-    return {"winner": record.winner, "black_discs": record.black_discs,
+    return {"winner": record.winner or "draw", "black_discs": record.black_discs,
             "white_discs": record.white_discs, "your_color": label}
 
 
+@runtime_checkable
+class AgentSeat(Protocol):
+    """A seat held by a submission over the wire: an AgentHandle or anything shaped like one.
+
+    Reference opponents instead have `act(game) -> cell` and no conduct to judge.
+    """
+
+    label: str
+    conduct: object
+
+    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]: ...
+
+    def fail(self, fault: Fault) -> Fault: ...
+
+
 def _label(player) -> str:
-    if isinstance(player, AgentHandle):
+    if isinstance(player, AgentSeat):
         return player.label
     if isinstance(player, str):
         return player
@@ -102,7 +119,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
             game.pass_turn()
             continue
         player = players[color]
-        if not isinstance(player, AgentHandle):
+        if not isinstance(player, AgentSeat):
             game.play(player.act(game))
             continue
         side = sides[color]

@@ -13,7 +13,6 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import yaml
@@ -23,7 +22,8 @@ from grader.schema import SchemaError, validate
 
 SCHEMA_VERSION = 1
 GAMES_FILE = "games.jsonl.gz"
-SCHEMA_PATH = Path(__file__).resolve().parent.parent / "docs" / "results-schema.json"
+# docs/results-schema.json is a link to this packaged file: one schema, no drift.
+SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "results-schema.json"
 
 
 class ResultsError(ValueError):
@@ -167,10 +167,8 @@ class RoundResults:
 
 @lru_cache(maxsize=1)
 def schema() -> dict:
-    """The results JSON Schema (docs/results-schema.json; packaged copies fall back to resources)."""
-    if SCHEMA_PATH.exists():
-        return json.loads(SCHEMA_PATH.read_text())
-    return json.loads(resources.files("grader").joinpath("results-schema.json").read_text())
+    """The results JSON Schema (grader/data/results-schema.json, linked from docs/)."""
+    return json.loads(SCHEMA_PATH.read_text())
 
 
 def dump_yaml(data: dict) -> bytes:

@@ -154,7 +154,6 @@ class HandleSession(Session):
     def __init__(self, name: str, handle: AgentHandle):
         self.name = name
         self.handle = handle
-        self._idle_since: float | None = None
 
     @property
     def fault(self) -> Fault | None:
@@ -173,15 +172,10 @@ class HandleSession(Session):
         return self.handle.freeze()
 
     def idle(self) -> None:
-        if self._idle_since is None:
-            self._idle_since = time.monotonic()
+        self.handle.pause_clock()
 
     def resume(self) -> None:
-        # The environment's wall ceiling is the agent's own time: while the round plays the
-        # other entrants this one waits, and that wait must not use up its ceiling.
-        if self._idle_since is not None:
-            self.handle.env_deadline += time.monotonic() - self._idle_since
-            self._idle_since = None
+        self.handle.resume_clock()
 
     def close(self) -> None:
         self.handle.close()

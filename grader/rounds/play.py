@@ -17,7 +17,7 @@ from typing import Callable
 
 from engine import Color
 from grader.faults import Fault
-from grader.match import GameRecord, env_info, play_game
+from grader.match import GameRecord, env_info, outcome_for, play_game
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
@@ -132,8 +132,7 @@ class _EnvPlay:
                 self._tick(f"{name} self-play {used}/{plan.budget}")
                 if not self._check(name, f"self-play game {used}"):
                     return False
-                session.observe_outcome({"winner": record.winner, "black_discs": record.black_discs,
-                                         "white_discs": record.white_discs, "your_color": SELF_PLAY_COLOR})
+                session.observe_outcome(outcome_for(record, SELF_PLAY_COLOR))
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
             for i in range(plan.games_per_checkpoint):

@@ -115,7 +115,7 @@ def test_random_batch_kernel_matches_reference_replays():
         game = Game(spec)
         while not game.done:
             if game.has_legal_move():
-                game.play(int(bb.random_cell(game._legal, snapshot)))
+                game.play(int(bb.random_cell(game.legal_words, snapshot)))
             else:
                 game.pass_turn()
         assert game.counts() == (bb.popcount(bb.words(b)), bb.popcount(bb.words(w)))

@@ -1,0 +1,162 @@
+"""A fast reader for the YAML the arena itself writes, with PyYAML as the fallback.
+
+Why: a round of 60 agents over 28 environments is about 0.9 MB of YAML, and PyYAML's safe
+loader takes seconds per round even with libyaml (its constructor is pure Python), so a site of
+a hundred rounds could not build in seconds. `grader.results.dump_yaml` (`yaml.safe_dump`,
+block style) writes a small regular subset of YAML; this module reads exactly that subset and
+hands anything else (flow collections, anchors, tags, comments, double-quoted or blank-line
+scalars, document markers...) to `yaml.load(..., CSafeLoader)` for the whole document, so its
+answer is always the one PyYAML would give (tests/site/test_fastyaml.py diffs the two).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+try:  # libyaml when present: the fallback is still correct without it, only slower
+    _FALLBACK_LOADER: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - pyyaml built without libyaml
+    _FALLBACK_LOADER = yaml.SafeLoader
+
+_LINE = re.compile(r"( *)(.*)")
+_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
+_FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
+_SPECIAL = {"null": None, "~": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
+            "false": False, "False": False, "FALSE": False}
+_RESOLVER = yaml.resolver.Resolver()
+# Characters that start something other than a plain or single-quoted scalar in block context.
+_INDICATORS = set("[]{}&*!|>\"%@`#")
+
+
+class _Unsupported(Exception):
+    """The text uses YAML outside the subset read here: PyYAML reads it instead."""
+
+
+def load(text: str) -> Any:
+    """Parse a YAML document as `yaml.safe_load` would."""
+    try:
+        return _Reader(text).document()
+    except _Unsupported:
+        return yaml.load(text, Loader=_FALLBACK_LOADER)
+
+
+@lru_cache(maxsize=65536)
+def _plain(value: str) -> Any:
+    """A plain scalar's value under YAML 1.1 as PyYAML resolves it (memoised: values repeat)."""
+    if value in _SPECIAL:
+        return _SPECIAL[value]
+    if _INT.match(value):
+        return int(value)
+    if _FLOAT.match(value):
+        return float(value)
+    if " #" in value or value.endswith(":") or ": " in value:
+        raise _Unsupported(value)
+    if _RESOLVER.resolve(yaml.ScalarNode, value, (True, False)) == "tag:yaml.org,2002:str":
+        return value
+    return yaml.load(value, Loader=_FALLBACK_LOADER)  # an unusual number or a date: PyYAML decides
+
+
+class _Reader:
+    """Recursive descent over (indent, content) lines of a block-style document."""
+
+    def __init__(self, text: str):
+        if "\t" in text or "\r" in text:
+            raise _Unsupported("tabs or carriage returns")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        self.ind: list[int] = []
+        self.txt: list[str] = []
+        for line in lines:
+            spaces, content = _LINE.match(line).groups()  # type: ignore[union-attr]
+            if not content or content.startswith(("#", "---", "...")):
+                raise _Unsupported("blank line, comment or document marker")
+            self.ind.append(len(spaces))
+            self.txt.append(content)
+        self.n = len(self.txt)
+
+    def document(self) -> Any:
+        if self.n == 0:
+            raise _Unsupported("empty document")
+        value, i = self.block(0, self.ind[0])
+        if i != self.n:
+            raise _Unsupported(f"trailing content at line {i + 1}")
+        return value
+
+    def block(self, i: int, ind: int) -> tuple[Any, int]:
+        text = self.txt[i]
+        if text == "-" or text.startswith("- "):
+            return self.sequence(i, ind)
+        return self.mapping(i, ind)
+
+    def mapping(self, i: int, ind: int) -> tuple[dict, int]:
+        out: dict = {}
+        n, inds, txt = self.n, self.ind, self.txt
+        while i < n and inds[i] == ind:
+            text = txt[i]
+            if text[0] in _INDICATORS or text[0] in "'-?":
+                raise _Unsupported(f"line {i + 1}: not a plain key")
+            key, sep, rest = text.partition(": ")
+            if not sep:
+                if not text.endswith(":"):
+                    raise _Unsupported(f"line {i + 1}: not a key")
+                key, rest = text[:-1], ""
+            if ":" in key or " #" in key or key in out:
+                raise _Unsupported(f"line {i + 1}: unusual key")
+            key_value = _plain(key)
+            if rest:
+                out[key_value], i = self.scalar(rest, i, ind)
+            elif i + 1 < n and inds[i + 1] > ind:
+                out[key_value], i = self.block(i + 1, inds[i + 1])
+            elif i + 1 < n and inds[i + 1] == ind and (txt[i + 1] == "-" or txt[i + 1].startswith("- ")):
+                out[key_value], i = self.sequence(i + 1, ind)  # PyYAML's indentless sequence
+            else:
+                raise _Unsupported(f"line {i + 1}: empty value")
+        if i < n and inds[i] > ind:
+            raise _Unsupported(f"line {i + 1}: unexpected indentation")
+        return out, i
+
+    def sequence(self, i: int, ind: int) -> tuple[list, int]:
+        out: list = []
+        n, inds, txt = self.n, self.ind, self.txt
+        while i < n and inds[i] == ind and txt[i].startswith("- "):
+            rest = txt[i][2:]
+            if rest.startswith("- ") or (rest[:1] not in _INDICATORS and rest[:1] != "'"
+                                         and (": " in rest or rest.endswith(":"))):
+                # The item is a block that starts on this line: read it as if its first line
+                # were indented to where its content starts (a mapping or a nested sequence).
+                inds[i], txt[i] = ind + 2, rest
+                value, i = self.block(i, ind + 2)
+            else:
+                value, i = self.scalar(rest, i, ind)
+            out.append(value)
+        if i < n and inds[i] > ind:
+            raise _Unsupported(f"line {i + 1}: unexpected indentation")
+        return out, i
+
+    def scalar(self, text: str, i: int, ind: int) -> tuple[Any, int]:
+        """The scalar starting with `text` on line i, folded over more-indented lines after it."""
+        j = i + 1
+        while j < self.n and self.ind[j] > ind:
+            j += 1
+        if j > i + 1:
+            text = " ".join([text] + self.txt[i + 1:j])  # folding without blank lines: one space
+        first = text[0]
+        if first == "'":
+            if len(text) < 2 or not text.endswith("'"):
+                raise _Unsupported(f"line {i + 1}: unterminated quote")
+            body = text[1:-1]
+            if "'" in body.replace("''", ""):
+                raise _Unsupported(f"line {i + 1}: quote inside a quoted scalar")
+            return body.replace("''", "'"), j
+        if first in _INDICATORS:
+            if text == "[]":
+                return [], j
+            if text == "{}":
+                return {}, j
+            raise _Unsupported(f"line {i + 1}: flow, alias, tag or double-quoted scalar")
+        return _plain(text), j
