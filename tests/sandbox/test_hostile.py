@@ -129,8 +129,10 @@ def test_tcp_connect_to_host_loopback_never_arrives(launch, assert_unharmed):
 @pytest.fixture
 def host_path(tmp_path):
     """A host path outside /tmp (the sandbox has a private /tmp of its own, so a
-    path under the host's /tmp would prove nothing); removed afterwards."""
-    path = HERE / f"host-{os.getpid()}-{os.urandom(4).hex()}"
+    path under the host's /tmp would prove nothing); removed afterwards. A checkout
+    that itself lives under /tmp uses /var/tmp instead."""
+    base = HERE if not str(HERE.resolve()).startswith("/tmp/") else Path("/var/tmp")
+    path = base / f"arena-host-{os.getpid()}-{os.urandom(4).hex()}"
     yield path
     if path.is_dir():
         for child in path.iterdir():
