@@ -213,6 +213,38 @@ def _register_overloads() -> None:
 _register_overloads()
 
 
+def _register_bit_intrinsics() -> None:
+    """popcount64 and lowest_index as single LLVM instructions (ctpop, cttz) under the JIT."""
+    from numba.core import types
+    from numba.extending import intrinsic, overload
+
+    @intrinsic
+    def _ctpop(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.zext(builder.ctpop(args[0]), context.get_value_type(types.int64))
+        return types.int64(types.uint64), codegen
+
+    @intrinsic
+    def _cttz(typingctx, x):
+        def codegen(context, builder, signature, args):
+            return builder.zext(builder.cttz(args[0], context.get_constant(types.boolean, True)),
+                                context.get_value_type(types.int64))
+        return types.int64(types.uint64), codegen
+
+    @overload(popcount64, inline="always")
+    def _popcount64(x):
+        def impl(x):
+            return _ctpop(np.uint64(x))
+        return impl
+
+    @overload(lowest_index, inline="always")
+    def _lowest_index(x):
+        def impl(x):
+            return _cttz(np.uint64(x))
+        return impl
+
+
+
 @njit(cache=True)
 def nonzero(a) -> bool:
     acc = ZERO
@@ -221,13 +253,9 @@ def nonzero(a) -> bool:
     return acc != ZERO
 
 
-@njit(cache=True)
 def popcount64(x) -> int:
-    n = 0
-    while x != ZERO:
-        x &= x - ONE
-        n += 1
-    return n
+    """Set bits of one word (the CPU's popcount under the JIT; see _register_bit_intrinsics)."""
+    return int(x).bit_count()
 
 
 @njit(cache=True)
@@ -331,28 +359,10 @@ def next_random(state) -> np.uint64:
     return x
 
 
-@njit(cache=True)
 def lowest_index(x) -> int:
-    """Index of the lowest set bit of a non-zero word."""
-    n = 0
-    if (x & np.uint64(0xFFFFFFFF)) == ZERO:
-        x >>= np.uint64(32)
-        n += 32
-    if (x & np.uint64(0xFFFF)) == ZERO:
-        x >>= np.uint64(16)
-        n += 16
-    if (x & np.uint64(0xFF)) == ZERO:
-        x >>= np.uint64(8)
-        n += 8
-    if (x & np.uint64(0xF)) == ZERO:
-        x >>= np.uint64(4)
-        n += 4
-    if (x & np.uint64(0x3)) == ZERO:
-        x >>= np.uint64(2)
-        n += 2
-    if (x & ONE) == ZERO:
-        n += 1
-    return n
+    """Index of the lowest set bit of a non-zero word (the CPU's cttz under the JIT)."""
+    x = int(x)
+    return (x & -x).bit_length() - 1
 
 
 @njit(cache=True)
@@ -519,3 +529,7 @@ def fill_observation(st, side, obstacles, out):
         out[0, i] = np.float32((st[own, w] >> b) & ONE)
         out[1, i] = np.float32((st[1 - own, w] >> b) & ONE)
         out[2, i] = obstacles[i]
+
+
+# Registered last: the overloads name the Python functions defined above.
+_register_bit_intrinsics()
