@@ -120,3 +120,23 @@ def test_random_batch_kernel_matches_reference_replays():
                 game.pass_turn()
         assert game.counts() == (bb.popcount(bb.words(b)), bb.popcount(bb.words(w)))
         assert game.plies == plies and game.placements == placed
+
+
+def test_turn_limit_counts_placements_like_the_authors_code():
+    """The released code ends its 10-turn conditions after 10 placements in total (passes do not
+    count), not 10 per player as the paper's text says: the transcripts pin the code's reading."""
+    import json
+
+    from engine import Termination
+
+    from tests.conftest import DATA
+
+    limited = [json.loads(line) for line in (DATA / "paper_transcripts.jsonl").read_text().splitlines()
+               if '"turn_limit": 10' in line]
+    assert len(limited) == 112  # 2 conditions x 7 layouts x 8 games
+    for record in limited:
+        spec = parse_spec({"layout": record["layout"], "rules": record["rules"]})
+        game = replay(spec, record["moves"])
+        placements = sum(1 for m in record["moves"] if m != "pass")
+        assert placements == game.placements == 10
+        assert game.outcome().termination is Termination.TURN_LIMIT
