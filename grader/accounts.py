@@ -1,0 +1,170 @@
+"""The accounts registry: who may submit, under which handle, and who is staff.
+
+Accounts are GitHub identities. The registry (`accounts.yaml`) is keyed by the GitHub numeric
+id, never by login: a login can be renamed or re-registered by somebody else, an id cannot.
+
+    schema_version: 1
+    accounts:
+      12345678:            # GitHub numeric id
+        login: octocat     # as last seen; informational, a rename is harmless
+        handle: octo       # chosen once, never changes; names submissions/<handle>/
+        approved: false    # staff approve; until then nothing runs for the account
+        staff: false
+
+`check_change` is the guard a pull request that edits the registry must pass: a handle never
+changes, an account is never removed (so its handle is never reused), and a student may only
+add their own account, unapproved.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.documents import DocumentError, load_yaml, read_yaml
+
+SCHEMA_VERSION = 1
+# Lower case only: a handle is a folder name, and two handles differing in case would be two
+# folders on Linux but one on a student's laptop.
+HANDLE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
+# GitHub's own rule for logins: alphanumerics and single hyphens, at most 39 characters.
+LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
+FIELDS = ("login", "handle", "approved", "staff")
+NOT_APPROVED = "this account has not been approved yet"
+
+
+@dataclass(frozen=True)
+class Account:
+    """One arena account: a GitHub identity and its handle."""
+
+    github_id: int
+    login: str
+    handle: str
+    approved: bool
+    staff: bool
+
+    def to_dict(self) -> dict:
+        return {"login": self.login, "handle": self.handle, "approved": self.approved, "staff": self.staff}
+
+
+@dataclass(frozen=True)
+class Registry:
+    """A validated registry; lookups by GitHub id and by handle."""
+
+    accounts: tuple[Account, ...]
+
+    def by_id(self, github_id: int) -> Account | None:
+        return next((a for a in self.accounts if a.github_id == github_id), None)
+
+    def by_handle(self, handle: str) -> Account | None:
+        return next((a for a in self.accounts if a.handle == handle), None)
+
+    def is_staff(self, github_id: int) -> bool:
+        account = self.by_id(github_id)
+        return account is not None and account.staff
+
+    def approved(self) -> list[Account]:
+        return [a for a in self.accounts if a.approved]
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION,
+                "accounts": {a.github_id: a.to_dict() for a in self.accounts}}
+
+
+def parse_registry(data: Any, source: str = "accounts.yaml") -> Registry:
+    """A Registry from parsed YAML; raise DocumentError listing every problem by path."""
+    problems: list[str] = []
+    if not isinstance(data, dict):
+        raise DocumentError(source, [f"(top): expected a mapping with schema_version and accounts, got {type(data).__name__}"])
+    if data.get("schema_version") != SCHEMA_VERSION:
+        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
+    for key in data:
+        if key not in ("schema_version", "accounts"):
+            problems.append(f"{key}: unknown field")
+    entries = data.get("accounts")
+    if entries is None:
+        entries = {}
+    if not isinstance(entries, dict):
+        problems.append(f"accounts: expected a mapping of GitHub id to account, got {type(entries).__name__}")
+        entries = {}
+    accounts: list[Account] = []
+    handles: dict[str, int] = {}
+    for key, entry in entries.items():
+        where = f"accounts.{key}"
+        if isinstance(key, bool) or not isinstance(key, int) or key <= 0:
+            problems.append(f"{where}: the key must be a GitHub numeric account id (a positive integer), got {key!r}")
+            continue
+        if not isinstance(entry, dict):
+            problems.append(f"{where}: expected a mapping with {', '.join(FIELDS)}")
+            continue
+        before = len(problems)
+        for name in FIELDS:
+            if name not in entry:
+                problems.append(f"{where}.{name}: missing")
+        for name in entry:
+            if name not in FIELDS:
+                problems.append(f"{where}.{name}: unknown field")
+        login, handle = entry.get("login"), entry.get("handle")
+        if "login" in entry and not (isinstance(login, str) and LOGIN_RE.match(login)):
+            problems.append(f"{where}.login: {login!r} is not a GitHub login")
+        if "handle" in entry and not (isinstance(handle, str) and HANDLE_RE.match(handle)):
+            problems.append(f"{where}.handle: {handle!r} must be 1-32 lower-case letters, digits and inner hyphens")
+        for flag in ("approved", "staff"):
+            if flag in entry and not isinstance(entry[flag], bool):
+                problems.append(f"{where}.{flag}: expected true or false, got {entry[flag]!r}")
+        if isinstance(handle, str):
+            if handle in handles:
+                problems.append(f"{where}.handle: {handle!r} is already the handle of account {handles[handle]}")
+            handles.setdefault(handle, key)
+        if len(problems) == before:
+            accounts.append(Account(key, login, handle, entry["approved"], entry["staff"]))
+    if problems:
+        raise DocumentError(source, problems)
+    return Registry(tuple(sorted(accounts, key=lambda a: a.github_id)))
+
+
+def load_registry(path: Path) -> Registry:
+    """Read and validate a registry file."""
+    return parse_registry(read_yaml(path), str(path))
+
+
+def registry_from_text(text: str, source: str) -> Registry:
+    return parse_registry(load_yaml(text, source), source)
+
+
+def check_change(base: Registry, head: Registry, author_id: int | None) -> list[str]:
+    """Every reason the change from `base` (the registry on main) to `head` is refused.
+
+    For everybody: no account removed, no handle changed. For an author who is not staff on
+    `base` (None means a change of unknown authorship, judged as a student's): the only change
+    allowed is adding their own account, unapproved and not staff.
+    """
+    problems: list[str] = []
+    for old in base.accounts:
+        new = head.by_id(old.github_id)
+        if new is None:
+            problems.append(f"accounts.{old.github_id}: removed; an account is never removed "
+                            "(set approved: false instead), so its handle can never be taken by another")
+        elif new.handle != old.handle:
+            problems.append(f"accounts.{old.github_id}.handle: changed from {old.handle!r} to {new.handle!r}; "
+                            "a handle is chosen once and never changes")
+    if author_id is not None and base.is_staff(author_id):
+        return problems
+    for new in head.accounts:
+        old = base.by_id(new.github_id)
+        where = f"accounts.{new.github_id}"
+        if old is None:
+            if new.github_id != author_id:
+                problems.append(f"{where}: only staff may add an account for somebody else "
+                                f"(the pull request's author is {author_id})")
+                continue
+            if new.approved:
+                problems.append(f"{where}.approved: a new account starts unapproved; staff approve it")
+            if new.staff:
+                problems.append(f"{where}.staff: only staff may make an account staff")
+        elif new != old:
+            changed = [f for f in FIELDS if getattr(new, f) != getattr(old, f)]
+            problems.append(f"{where}: {', '.join(changed)} changed; only staff may edit an existing account")
+    return problems

@@ -1,0 +1,68 @@
+"""arena field: the field of a round, taken when the round starts.
+
+Every approved account's submission on main (`submissions/<handle>/`) whose smoke test passes
+now (`--smoke SANDBOX`; without it only the format is checked). For the final, once the field
+has frozen, accounts and submissions are read from main as it stood at the freeze. Writes the
+field document (`--out`) and the `arena round --agents` arguments, one HANDLE=PATH a line
+(`--agents-file`); `--copy-to` copies the entrants' folders there (what the shards are given).
+Exit 1 when the field is empty.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+from grader.competition import load_competition
+from grader.documents import dump_yaml
+from grader.field import build_field, commit_at, export_tree
+from grader.github import workflow
+from grader.sandbox import get_sandbox
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("field", help="take a round's field (approved, active, smoke passing)", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--tier", required=True, choices=("public", "ladder", "final"))
+    p.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone of main (default .)")
+    p.add_argument("--config", type=Path, default=Path("config/competition.yaml"))
+    p.add_argument("--smoke", choices=("local", "docker"), help="smoke-test every entrant in this sandbox")
+    p.add_argument("--copy-to", type=Path, help="copy the entrants' folders here")
+    p.add_argument("--out", type=Path, help="write the field document here (default stdout)")
+    p.add_argument("--agents-file", type=Path, help="write HANDLE=PATH lines here")
+    p.add_argument("--now", help="the time the round starts (ISO 8601; default now)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    now = workflow.now(args.now)
+    competition = load_competition(args.config)
+    root, source, frozen_at = args.repo_dir, None, None
+    with tempfile.TemporaryDirectory(prefix="arena-field-") as scratch:
+        if args.tier == "final" and competition.frozen(now):
+            frozen_at = competition.freeze_at
+            source = commit_at(args.repo_dir, frozen_at)
+            root = Path(scratch) / "at-freeze"
+            export_tree(args.repo_dir, source, root)
+            print(f"field: read from {source[:12]}, main at the freeze ({frozen_at})", file=sys.stderr)
+            if args.copy_to is None:
+                raise ValueError("a field read at the freeze needs --copy-to (its folders are temporary)")
+        sandbox = get_sandbox(args.smoke) if args.smoke else None
+        field = build_field(root, args.tier, sandbox, args.copy_to, source_commit=source, frozen_at=frozen_at,
+                            now=now, log=lambda line: print(line, file=sys.stderr))
+    text = dump_yaml(field.to_dict())
+    if args.out:
+        args.out.write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    if args.agents_file:
+        args.agents_file.write_text("".join(a + "\n" for a in field.agents()), encoding="utf-8")
+    for item in field.excluded:
+        print(f"field: left out {item['handle']}: {item['reason']}", file=sys.stderr)
+    workflow.write_outputs({"entrants": len(field.entrants)})
+    if not field.entrants:
+        print("field: no entrant; there is no round to play", file=sys.stderr)
+        return 1
+    return 0

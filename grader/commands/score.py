@@ -1,0 +1,81 @@
+"""arena score: requested ladder runs (`/score` on your merged submission's pull request).
+
+`request` reads the issue_comment payload, checks the commenter (approved, owns the merged
+submission), counts the rolling quota from the committed request log, replies, and on success
+appends the request to the log (the workflow commits it) and sets step outputs for the run
+(queued, request_id, handle, commit). `finish` records how the run ended and replies; a run
+the arena failed is not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from grader.accounts import load_registry
+from grader.competition import load_competition
+from grader.github import workflow
+from grader.github.api import Repo, connect
+from grader.github.events import comment_event, load_event
+from grader.github.score import decide, finish_reply
+from grader.quota import STATUSES, load_log, write_log
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("score", help="requested ladder runs: queue and finish", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    r = actions.add_parser("request", help="decide a /score comment")
+    r.add_argument("--event", type=Path, required=True, help="the issue_comment payload ($GITHUB_EVENT_PATH)")
+    _common(r)
+    r.set_defaults(func=run_request)
+    f = actions.add_parser("finish", help="record how a requested run ended and reply")
+    f.add_argument("--request", required=True, help="the request id (c-<comment id>)")
+    f.add_argument("--status", required=True, choices=[s for s in STATUSES if s != "queued"])
+    f.add_argument("--round-id", help="the published round's id")
+    f.add_argument("--results-url", help="where the round's results can be read")
+    f.add_argument("--repository", required=True, help="OWNER/NAME")
+    _common(f)
+    f.set_defaults(func=run_finish)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
+    p.add_argument("--config", type=Path, default=Path("config/competition.yaml"))
+    p.add_argument("--log", type=Path, default=Path("requests/score.yaml"), help="the committed request log")
+    p.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
+    p.add_argument("--now", help="the time to decide at (ISO 8601; default now)")
+
+
+def run_request(args: argparse.Namespace) -> int:
+    event = comment_event(load_event(args.event))
+    registry = load_registry(args.accounts)
+    competition = load_competition(args.config)
+    log = load_log(args.log)
+    repo = Repo(connect(workflow.token(), workflow.api_url(args.api_url)), event.repository)
+    decision = decide(repo, event, registry, competition, log, workflow.now(args.now))
+    if decision is None:
+        workflow.write_outputs({"queued": False})
+        print("not a new /score command on a pull request; nothing to do", file=sys.stderr)
+        return 0
+    if decision.queued:
+        write_log(args.log, decision.log)  # before the reply: a request is counted once it is recorded
+    repo.post_comment(event.number, decision.reply)
+    request = decision.request
+    workflow.write_outputs({"queued": decision.queued, "request_id": request.id if request else "",
+                            "handle": request.handle if request else "", "commit": request.commit if request else ""})
+    print(decision.reply.splitlines()[-1])
+    return 0
+
+
+def run_finish(args: argparse.Namespace) -> int:
+    competition = load_competition(args.config)
+    log = load_log(args.log).finish(args.request, args.status, args.round_id)
+    write_log(args.log, log)
+    request = log.get(args.request)
+    repo = Repo(connect(workflow.token(), workflow.api_url(args.api_url)), args.repository)
+    reply = finish_reply(request, args.status, log, competition, workflow.now(args.now), args.results_url)
+    repo.post_comment(request.pull_request, reply)
+    print(reply.splitlines()[-1])
+    return 0

@@ -1,0 +1,39 @@
+"""arena smoke PATH: the server's gate for a submission, from the command line.
+
+Screens the submission (format, size, flagged imports, opaque data files), then plays one
+public environment per public board shape in the sandbox and judges each board's mean act()
+time against its pace. Prints a YAML report on stdout (kit version if given, the sandbox's
+interpreter and numpy, per board the mean act time against the pace, the first failing board,
+the tail of the agent's own output). Exit 0 pass, 1 fail. A flagged submission passes with
+`needs_staff_label: true`: it cannot be activated until staff have read it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from grader.documents import dump_yaml
+from grader.sandbox import get_sandbox
+from grader.smoke import run_smoke
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("smoke", help="screen and smoke-test a submission (the upload gate)", description=__doc__,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", type=Path, help="a submission folder or zip")
+    p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where it runs (default local)")
+    p.add_argument("--kit-version", default=os.environ.get("ARENA_KIT_VERSION"),
+                   help="the starter kit's version, printed in the report (default $ARENA_KIT_VERSION)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.path.exists():
+        raise FileNotFoundError(f"{args.path}: no such file or folder")
+    report = run_smoke(args.path, get_sandbox(args.sandbox), kit_version=args.kit_version,
+                       log=lambda line: print(line, file=sys.stderr))
+    sys.stdout.write(dump_yaml(report.to_dict()))
+    return 0 if report.passed else 1

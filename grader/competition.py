@@ -1,0 +1,214 @@
+"""The competition's calendar and the state of its final: config/competition.yaml.
+
+    schema_version: 1
+    final_at: "2026-12-14T09:00:00Z"  # when the final round starts; null while unscheduled
+    freeze_hours: 48                   # the field freezes this long before final_at
+    appeal_days: 7                     # appeals close this long after the final is published
+    requested_runs: {per_window: 3, window_days: 7}
+    review_label: "arena: staff reviewed"
+    final: {status: not_run, round_id: null, published_at: null, published_by: null}
+    ended: false                       # set when the appeal window has closed
+
+The site reads `final` and `ended`. Staff actions change them through `arena competition`,
+so the transitions (not_run -> pending_review -> published, then ended) are checked once, here.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
+
+SCHEMA_VERSION = 1
+FINAL_STATUSES = ("not_run", "pending_review", "published")
+ROUND_ID_RE = re.compile(r"^[a-z]+-[0-9a-f]{6,64}$")
+TOP_FIELDS = ("schema_version", "final_at", "freeze_hours", "appeal_days", "requested_runs", "review_label",
+              "final", "ended")
+
+
+class FrozenError(ValueError):
+    """A change to the field after the freeze."""
+
+
+@dataclass(frozen=True)
+class FinalState:
+    status: str = "not_run"
+    round_id: str | None = None
+    published_at: dt.datetime | None = None
+    published_by: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"status": self.status, "round_id": self.round_id,
+                "published_at": None if self.published_at is None else format_time(self.published_at),
+                "published_by": self.published_by}
+
+
+@dataclass(frozen=True)
+class Competition:
+    """The validated config."""
+
+    final_at: dt.datetime | None
+    freeze_hours: float = 48
+    appeal_days: float = 7
+    runs_per_window: int = 3
+    window_days: float = 7
+    review_label: str = "arena: staff reviewed"
+    final: FinalState = FinalState()
+    ended: bool = False
+
+    @property
+    def freeze_at(self) -> dt.datetime | None:
+        return None if self.final_at is None else self.final_at - dt.timedelta(hours=self.freeze_hours)
+
+    @property
+    def appeals_close_at(self) -> dt.datetime | None:
+        published = self.final.published_at
+        return None if published is None else published + dt.timedelta(days=self.appeal_days)
+
+    @property
+    def window(self) -> dt.timedelta:
+        return dt.timedelta(days=self.window_days)
+
+    def frozen(self, now: dt.datetime) -> bool:
+        """True from the freeze on: nothing may change which submission is active."""
+        return self.ended or (self.freeze_at is not None and now >= self.freeze_at)
+
+    def phase(self, now: dt.datetime) -> str:
+        """open, frozen, final-pending-review, appeals or ended."""
+        if self.ended:
+            return "ended"
+        if self.final.status == "published":
+            return "appeals"
+        if self.final.status == "pending_review":
+            return "final-pending-review"
+        return "frozen" if self.frozen(now) else "open"
+
+    def status(self, now: dt.datetime) -> dict:
+        """What `arena competition status` prints and a workflow reads."""
+        def t(x):
+            return None if x is None else format_time(x)
+        return {"phase": self.phase(now), "now": t(now), "final_at": t(self.final_at), "freeze_at": t(self.freeze_at),
+                "frozen": self.frozen(now), "final": self.final.to_dict(),
+                "appeals_close_at": t(self.appeals_close_at), "ended": self.ended}
+
+    # -- staff transitions ---------------------------------------------------
+    def final_committed(self, round_id: str) -> "Competition":
+        """The final round was merged into rounds/: it waits for review."""
+        if not ROUND_ID_RE.match(round_id):
+            raise ValueError(f"{round_id!r} is not a round id")
+        if self.final.status == "published":
+            raise ValueError(f"the final is already published (round {self.final.round_id}); it is run once")
+        return replace(self, final=FinalState("pending_review", round_id))
+
+    def final_published(self, now: dt.datetime, staff_id: int) -> "Competition":
+        """A staff member publishes the reviewed final; the appeal window opens."""
+        if self.final.status != "pending_review":
+            raise ValueError(f"there is no final pending review (final status: {self.final.status})")
+        return replace(self, final=replace(self.final, status="published", published_at=now, published_by=staff_id))
+
+    def closed_if_due(self, now: dt.datetime) -> "Competition":
+        """Mark the competition ended once the appeal window has closed; unchanged otherwise."""
+        close = self.appeals_close_at
+        if self.ended or close is None or now < close:
+            return self
+        return replace(self, ended=True)
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION,
+                "final_at": None if self.final_at is None else format_time(self.final_at),
+                "freeze_hours": self.freeze_hours, "appeal_days": self.appeal_days,
+                "requested_runs": {"per_window": self.runs_per_window, "window_days": self.window_days},
+                "review_label": self.review_label, "final": self.final.to_dict(), "ended": self.ended}
+
+
+def _number(data: dict, key: str, where: str, problems: list[str], integer: bool = False) -> Any:
+    value = data.get(key)
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
+        problems.append(f"{where}{key}: expected a positive {'integer' if integer else 'number'}, got {value!r}")
+        return None
+    return value
+
+
+def parse_competition(data: Any, source: str = "config/competition.yaml") -> Competition:
+    """A Competition from parsed YAML; raise DocumentError listing every problem by path."""
+    if not isinstance(data, dict):
+        raise DocumentError(source, [f"(top): expected a mapping, got {type(data).__name__}"])
+    problems: list[str] = []
+    if data.get("schema_version") != SCHEMA_VERSION:
+        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
+    problems += [f"{k}: unknown field" for k in data if k not in TOP_FIELDS]
+    problems += [f"{k}: missing" for k in TOP_FIELDS if k not in data]
+    final_at = None if data.get("final_at") is None else parse_time(data["final_at"], "final_at", problems)
+    freeze_hours = _number(data, "freeze_hours", "", problems)
+    appeal_days = _number(data, "appeal_days", "", problems)
+    runs = data.get("requested_runs")
+    per_window = window_days = None
+    if isinstance(runs, dict):
+        problems += [f"requested_runs.{k}: unknown field" for k in runs if k not in ("per_window", "window_days")]
+        per_window = _number(runs, "per_window", "requested_runs.", problems, integer=True)
+        window_days = _number(runs, "window_days", "requested_runs.", problems)
+    elif "requested_runs" in data:
+        problems.append("requested_runs: expected a mapping with per_window and window_days")
+    label = data.get("review_label")
+    if "review_label" in data and not (isinstance(label, str) and label.strip()):
+        problems.append(f"review_label: expected the name of a label, got {label!r}")
+    final = _parse_final(data.get("final"), problems) if "final" in data else FinalState()
+    ended = data.get("ended")
+    if "ended" in data and not isinstance(ended, bool):
+        problems.append(f"ended: expected true or false, got {ended!r}")
+    if ended is True and final.status != "published":
+        problems.append("ended: the competition can only end after its final is published")
+    if problems:
+        raise DocumentError(source, problems)
+    return Competition(final_at, freeze_hours, appeal_days, per_window, window_days, label, final, ended)
+
+
+def _parse_final(value: Any, problems: list[str]) -> FinalState:
+    if not isinstance(value, dict):
+        problems.append(f"final: expected a mapping with status, round_id, published_at, published_by, got {value!r}")
+        return FinalState()
+    fields = ("status", "round_id", "published_at", "published_by")
+    problems += [f"final.{k}: unknown field" for k in value if k not in fields]
+    problems += [f"final.{k}: missing" for k in fields if k not in value]
+    status = value.get("status")
+    if status not in FINAL_STATUSES:
+        problems.append(f"final.status: must be one of {list(FINAL_STATUSES)}, got {status!r}")
+    round_id = value.get("round_id")
+    if round_id is not None and not (isinstance(round_id, str) and ROUND_ID_RE.match(round_id)):
+        problems.append(f"final.round_id: {round_id!r} is not a round id")
+    if status in ("pending_review", "published") and round_id is None:
+        problems.append(f"final.round_id: a final that is {status} names its round")
+    published_at = value.get("published_at")
+    published_at = None if published_at is None else parse_time(published_at, "final.published_at", problems)
+    published_by = value.get("published_by")
+    if published_by is not None and (isinstance(published_by, bool) or not isinstance(published_by, int)):
+        problems.append(f"final.published_by: expected a GitHub numeric id, got {published_by!r}")
+    if status == "published" and (published_at is None or published_by is None):
+        problems.append("final: a published final records published_at and published_by")
+    return FinalState(status if status in FINAL_STATUSES else "not_run", round_id, published_at, published_by)
+
+
+def load_competition(path: Path) -> Competition:
+    return parse_competition(read_yaml(path), str(path))
+
+
+def write_competition(path: Path, competition: Competition, header: str = "") -> None:
+    """Write the config back (the leading comment block of the file is kept)."""
+    path = Path(path)
+    if not header and path.exists():
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        header = "".join(line for line in _leading_comments(lines))
+    path.write_text(header + dump_yaml(competition.to_dict()), encoding="utf-8")
+
+
+def _leading_comments(lines: list[str]):
+    for line in lines:
+        if line.startswith("#") or not line.strip():
+            yield line
+        else:
+            return

@@ -1,0 +1,121 @@
+"""The field of a round, taken when the round starts: `arena field`.
+
+The field is every approved account's active submission (`submissions/<handle>/` as merged on
+main: merging is activation, and only a pull request the arena's check passed can be merged)
+whose smoke test passes now, when the round starts - not when it was dispatched. For the final,
+the field is read from main as it stood at the freeze, so nothing merged after the freeze can
+change which submission is active.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import shutil
+import subprocess
+import tarfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from grader.accounts import load_registry
+from grader.documents import format_time
+from grader.sandbox.base import Sandbox
+from grader.screening import screen
+from grader.smoke import SmokeSettings, run_smoke
+from grader.submission import SubmissionError, load_submission
+
+SCHEMA_VERSION = 1
+REGISTRY = "accounts.yaml"
+SUBMISSIONS = "submissions"
+
+
+class GitError(RuntimeError):
+    """git could not answer; the message names the command."""
+
+
+@dataclass
+class FieldEntry:
+    handle: str
+    account_id: int
+    digest: str
+    path: str
+    flags: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Field:
+    tier: str
+    source_commit: str | None
+    taken_at: str
+    frozen_at: str | None = None
+    entrants: list[FieldEntry] = field(default_factory=list)
+    excluded: list[dict] = field(default_factory=list)
+
+    def agents(self) -> list[str]:
+        """`arena round --agents` arguments: HANDLE=PATH."""
+        return [f"{e.handle}={e.path}" for e in self.entrants]
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION} | asdict(self)
+
+
+def _git(repo: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git {' '.join(args)}: {exc}") from None
+    if done.returncode != 0:
+        raise GitError(f"git {' '.join(args)}: {done.stderr.decode(errors='replace').strip()}")
+    return done.stdout
+
+
+def commit_at(repo: Path, moment: dt.datetime, ref: str = "HEAD") -> str:
+    """The commit of `ref`'s first-parent history that was current at `moment`."""
+    sha = _git(repo, "rev-list", "-1", "--first-parent", f"--before={format_time(moment)}", ref).decode().strip()
+    if not sha:
+        raise GitError(f"{ref} has no commit before {format_time(moment)}")
+    return sha
+
+
+def export_tree(repo: Path, commit: str, dest: Path) -> None:
+    """Write accounts.yaml and submissions/ as they are at `commit` into `dest` (plain files)."""
+    present = _git(repo, "ls-tree", "--name-only", commit, REGISTRY, SUBMISSIONS).decode().split()
+    if REGISTRY not in present:
+        raise GitError(f"{commit[:12]} has no {REGISTRY}")
+    data = _git(repo, "archive", "--format=tar", commit, *present)
+    dest.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(dest, filter="data")  # no links out, no devices, no absolute paths
+
+
+def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | None = None,
+                settings: SmokeSettings = SmokeSettings(), source_commit: str | None = None,
+                frozen_at: dt.datetime | None = None, now: dt.datetime | None = None, log=None) -> Field:
+    """The field from `root` (holding accounts.yaml and submissions/), smoke-tested when `sandbox` is given."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    registry = load_registry(root / REGISTRY)
+    result = Field(tier, source_commit, format_time(now), None if frozen_at is None else format_time(frozen_at))
+    for account in sorted(registry.approved(), key=lambda a: a.handle):
+        folder = root / SUBMISSIONS / account.handle
+        if not folder.is_dir():
+            result.excluded.append({"handle": account.handle, "reason": "no submission"})
+            continue
+        try:
+            submission = load_submission(folder)
+        except SubmissionError as exc:
+            result.excluded.append({"handle": account.handle, "reason": f"not a valid submission: {exc}"})
+            continue
+        if sandbox is not None:
+            if log:
+                log(f"field: smoke test of {account.handle} ...")
+            report = run_smoke(folder, sandbox, settings)
+            if not report.passed:
+                result.excluded.append({"handle": account.handle, "reason": f"smoke test failed: {report.reason}"})
+                continue
+        path = folder
+        if copy_to is not None:
+            path = copy_to / account.handle
+            shutil.copytree(folder, path, dirs_exist_ok=False)
+        result.entrants.append(FieldEntry(account.handle, account.github_id, submission.digest, str(path),
+                                          [f.describe() for f in screen(submission)]))
+    return result

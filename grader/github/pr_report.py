@@ -1,0 +1,155 @@
+"""`arena pr report`: turn the collect job's decision and the smoke report into one comment
+and one commit status on the pull request.
+
+The only job that holds a write token runs this; it executes nothing of the pull request and
+reads the smoke report as untrusted data (validated, and every string of it fenced before it
+reaches Markdown).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from grader.documents import DocumentError
+from grader.github.api import Repo
+from grader.github.pr_check import Decision
+from grader.schema import validate
+
+MARKER = "<!-- arena:pr-check -->"
+STATUS_CONTEXT = "arena/submission"
+BOT_LOGIN = "github-actions[bot]"
+
+SMOKE_SCHEMA = {
+    "type": "object",
+    "required": ["schema_version", "result", "needs_staff_label", "boards", "first_failing_board", "stderr_tail"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "result": {"enum": ["pass", "fail"]},
+        "reason": {"type": ["string", "null"]},
+        "needs_staff_label": {"type": "boolean"},
+        "kit_version": {"type": ["string", "null"]},
+        "interpreter": {"type": ["string", "null"]},
+        "numpy": {"type": ["string", "null"]},
+        "flags": {"type": "array", "items": {"type": "object", "required": ["kind", "file", "detail"],
+                                             "properties": {"kind": {"enum": ["import", "opaque"]},
+                                                            "file": {"type": "string"},
+                                                            "line": {"type": ["integer", "null"]},
+                                                            "detail": {"type": "string"}}}},
+        "boards": {"type": "array", "items": {
+            "type": "object", "required": ["shape", "result", "pace_ms", "mean_act_ms"],
+            "properties": {"shape": {"type": "string", "pattern": r"^[0-9]{1,2}x[0-9]{1,2}$"},
+                           "result": {"enum": ["pass", "fail", "not_run"]},
+                           "reason": {"type": ["string", "null"]},
+                           "mean_act_ms": {"type": ["number", "null"]},
+                           "pace_ms": {"type": "number"}}}},
+        "first_failing_board": {"type": ["string", "null"]},
+        "stderr_tail": {"type": "string"},
+    },
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What is posted: the status (state and short description) and the comment body."""
+
+    state: str
+    description: str
+    body: str
+
+
+def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
+    problems = validate(data, SMOKE_SCHEMA)
+    if problems:
+        raise DocumentError(source, problems)
+    return data
+
+
+def fenced(text: str, info: str = "text") -> str:
+    """`text` in a code fence longer than any backtick run inside it, so it cannot close the fence."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def inline(text: str) -> str:
+    """A short untrusted string for a Markdown line: no newlines, no HTML, no mentions, no links."""
+    text = re.sub(r"\s+", " ", str(text))[:300]
+    return text.replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u200b").replace("[", "\\[").replace("`", "'")
+
+
+def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
+    """The comment and status for a decision and its smoke report (None: nothing to post)."""
+    if decision.verdict == "ignored":
+        return None
+    who = f"@{decision.author.login}"
+    head = f"{MARKER}\n### Arena check for {who}, head `{decision.head_sha[:12]}`\n\n"
+    notes = "".join(f"\n> {inline(n)}\n" for n in decision.notes)
+    if decision.verdict == "refused":
+        reasons = "\n".join(f"- {inline(r)}" for r in decision.reasons)
+        return Outcome("failure", _short(decision.reasons[0]),
+                       head + f"**Refused**; nothing of this pull request was run:\n\n{reasons}\n{notes}")
+    if decision.verdict == "accepted":
+        return Outcome("success", "account registration is well formed",
+                       head + "**Account registration accepted.** Staff will approve it; until then this account can "
+                              f"read, and nothing more.\n{notes}")
+    where = f"`submissions/{decision.handle}/`"
+    if smoke is None:
+        return Outcome("error", "the smoke test did not run (the arena's side)",
+                       head + f"{where}: **the smoke test did not run**. This is the arena's failure, not yours; "
+                              f"staff have been told and will re-run it.\n{notes}")
+    board_lines = "\n".join(
+        f"| {b['shape']} | {_ms(b.get('mean_act_ms'))} | {_ms(b['pace_ms'])} | {b['result']} |"
+        for b in smoke["boards"])
+    table = "| board | mean act() | pace | result |\n|---|---|---|---|\n" + board_lines if board_lines else ""
+    versions = f"interpreter {inline(smoke.get('interpreter') or '?')}, numpy {inline(smoke.get('numpy') or '?')}"
+    tail = smoke.get("stderr_tail") or ""
+    tail_block = (f"\n<details><summary>tail of your agent's own output</summary>\n\n{fenced(tail)}\n\n</details>\n"
+                  if tail else "")
+    if smoke["result"] == "fail":
+        first = next((b for b in smoke["boards"] if b["result"] == "fail"), None)
+        if first is None:
+            line = f"**Smoke test failed**: {inline(smoke.get('reason') or 'not a valid submission')}"
+            short = smoke.get("reason") or "not a valid submission"
+        else:
+            line = (f"**Smoke test failed on the {first['shape']} board**: mean act() {_ms(first.get('mean_act_ms'))} "
+                    f"against a pace of {_ms(first['pace_ms'])}. {inline(first.get('reason') or '')}")
+            short = f"refused on the {first['shape']} board"
+        return Outcome("failure", _short(short),
+                       head + f"{where}: {line}\n\n{table}\n\n{versions}\n{tail_block}{notes}")
+    flags = smoke.get("flags") or []
+    flag_lines = "\n".join(f"- `{inline(f['file'])}`{':' + str(f['line']) if f.get('line') else ''}: {inline(f['detail'])}"
+                           for f in flags)
+    body = head + f"{where}: **smoke test passed** on every public board shape.\n\n{table}\n\n{versions}\n"
+    if decision.frozen:
+        return Outcome("failure", "smoke passed; the field is frozen, it cannot become active",
+                       body + f"\nThe field froze at {decision.freeze_at}: this run was a practice smoke test and "
+                              "this submission cannot become your active one.\n" + tail_block + notes)
+    if flags and not decision.flags_cleared:
+        return Outcome("pending", f"held: needs the '{decision.review_label}' label from staff",
+                       body + f"\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}\n\n"
+                              f"A member of staff reads it and adds the `{decision.review_label}` label.\n"
+                       + tail_block + notes)
+    cleared = f"\nFlags read and cleared by staff ({inline(decision.cleared_by)}):\n\n{flag_lines}\n" if flags else ""
+    return Outcome("success", "smoke test passed; becomes active when merged",
+                   body + cleared + "\nIt becomes your active submission when merged.\n" + tail_block + notes)
+
+
+def _ms(value) -> str:
+    return "-" if value is None else f"{value:g} ms"
+
+
+def _short(text: str) -> str:
+    text = re.sub(r"\s+", " ", text)
+    return text if len(text) <= 140 else text[:137] + "..."
+
+
+def publish(repo: Repo, decision: Decision, outcome: Outcome, bot_login: str = BOT_LOGIN,
+            target_url: str | None = None) -> int:
+    """Post (or update) the one comment, set the status, drop a stale review label; the comment id."""
+    if decision.remove_label:
+        repo.remove_label(decision.number, decision.review_label)
+    comment_id = repo.upsert_comment(decision.number, MARKER, outcome.body, bot_login)
+    repo.set_status(decision.head_sha, outcome.state, outcome.description, STATUS_CONTEXT, target_url)
+    return comment_id

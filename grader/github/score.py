@@ -1,0 +1,93 @@
+"""`arena score request` and `arena score finish`: requested ladder runs by `/score`.
+
+A `/score` comment on a merged pull request of the commenter's own submission queues a
+private ladder round of one, within the rolling quota counted from the committed request log
+(grader.quota). The reply says how many runs are left and when the next one frees.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from grader.accounts import NOT_APPROVED, Registry
+from grader.competition import Competition
+from grader.documents import format_time
+from grader.github.api import Repo
+from grader.github.events import CommentEvent
+from grader.github.pr_check import classify
+from grader.quota import Request, RequestLog
+
+COMMAND = "/score"
+MARKER = "<!-- arena:score -->"
+
+
+@dataclass(frozen=True)
+class ScoreDecision:
+    """What a /score comment gets: a reply, and a queued request or none."""
+
+    reply: str
+    request: Request | None = None
+    log: RequestLog | None = None  # the log with the request added
+
+    @property
+    def queued(self) -> bool:
+        return self.request is not None
+
+
+def is_score_command(body: str) -> bool:
+    """The comment is the command: `/score` alone on its first line."""
+    lines = body.strip().splitlines()
+    return bool(lines) and lines[0].strip() == COMMAND
+
+
+def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Competition,
+           log: RequestLog, now: dt.datetime) -> ScoreDecision | None:
+    """Decide a /score comment; None when the comment is not a /score on a pull request."""
+    if event.action != "created" or not event.is_pull_request or not is_score_command(event.body):
+        return None
+    who = f"@{event.author.login}"
+
+    def refuse(text: str) -> ScoreDecision:
+        return ScoreDecision(f"{MARKER}\n{who}: {text}")
+
+    account = registry.by_id(event.author.id)
+    if account is None:
+        return refuse("this GitHub account has no arena account, so it cannot ask for a scored run.")
+    if not account.approved:
+        return refuse(f"{NOT_APPROVED}; nothing runs for it until staff approve it.")
+    request_id = f"c-{event.comment_id}"
+    if log.get(request_id) is not None:
+        return None  # the same comment delivered twice: it was answered the first time
+    pull = repo.pull(event.number)
+    if not pull.merged or not pull.merge_commit_sha:
+        return refuse("only a merged submission can be scored; this pull request is not merged.")
+    kind, handle, _ = classify(repo.changed_files(event.number))
+    if kind != "submission" or handle is None:
+        return refuse("this pull request is not a submission, so there is nothing to score.")
+    if handle != account.handle or pull.author.id != event.author.id:
+        return refuse(f"this is the submission of `{handle}`; you can ask for runs of your own (`{account.handle}`) only.")
+    quota = log.quota(account.github_id, now, competition.runs_per_window, competition.window)
+    if quota.left == 0:
+        return refuse(f"no requested runs left: {quota.describe()}.")
+    request = Request(request_id, account.github_id, account.handle, event.number, pull.merge_commit_sha, now)
+    new_log = log.add(request)
+    after = new_log.quota(account.github_id, now, competition.runs_per_window, competition.window)
+    reply = (f"{MARKER}\n{who}: queued a private ladder round of one for `submissions/{handle}/` as merged in "
+             f"`{pull.merge_commit_sha[:12]}` (request `{request_id}`). After this one: {after.describe()}. "
+             "A run the arena fails on its side is not counted.")
+    return ScoreDecision(reply, request, new_log)
+
+
+def finish_reply(request: Request, status: str, log: RequestLog, competition: Competition, now: dt.datetime,
+                 results_url: str | None) -> str:
+    """The reply when a requested run has ended."""
+    quota = log.quota(request.account_id, now, competition.runs_per_window, competition.window)
+    if status == "published":
+        where = f" Results: {results_url}" if results_url else ""
+        text = f"your requested ladder round `{request.round_id}` is done.{where}"
+    elif status == "agent_refused":
+        text = "your submission failed its smoke test when the run started, so nothing was scored (not counted)."
+    else:
+        text = "the arena failed this run on its side; it is not counted against you, and staff have been told."
+    return f"{MARKER}\nrequest `{request.id}` ({format_time(request.requested_at)}): {text} Now: {quota.describe()}."

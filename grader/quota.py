@@ -1,0 +1,177 @@
+"""Requested runs (`/score`): the committed request log and the rolling quota over it.
+
+The log (`requests/score.yaml`) is committed by the workflow that accepts a request, so the
+quota is counted from the repository's history, not from anything a runner remembers:
+
+    schema_version: 1
+    requests:
+      - id: c-1234567          # the /score comment's id: one comment, one request
+        account_id: 12345678
+        handle: octo
+        pull_request: 42
+        commit: 0123abcd...    # the merge commit whose submissions/<handle>/ is scored
+        requested_at: "2026-11-02T10:00:00Z"
+        status: queued         # queued -> published | agent_refused | arena_failed
+        round_id: null
+
+A request counts against its account for `window` after `requested_at` unless nothing was
+scored: the arena failed it (`arena_failed`; the rules do not charge a student for the arena's
+failures) or the smoke test refused the submission before the round began (`agent_refused`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
+
+SCHEMA_VERSION = 1
+STATUSES = ("queued", "published", "agent_refused", "arena_failed")
+# Nothing was scored for these: the arena failed, or the submission no longer passed its smoke
+# test when the run started (the round never began).
+NOT_COUNTED = ("arena_failed", "agent_refused")
+ID_RE = re.compile(r"^c-[0-9]+$")
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+FIELDS = ("id", "account_id", "handle", "pull_request", "commit", "requested_at", "status", "round_id")
+
+
+@dataclass(frozen=True)
+class Request:
+    id: str
+    account_id: int
+    handle: str
+    pull_request: int
+    commit: str
+    requested_at: dt.datetime
+    status: str = "queued"
+    round_id: str | None = None
+
+    @property
+    def counted(self) -> bool:
+        return self.status not in NOT_COUNTED
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "account_id": self.account_id, "handle": self.handle,
+                "pull_request": self.pull_request, "commit": self.commit,
+                "requested_at": format_time(self.requested_at), "status": self.status, "round_id": self.round_id}
+
+
+@dataclass(frozen=True)
+class Quota:
+    """An account's standing at a moment: runs used in the window, left, and when the next frees."""
+
+    limit: int
+    used: int
+    next_frees_at: dt.datetime | None  # when the oldest counted run leaves the window
+
+    @property
+    def left(self) -> int:
+        return max(0, self.limit - self.used)
+
+    def describe(self) -> str:
+        text = f"{self.left} of {self.limit} requested runs left in the rolling window"
+        if self.next_frees_at is not None:
+            text += f"; the next one frees at {format_time(self.next_frees_at)}"
+        return text
+
+
+@dataclass(frozen=True)
+class RequestLog:
+    requests: tuple[Request, ...] = ()
+
+    def get(self, request_id: str) -> Request | None:
+        return next((r for r in self.requests if r.id == request_id), None)
+
+    def quota(self, account_id: int, now: dt.datetime, limit: int, window: dt.timedelta) -> Quota:
+        """Counted runs of `account_id` with now - window < requested_at <= now."""
+        times = sorted(r.requested_at for r in self.requests
+                       if r.account_id == account_id and r.counted and now - window < r.requested_at <= now)
+        return Quota(limit, len(times), times[0] + window if times else None)
+
+    def add(self, request: Request) -> "RequestLog":
+        if self.get(request.id) is not None:
+            raise ValueError(f"request {request.id} is already in the log")
+        return RequestLog(self.requests + (request,))
+
+    def finish(self, request_id: str, status: str, round_id: str | None) -> "RequestLog":
+        """Record how a queued request ended."""
+        if status not in STATUSES or status == "queued":
+            raise ValueError(f"a finished request is one of {[s for s in STATUSES if s != 'queued']}, not {status!r}")
+        old = self.get(request_id)
+        if old is None:
+            raise ValueError(f"no request {request_id} in the log")
+        if old.status != "queued":
+            raise ValueError(f"request {request_id} already finished as {old.status}")
+        return RequestLog(tuple(replace(r, status=status, round_id=round_id) if r.id == request_id else r
+                                for r in self.requests))
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "requests": [r.to_dict() for r in self.requests]}
+
+
+def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
+    """A RequestLog from parsed YAML; raise DocumentError listing every problem by path."""
+    if not isinstance(data, dict):
+        raise DocumentError(source, [f"(top): expected a mapping, got {type(data).__name__}"])
+    problems: list[str] = []
+    if data.get("schema_version") != SCHEMA_VERSION:
+        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
+    problems += [f"{k}: unknown field" for k in data if k not in ("schema_version", "requests")]
+    items = data.get("requests") or []
+    if not isinstance(items, list):
+        problems.append("requests: expected a list")
+        items = []
+    requests: list[Request] = []
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        where = f"requests[{i}]"
+        if not isinstance(item, dict):
+            problems.append(f"{where}: expected a mapping")
+            continue
+        before = len(problems)
+        problems += [f"{where}.{k}: missing" for k in FIELDS if k not in item]
+        problems += [f"{where}.{k}: unknown field" for k in item if k not in FIELDS]
+        rid = item.get("id")
+        if not (isinstance(rid, str) and ID_RE.match(rid)):
+            problems.append(f"{where}.id: {rid!r} is not a request id (c-<comment id>)")
+        elif rid in seen:
+            problems.append(f"{where}.id: {rid} appears twice")
+        seen.add(rid)
+        for key in ("account_id", "pull_request"):
+            if key in item and (isinstance(item[key], bool) or not isinstance(item[key], int) or item[key] <= 0):
+                problems.append(f"{where}.{key}: expected a positive integer, got {item[key]!r}")
+        if "handle" in item and not isinstance(item["handle"], str):
+            problems.append(f"{where}.handle: expected a string")
+        if "commit" in item and not (isinstance(item["commit"], str) and SHA_RE.match(item["commit"])):
+            problems.append(f"{where}.commit: {item['commit']!r} is not a 40-digit commit sha")
+        if item.get("status") not in STATUSES:
+            problems.append(f"{where}.status: must be one of {list(STATUSES)}, got {item.get('status')!r}")
+        round_id = item.get("round_id")
+        if round_id is not None and not isinstance(round_id, str):
+            problems.append(f"{where}.round_id: expected a round id or null")
+        when = parse_time(item["requested_at"], f"{where}.requested_at", problems) if "requested_at" in item else None
+        if len(problems) == before:
+            requests.append(Request(rid, item["account_id"], item["handle"], item["pull_request"], item["commit"],
+                                    when, item["status"], round_id))
+    if problems:
+        raise DocumentError(source, problems)
+    return RequestLog(tuple(requests))
+
+
+def load_log(path: Path) -> RequestLog:
+    """The log at `path`; an absent file is an empty log (no request was ever made)."""
+    path = Path(path)
+    if not path.exists():
+        return RequestLog()
+    return parse_log(read_yaml(path), str(path))
+
+
+def write_log(path: Path, log: RequestLog) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Requested runs (/score). Written by the score workflow; see grader/quota.py.\n"
+                    + dump_yaml(log.to_dict()), encoding="utf-8")

@@ -1,0 +1,99 @@
+"""Fixtures for the GitHub side: a local fake GitHub, a registry, a config, event payloads."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.accounts import parse_registry
+from grader.competition import parse_competition
+from tests.github.fakehub import OWNER, REPO, FakeGitHub, fill, fixture
+
+AGENTS = Path(__file__).resolve().parent.parent / "agents"
+STAFF = (9001, "prof-x")
+ALICE = (1001, "alice-gh")
+BOB = (1002, "bob-gh")
+CAROL = (1003, "carol-gh")  # registered, not approved
+LABEL = "arena: staff reviewed"
+
+REGISTRY = {
+    "schema_version": 1,
+    "accounts": {
+        STAFF[0]: {"login": STAFF[1], "handle": "prof", "approved": True, "staff": True},
+        ALICE[0]: {"login": ALICE[1], "handle": "alice", "approved": True, "staff": False},
+        BOB[0]: {"login": BOB[1], "handle": "bob", "approved": True, "staff": False},
+        CAROL[0]: {"login": CAROL[1], "handle": "carol", "approved": False, "staff": False},
+    },
+}
+CONFIG = {
+    "schema_version": 1, "final_at": "2026-12-14T09:00:00Z", "freeze_hours": 48, "appeal_days": 7,
+    "requested_runs": {"per_window": 3, "window_days": 7}, "review_label": LABEL,
+    "final": {"status": "not_run", "round_id": None, "published_at": None, "published_by": None}, "ended": False,
+}
+BEFORE_FREEZE = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
+AFTER_FREEZE = dt.datetime(2026, 12, 13, 12, 0, tzinfo=dt.timezone.utc)
+
+
+@pytest.fixture
+def hub():
+    with FakeGitHub() as server:
+        yield server
+
+
+@pytest.fixture
+def registry():
+    return parse_registry(REGISTRY)
+
+
+@pytest.fixture
+def competition():
+    return parse_competition(CONFIG)
+
+
+@pytest.fixture
+def repo_files(tmp_path) -> Path:
+    """A checkout of main: accounts.yaml and config/competition.yaml."""
+    import yaml
+    root = tmp_path / "main"
+    (root / "config").mkdir(parents=True)
+    (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY, sort_keys=False))
+    (root / "config" / "competition.yaml").write_text(yaml.safe_dump(CONFIG, sort_keys=False))
+    return root
+
+
+@pytest.fixture
+def token(monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghs_test_token")
+    monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
+
+
+def agent_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """submissions/<handle>/ holding tests/agents/<agent>, plus `extra` files (relative to the folder)."""
+    files = {f"submissions/{handle}/{p.name}": p.read_bytes() for p in (AGENTS / agent).iterdir() if p.is_file()}
+    files |= {f"submissions/{handle}/{k}": v for k, v in (extra or {}).items()}
+    return files
+
+
+def pr_event(tmp_path: Path, number: int, author: tuple[int, str], head_sha: str, action: str = "opened",
+             labels: list[str] | None = None, label: str | None = None) -> Path:
+    data = fill(fixture("event_pull_request_target"), {
+        "action": action, "number": number, "owner": OWNER, "repo": REPO, "login": author[1], "user_id": author[0],
+        "labels": [{"name": n} for n in labels or ()], "head_sha": head_sha,
+        "label": {"name": label} if label else None, "sender_login": author[1], "sender_id": author[0]})
+    path = tmp_path / f"event-pr-{number}-{action}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def comment_event(tmp_path: Path, number: int, author: tuple[int, str], pr_author: tuple[int, str],
+                  comment_id: int, body: str = "/score", created_at: str = "2026-11-01T10:00:00Z") -> Path:
+    data = fill(fixture("event_issue_comment"), {
+        "number": number, "owner": OWNER, "repo": REPO, "login": author[1], "user_id": author[0],
+        "pr_login": pr_author[1], "pr_user_id": pr_author[0], "comment_id": comment_id, "body": body,
+        "created_at": created_at})
+    path = tmp_path / f"event-comment-{comment_id}.json"
+    path.write_text(json.dumps(data))
+    return path

@@ -1,0 +1,75 @@
+"""`arena field`: approved accounts' submissions on main, and for the final main at the freeze."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+import pytest
+import yaml
+
+from grader.cli import main
+from tests.github.conftest import AGENTS, CONFIG, REGISTRY
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def git(repo, *args, date=None):
+    env = os.environ | {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    if date:
+        env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env, timeout=30)
+
+
+@pytest.fixture
+def repo(tmp_path):
+    root = tmp_path / "main"
+    (root / "config").mkdir(parents=True)
+    (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY))
+    (root / "config" / "competition.yaml").write_text(yaml.safe_dump(CONFIG))
+    for handle in ("alice", "carol"):  # carol is not approved
+        shutil.copytree(AGENTS / "random_agent", root / "submissions" / handle)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "before the freeze", date="2026-12-10T10:00:00Z")
+    # After the freeze (2026-12-12T09:00Z) somebody merges a new alice and adds bob.
+    (root / "submissions" / "alice" / "notes.txt").write_text("late change\n")
+    shutil.copytree(AGENTS / "random_agent", root / "submissions" / "bob")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "after the freeze", date="2026-12-13T10:00:00Z")
+    return root
+
+
+def field(repo, tmp_path, tier, now):
+    out = tmp_path / f"field-{tier}.yaml"
+    agents = tmp_path / f"agents-{tier}.txt"
+    code = main(["field", "--tier", tier, "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
+                 "--copy-to", str(tmp_path / f"entrants-{tier}"), "--out", str(out), "--agents-file", str(agents),
+                 "--now", now])
+    return code, yaml.safe_load(out.read_text()), agents.read_text().splitlines()
+
+
+def test_ladder_field_is_main_now(repo, tmp_path):
+    code, doc, agents = field(repo, tmp_path, "ladder", "2026-12-13T12:00:00Z")
+    assert code == 0
+    assert [e["handle"] for e in doc["entrants"]] == ["alice", "bob"]
+    assert {"handle": "prof", "reason": "no submission"} in doc["excluded"]
+    assert not any(e["handle"] == "carol" for e in doc["entrants"])  # unapproved: never in a field
+    assert agents == [f"alice={tmp_path}/entrants-ladder/alice", f"bob={tmp_path}/entrants-ladder/bob"]
+
+
+def test_final_field_is_main_at_the_freeze(repo, tmp_path):
+    code, doc, _ = field(repo, tmp_path, "final", "2026-12-14T09:00:00Z")
+    assert code == 0 and doc["frozen_at"] == "2026-12-12T09:00:00Z"
+    assert [e["handle"] for e in doc["entrants"]] == ["alice"]  # bob arrived after the freeze
+    assert not (tmp_path / "entrants-final" / "alice" / "notes.txt").exists()  # nor did alice's change
+    head = subprocess.run(["git", "-C", str(repo), "rev-list", "-1", "HEAD~1"], capture_output=True, text=True).stdout
+    assert doc["source_commit"] == head.strip()
+
+
+def test_empty_field_exits_1(repo, tmp_path):
+    shutil.rmtree(repo / "submissions")
+    code, doc, agents = field(repo, tmp_path, "ladder", "2026-12-01T00:00:00Z")
+    assert code == 1 and doc["entrants"] == [] and agents == []

@@ -1,0 +1,110 @@
+"""Requested runs: `/score` against a local GitHub, the quota across the rolling 7-day window."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import yaml
+
+from grader.cli import main
+from grader.documents import format_time
+from grader.quota import Request, RequestLog, load_log, write_log
+from tests.github.conftest import ALICE, BOB, CAROL, agent_files, comment_event
+
+pytestmark = pytest.mark.timeout(60)
+T0 = dt.datetime(2026, 11, 1, 10, 0, tzinfo=dt.timezone.utc)
+DAY = dt.timedelta(days=1)
+
+
+def request(hub, repo_files, tmp_path, event, now) -> dict:
+    outputs = tmp_path / "outputs.txt"
+    outputs.write_text("")
+    code = main(["score", "request", "--event", str(event), "--accounts", str(repo_files / "accounts.yaml"),
+                 "--config", str(repo_files / "config" / "competition.yaml"),
+                 "--log", str(repo_files / "requests" / "score.yaml"), "--api-url", hub.api, "--now", now.isoformat()])
+    assert code == 0
+    return dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+
+
+@pytest.fixture
+def outputs(tmp_path, monkeypatch):
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "outputs.txt"))
+
+
+def seed_log(repo_files, times, statuses=None, account=ALICE[0], handle="alice"):
+    log = RequestLog()
+    for i, t in enumerate(times):
+        log = log.add(Request(f"c-{i + 1}", account, handle, 1, "a" * 40, t, (statuses or {}).get(i, "published")))
+    write_log(repo_files / "requests" / "score.yaml", log)
+
+
+def replies(hub, number):
+    return [c["body"] for c in hub.comments.get(number, []) if c["user"] == hub.bot]
+
+
+def test_quota_counts_across_the_seven_day_boundary(hub, repo_files, tmp_path, token, outputs):
+    pull = hub.add_pull(30, ALICE, agent_files("alice"), merged=True)
+    seed_log(repo_files, [T0, T0 + DAY, T0 + 2 * DAY])
+    # One second before the first run leaves the window: all three still count.
+    just_before = T0 + 7 * DAY - dt.timedelta(seconds=1)
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 30, ALICE, ALICE, 501), just_before)
+    assert out["queued"] == "false"
+    assert f"0 of 3 requested runs left in the rolling window; the next one frees at {format_time(T0 + 7 * DAY)}" \
+        in replies(hub, 30)[-1]
+    # At exactly seven days it has dropped out: one run is free, and it is taken.
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 30, ALICE, ALICE, 502), T0 + 7 * DAY)
+    assert out == {"queued": "true", "request_id": "c-502", "handle": "alice", "commit": pull.merge_commit_sha}
+    assert f"0 of 3 requested runs left in the rolling window; the next one frees at {format_time(T0 + 8 * DAY)}" \
+        in replies(hub, 30)[-1]
+    log = load_log(repo_files / "requests" / "score.yaml")
+    assert log.get("c-502").status == "queued" and log.get("c-502").commit == pull.merge_commit_sha
+
+
+def test_arena_failures_are_not_counted(hub, repo_files, tmp_path, token, outputs):
+    hub.add_pull(31, ALICE, agent_files("alice"), merged=True)
+    seed_log(repo_files, [T0, T0 + DAY, T0 + 2 * DAY], statuses={1: "arena_failed"})
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 31, ALICE, ALICE, 601), T0 + 3 * DAY)
+    assert out["queued"] == "true"
+    assert "0 of 3 requested runs left" in replies(hub, 31)[-1]
+
+
+def test_same_comment_twice_is_one_request(hub, repo_files, tmp_path, token, outputs):
+    hub.add_pull(32, ALICE, agent_files("alice"), merged=True)
+    event = comment_event(tmp_path, 32, ALICE, ALICE, 701)
+    assert request(hub, repo_files, tmp_path, event, T0)["queued"] == "true"
+    assert request(hub, repo_files, tmp_path, event, T0)["queued"] == "false"
+    assert len(load_log(repo_files / "requests" / "score.yaml").requests) == 1 and len(replies(hub, 32)) == 1
+
+
+@pytest.mark.parametrize("who,pr_author,merged,text", [
+    (CAROL, CAROL, True, "this account has not been approved yet"),
+    ((7777, "stranger"), ALICE, True, "has no arena account"),
+    (BOB, ALICE, True, "you can ask for runs of your own (`bob`) only"),
+    (ALICE, ALICE, False, "only a merged submission can be scored"),
+])
+def test_refusals(hub, repo_files, tmp_path, token, outputs, who, pr_author, merged, text):
+    hub.add_pull(33, pr_author, agent_files(pr_author[1].split("-")[0]), merged=merged)
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 33, who, pr_author, 801), T0)
+    assert out["queued"] == "false" and text in replies(hub, 33)[-1]
+    assert not (repo_files / "requests" / "score.yaml").exists()
+
+
+def test_other_comments_are_ignored(hub, repo_files, tmp_path, token, outputs):
+    hub.add_pull(34, ALICE, agent_files("alice"), merged=True)
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 34, ALICE, ALICE, 901, body="nice /score"), T0)
+    assert out == {"queued": "false"} and not hub.comments.get(34)
+
+
+def test_finish_records_the_outcome_and_replies(hub, repo_files, tmp_path, token, outputs):
+    pull = hub.add_pull(35, ALICE, agent_files("alice"), merged=True)
+    request(hub, repo_files, tmp_path, comment_event(tmp_path, 35, ALICE, ALICE, 1001), T0)
+    code = main(["score", "finish", "--request", "c-1001", "--status", "arena_failed", "--repository", "arena-org/arena",
+                 "--config", str(repo_files / "config" / "competition.yaml"),
+                 "--log", str(repo_files / "requests" / "score.yaml"), "--api-url", hub.api,
+                 "--now", (T0 + DAY).isoformat()])
+    assert code == 0
+    log = yaml.safe_load((repo_files / "requests" / "score.yaml").read_text())
+    assert log["requests"][0]["status"] == "arena_failed"
+    assert "not counted" in replies(hub, 35)[-1] and "3 of 3 requested runs left" in replies(hub, 35)[-1]
+    assert pull.merge_commit_sha

@@ -1,0 +1,86 @@
+"""Screening: flagged imports by AST, opaque data files by name, magic bytes and .npy headers."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zipfile
+
+import numpy as np
+import pytest
+
+from grader.screening import screen
+from grader.submission import load_submission
+
+pytestmark = pytest.mark.timeout(30)
+AGENT = "class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): return 0\n    def observe_outcome(self, o): pass\n"
+
+
+def flags_of(tmp_path, files: dict[str, bytes | str]):
+    for name, data in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+    return [(f.kind, f.file, f.line, f.detail) for f in screen(load_submission(tmp_path))]
+
+
+@pytest.mark.parametrize("source,detail", [
+    ("import subprocess\n", "imports subprocess"),
+    ("import os\nos.system('ls')\n", "calls os.system"),
+    ("from os import popen\n", "calls os.popen"),
+    ("from multiprocessing import Pool\n", "imports multiprocessing"),
+    ("import socket as s\n", "imports socket"),
+    ("from urllib import request\n", "imports urllib.request"),
+    ("import ctypes.util\n", "imports ctypes.util"),
+    ("__import__('subprocess')\n", "imports subprocess"),
+    ("import importlib\nimportlib.import_module('socket')\n", "imports socket"),
+    ("def f():\n    import pickle\n", "imports pickle"),
+])
+def test_flagged_imports(tmp_path, source, detail):
+    found = flags_of(tmp_path, {"agent.py": AGENT + source})
+    assert found and found[0][0] == "import" and found[0][1] == "agent.py" and detail in found[0][3]
+
+
+@pytest.mark.parametrize("source", ["import numpy as np\nimport json, math, random\n",
+                                    "from urllib.parse import urlparse\n", "import os\nos.path.join('a')\n"])
+def test_ordinary_imports_pass(tmp_path, source):
+    assert flags_of(tmp_path, {"agent.py": AGENT + source, "helpers/util.py": source}) == []
+
+
+def npz(**arrays) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def npy(array) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=True)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("name,data,opaque", [
+    ("weights.json", '{"a": [1, 2]}', False),
+    ("table.csv", "r,c,w\n0,0,1.5\n", False),
+    ("prior.npz", npz(w=np.zeros((8, 8))), False),
+    ("prior.npy", npy(np.arange(4)), False),
+    ("model.pkl", pickle.dumps({"a": 1}), True),
+    ("model.dat", pickle.dumps({"a": 1}), True),
+    ("objects.npy", npy(np.array([{"a": 1}], dtype=object)), True),
+    ("objects.npz", npz(w=np.array([{"a": 1}], dtype=object)), True),
+    ("blob.bin", b"\x00\x01\x02", True),
+    ("lib.so", b"\x7fELF....", True),
+    ("mystery", b"\x00\xff\xfe\x00garbage", True),
+])
+def test_opaque_files(tmp_path, name, data, opaque):
+    found = flags_of(tmp_path, {"agent.py": AGENT, name: data})
+    assert bool(found) == opaque, found
+    if opaque:
+        assert found[0][:2] == ("opaque", name)
+
+
+def test_npz_with_a_non_array_member_is_opaque(tmp_path):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("payload.pkl", pickle.dumps(1))
+    assert flags_of(tmp_path, {"agent.py": AGENT, "prior.npz": buf.getvalue()})[0][0] == "opaque"
