@@ -25,6 +25,14 @@ COMMAND_MODULES = [
     "grader.commands.merge",
     "grader.commands.verify",
     "grader.commands.demo",
+    "grader.commands.site",
+    "grader.commands.smoke",
+    "grader.commands.accounts",
+    "grader.commands.pr",
+    "grader.commands.score",
+    "grader.commands.field",
+    "grader.commands.competition",
+    "grader.commands.kit",
 ]
 
 

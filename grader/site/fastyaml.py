@@ -22,7 +22,8 @@ try:  # libyaml when present: the fallback is still correct without it, only slo
 except AttributeError:  # pragma: no cover - pyyaml built without libyaml
     _FALLBACK_LOADER = yaml.SafeLoader
 
-_LINE = re.compile(r"( *)(.*)")
+_LINES = re.compile(r"^( *)(.*)$", re.M)
+_BAD_LINE = re.compile(r"^ *(?:#|---|\.\.\.|$)", re.M)
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
 _SPECIAL = {"null": None, "~": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
@@ -30,6 +31,9 @@ _SPECIAL = {"null": None, "~": None, "Null": None, "NULL": None, "true": True, "
 _RESOLVER = yaml.resolver.Resolver()
 # Characters that start something other than a plain or single-quoted scalar in block context.
 _INDICATORS = set("[]{}&*!|>\"%@`#")
+_NOT_PLAIN = _INDICATORS | {"'", "-", "?", ":", ","}
+# Keys seen to be plain strings that read as themselves: later lines with them take the fast path.
+_SIMPLE_KEYS: set[str] = set()
 
 
 class _Unsupported(Exception):
@@ -66,17 +70,13 @@ class _Reader:
     def __init__(self, text: str):
         if "\t" in text or "\r" in text:
             raise _Unsupported("tabs or carriage returns")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        self.ind: list[int] = []
-        self.txt: list[str] = []
-        for line in lines:
-            spaces, content = _LINE.match(line).groups()  # type: ignore[union-attr]
-            if not content or content.startswith(("#", "---", "...")):
-                raise _Unsupported("blank line, comment or document marker")
-            self.ind.append(len(spaces))
-            self.txt.append(content)
+        if text.endswith("\n"):
+            text = text[:-1]
+        if _BAD_LINE.search(text):
+            raise _Unsupported("blank line, comment or document marker")
+        pairs = _LINES.findall(text)  # one C pass: (indent, content) of every line
+        self.ind: list[int] = [len(spaces) for spaces, _ in pairs]
+        self.txt: list[str] = [content for _, content in pairs]
         self.n = len(self.txt)
 
     def document(self) -> Any:
@@ -98,9 +98,15 @@ class _Reader:
         n, inds, txt = self.n, self.ind, self.txt
         while i < n and inds[i] == ind:
             text = txt[i]
+            key, sep, rest = text.partition(": ")
+            # The common line, `key: plain-scalar` with nothing folded after it, on a fast path.
+            if (sep and rest[0] not in _NOT_PLAIN and (i + 1 == n or inds[i + 1] <= ind)
+                    and key in _SIMPLE_KEYS and key not in out):
+                out[key] = _plain(rest)
+                i += 1
+                continue
             if text[0] in _INDICATORS or text[0] in "'-?":
                 raise _Unsupported(f"line {i + 1}: not a plain key")
-            key, sep, rest = text.partition(": ")
             if not sep:
                 if not text.endswith(":"):
                     raise _Unsupported(f"line {i + 1}: not a key")
@@ -108,6 +114,8 @@ class _Reader:
             if ":" in key or " #" in key or key in out:
                 raise _Unsupported(f"line {i + 1}: unusual key")
             key_value = _plain(key)
+            if isinstance(key_value, str) and key_value == key and " " not in key:
+                _SIMPLE_KEYS.add(key)
             if rest:
                 out[key_value], i = self.scalar(rest, i, ind)
             elif i + 1 < n and inds[i + 1] > ind:

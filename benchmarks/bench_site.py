@@ -1,0 +1,182 @@
+"""Site build time on a synthetic history: 100 rounds x 60 agents x 28 environments.
+
+    python -m benchmarks site
+
+Prints the time of a full build from an empty cache (target: under 10 s on one core), of an
+incremental build after one more round is published (a new data commit), and of a rebuild
+with nothing changed, each with how many pages it rendered and reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from grader.results import GAMES_FILE, games_bytes
+
+ROUNDS, AGENTS, ENVS = 100, 60, 28
+CHECKPOINTS = [0, 100, 500, 1000, 2000]
+TARGET_SECONDS = 10.0
+FAULTS = ("timeout", "eof", "agent_error", "protocol", "budget", "forfeit")
+
+
+def emit(value, indent: int = 0) -> list[str]:
+    """Block-style YAML lines as `yaml.safe_dump` writes this data (plain names only): the
+    history is written this way because PyYAML's own dumper would take minutes for it."""
+    pad = " " * indent
+    lines: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, dict) and v:
+                lines.append(f"{pad}{k}:")
+                lines += emit(v, indent + 2)
+            elif isinstance(v, list) and v:
+                lines.append(f"{pad}{k}:")
+                lines += emit(v, indent)
+            else:
+                lines.append(f"{pad}{k}: {scalar(v)}")
+    else:
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                sub = emit(item, indent + 2)
+                lines.append(f"{pad}- {sub[0].lstrip()}")
+                lines += sub[1:]
+            else:
+                lines.append(f"{pad}- {scalar(item)}")
+    return lines
+
+
+def scalar(v) -> str:
+    if v is None:
+        return "null"
+    if v is True or v is False:
+        return str(v).lower()
+    if isinstance(v, (list, dict)):
+        return "[]" if isinstance(v, list) else "{}"
+    if isinstance(v, str):
+        return v if v.replace("-", "").replace("_", "").replace(":", "").isalnum() and not v[0].isdigit() else f"'{v}'"
+    return repr(v)
+
+
+def synthetic_round(n: int, rng: random.Random) -> tuple[str, dict]:
+    """A schema-valid staff-profile ladder round (the size a real professor's round reaches)."""
+    rid = f"ladder-{hashlib.sha256(str(n).encode()).hexdigest()[:10]}"
+    names = [f"student{i:02d}" for i in range(AGENTS)]
+    skill = {name: rng.random() for name in names}
+
+    def curve(base: float) -> list[dict]:
+        return [{"games": c, "win_rate": round(min(1.0, base * (0.5 + i / 8)), 4), "draw_rate": round(rng.random() / 4, 4)}
+                for i, c in enumerate(CHECKPOINTS)]
+
+    def record() -> dict:
+        w, d = rng.randint(0, 20), rng.randint(0, 5)
+        return {"wins": w, "draws": d, "losses": 40 - w - d, "games": 40}
+
+    envs = [{"label": f"E{j + 1:02d}", "id": None, "name": None, "spec": None, "agents": [
+        {"name": a, "status": "ok" if rng.random() > 0.01 else "timeout", "curve": curve(skill[a]),
+         "sae": round(rng.random(), 4), "score": round(rng.random(), 4), "record": record(),
+         "self_play": {"games": 2000}} for a in names]} for j in range(ENVS)]
+    order = sorted(names, key=lambda a: -skill[a])
+    agents = []
+    for rank, a in enumerate(order, 1):
+        v = round(skill[a], 4)
+        agents.append({"name": a, "curve": curve(skill[a]), "sae": {"value": v, "b0": 100, "b_max": 2000},
+                       "record": record(), "standing": {"value": v, "rank": rank, "faulted_games": 0,
+                                                        "interval": [max(0.0, v - 0.05), min(1.0, v + 0.05)]},
+                       "elo": round(1000 + 400 * v, 1), "faulted_envs": 0, "faults": dict.fromkeys(FAULTS, 0),
+                       "endings": {"no_moves": 1000, "turn_limit": 0, "forfeit": 0, "fault": 0},
+                       "spread": {"final_win_rate": 0.1, "sae": 0.1, "standing": 0.1}, "generalisation_gap": None})
+    pairwise = [{"a": a, "b": b, "a_wins": 20, "draws": 0, "b_wins": 20, "games": 40}
+                for i, a in enumerate(names) for b in names[i + 1:]]
+    blob = games_bytes(rid, "staff", [])
+    doc = {
+        "schema_version": 1,
+        "round": {"id": rid, "tier": "ladder", "status": "complete", "private": False, "research": False,
+                  "standing_published": True, "leaderboard": True, "notes": []},
+        "provenance": {"arena_version": "0.1.0", "commit": "0" * 40, "seed_commitment": "sha256:" + "1" * 64,
+                       "tier_seed_commitment": "sha256:" + "2" * 64,
+                       "config": {"tier": "ladder", "environments": ENVS, "env_ids": None, "budget": 2000,
+                                  "checkpoints": CHECKPOINTS, "games_per_checkpoint": 20, "pairing_games": 20,
+                                  "seed": None, "sandbox": "docker", "disclosure": "staff", "arena_retries": 2,
+                                  "max_arena_faults": 5, "public_round": None},
+                       "limits": {"act_soft_seconds": 1.0}, "execution": {"command": "arena round", "shards": [],
+                                                                          "arena_faults": []}},
+        "disclosure": {"profile": "staff", "description": "rules withheld"},
+        "field": [{"name": a, "kind": "submission", "account": a, "digest": "sha256:" + hashlib.sha256(a.encode()).hexdigest()}
+                  for a in names],
+        "agents": agents, "elo": {"published": True, "anchor": None, "note": "an ordering only"},
+        "pairwise": pairwise, "environments": envs,
+        "games": {"path": f"{rid}/{GAMES_FILE}", "sha256": "sha256:" + hashlib.sha256(blob).hexdigest(), "count": 0},
+    }
+    return "\n".join(emit(doc)) + "\n", {"id": rid, "games": blob}
+
+
+def write_history(folder: Path, count: int, rng: random.Random) -> list[str]:
+    ids = []
+    for n in range(count):
+        text, extra = synthetic_round(n, rng)
+        (folder / f"{extra['id']}.yaml").write_text(text)
+        (folder / extra["id"]).mkdir(exist_ok=True)
+        (folder / extra["id"] / GAMES_FILE).write_bytes(extra["games"])
+        ids.append(extra["id"])
+    return ids
+
+
+def settings(folder: Path, ids: list[str]) -> Path:
+    lines = ["schema_version: 1", "series:", "  name: Synthetic term", "  rounds:"]
+    lines += [f"    - {{id: {rid}, date: 2026-10-{1 + i % 28:02d}, title: Round {i + 1}}}" for i, rid in enumerate(ids)]
+    lines += ["announcement: null", "competition: null"]
+    path = folder / "site.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def main() -> int:
+    try:
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # one core, as the target says
+    except (AttributeError, OSError):
+        pass
+    from grader.site import build
+
+    rng = random.Random(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        rounds, out, cache = root / "rounds", root / "_site", root / "cache"
+        rounds.mkdir()
+        print(f"writing a synthetic history of {ROUNDS} rounds x {AGENTS} agents x {ENVS} environments ...",
+              file=sys.stderr)
+        ids = write_history(rounds, ROUNDS, rng)
+        size = sum(p.stat().st_size for p in rounds.glob("*.yaml"))
+        config = settings(root, ids)
+        quiet = dict(log=lambda m: None)
+        t, cpu = time.perf_counter(), time.process_time()
+        full = build(rounds, out, config=config, cache_dir=cache, data_commit="a" * 40, docs_dir=None, **quiet)
+        full_s, full_cpu = time.perf_counter() - t, time.process_time() - cpu
+        # CPU time beside wall time: on a shared machine the wall clock also measures the neighbours.
+        print(f"full build:        {full_s:6.2f} s wall, {full_cpu:6.2f} s CPU  ({full.line()}; "
+              f"{size / 1e6:.0f} MB of YAML)")
+        more, extra = synthetic_round(ROUNDS, rng)
+        (rounds / f"{extra['id']}.yaml").write_text(more)
+        (rounds / extra["id"]).mkdir()
+        (rounds / extra["id"] / GAMES_FILE).write_bytes(extra["games"])
+        config = settings(root, ids + [extra["id"]])
+        t, cpu = time.perf_counter(), time.process_time()
+        inc = build(rounds, out, config=config, cache_dir=cache, data_commit="b" * 40, docs_dir=None, **quiet)
+        inc_s = time.perf_counter() - t
+        print(f"incremental build: {inc_s:6.2f} s wall, {time.process_time() - cpu:6.2f} s CPU  "
+              f"(one more round, new commit: {inc.line()})")
+        t = time.perf_counter()
+        same = build(rounds, out, config=config, cache_dir=cache, data_commit="b" * 40, docs_dir=None, **quiet)
+        print(f"unchanged rebuild: {time.perf_counter() - t:6.2f} s  ({same.line()})")
+    verdict = "met" if full_cpu < TARGET_SECONDS else "NOT met"
+    print(f"target: full build under {TARGET_SECONDS:.0f} s of one core: {verdict} ({full_cpu:.1f} s CPU)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

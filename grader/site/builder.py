@@ -1,0 +1,384 @@
+"""`build(rounds_dir, out_dir, ...)`: the static site from rounds/, docs/, the accounts registry
+and site_templates/.
+
+What is shown (design §6, the rules §6 and §8):
+- a final-tier round appears nowhere until the competition config says that final was
+  published after review; until then the leaderboard says "final standings pending review";
+- the leaderboard is the latest round of the professor's series (site.yaml) that is complete,
+  not private and not research; a field under 8 has no standing;
+- replays exist once the competition config says the competition ended, and only of games
+  whose public record carries moves (a round whose rules are public).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from grader.accounts import Registry, load_registry
+from grader.limits import DEFAULT_LIMITS
+from grader.site import docs as docs_mod
+from grader.site import environments as envs_mod
+from grader.site import model, replays, svg
+from grader.site.config import SeriesRound, SiteConfig, load_site_config
+from grader.site.data import RoundCache, RoundSource, load_rounds
+from grader.site.render import COMMIT_PLACEHOLDER, Writer, check_out_folder, digest, make_environment, tree_digest
+
+REPO = Path(__file__).resolve().parents[2]
+TEMPLATES = REPO / "site_templates"
+SITE_CODE = Path(__file__).resolve().parent
+
+
+@dataclass
+class BuildReport:
+    pages: int
+    rendered: int
+    reused: int
+    written: int
+    removed: int
+    seconds: float
+    warnings: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        return (f"{self.pages} pages ({self.rendered} rendered, {self.reused} unchanged), {self.written} files "
+                f"written, {self.removed} removed, in {self.seconds:.2f} s")
+
+
+def data_commit_of(folder: Path) -> str:
+    """The git commit `folder` is at, `-dirty` if rounds or docs there differ from it."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True,
+                              timeout=30).stdout.strip()
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = git("status", "--porcelain", "--", ".")
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return "unknown (not built from a git checkout)"
+    return commit + ("-dirty" if dirty else "")
+
+
+def visible(r: RoundSource, config: SiteConfig) -> bool:
+    """A final-tier round is shown only once that very round is published after review."""
+    if r.tier != "final":
+        return True
+    final = config.competition.final
+    return final.status == "published" and final.round_id == r.id
+
+
+def round_date(r: RoundSource, entry: SeriesRound | None, config: SiteConfig) -> str | None:
+    if entry is not None and entry.date:
+        return entry.date
+    final = config.competition.final
+    if r.tier == "final" and final.round_id == r.id and final.published_at is not None:
+        return final.published_at.date().isoformat()
+    return None
+
+
+def leaderboard_round(rounds: dict[str, RoundSource], config: SiteConfig) -> tuple[RoundSource | None, SeriesRound | None]:
+    """The latest round of the series that can stand on the leaderboard."""
+    for entry in reversed(config.series):
+        r = rounds.get(entry.id)
+        if r is None:
+            continue
+        info = r.summary["round"]
+        if info["status"] == "complete" and not info["private"] and not info["research"]:
+            return r, entry
+    return None, None
+
+
+def _accounts(path: Path | None) -> tuple[Registry | None, str | None]:
+    if path is None:
+        return None, "no accounts registry was given to this build"
+    if not path.exists():
+        return None, f"the accounts registry {path.name} does not exist yet"
+    return load_registry(path), None
+
+
+class SiteBuild:
+    """One build: the inputs loaded once, then each page declared with its inputs."""
+
+    def __init__(self, rounds_dir: Path, out_dir: Path, docs_dir: Path | None, accounts: Path | None,
+                 config: SiteConfig, templates: Path, cache_dir: Path | None, commit: str, validate: bool,
+                 log: Callable[[str], None]):
+        self.log = log
+        self.config = config
+        self.out = out_dir
+        cache = RoundCache(None if cache_dir is None else cache_dir / "rounds")
+        every = load_rounds(rounds_dir, cache, validate)
+        self.withheld = [r.id for r in every if not visible(r, config)]
+        self.rounds = [r for r in every if visible(r, config)]
+        self.by_id = {r.id: r for r in self.rounds}
+        self.registry, self.accounts_note = _accounts(accounts)
+        self.docs = docs_mod.find_docs(docs_dir)
+        self.docs_dir = docs_dir
+        self.handles = self._handles()
+        self.warnings: list[str] = []
+        self._histories: dict[str, list[dict]] | None = None
+        self._keys: dict[str, list] = {}
+        env = make_environment(templates)
+        nav = [("index.html", "Leaderboard"), ("rounds/index.html", "Rounds"), ("environments.html", "Environments")]
+        nav += [(f"{d.stem}.html", d.nav) for d in self.docs]
+        nav += [("accounts/index.html", "Accounts"), ("kit.html", "Kit")]
+        common = {"site_name": config.series_name, "nav": nav, "announcement": config.announcement,
+                  "data_commit": COMMIT_PLACEHOLDER, "svg": svg}
+        # What every page shows; anything else a page shows is in that page's own inputs, so
+        # publishing a round re-renders the pages that show it, not the whole site.
+        site_key = digest(tree_digest(templates), tree_digest(SITE_CODE, "*.py"), nav, config.series_name,
+                          config.announcement)
+        self.writer = Writer(out_dir, env, site_key, commit, common, cache_dir / "pages" if cache_dir else None)
+
+    def _handles(self) -> dict[str, dict]:
+        """Every account with a page: the registry's, and any account a round names."""
+        out: dict[str, dict] = {}
+        if self.registry is not None:
+            for a in self.registry.accounts:
+                out[a.handle] = {"handle": a.handle, "approved": a.approved, "staff": a.staff, "registered": True}
+        for r in self.rounds:
+            for f in r.summary["field"]:
+                if f["account"] and f["account"] not in out:
+                    out[f["account"]] = {"handle": f["account"], "approved": None, "staff": False, "registered": False}
+        return out
+
+    # -- pages -----------------------------------------------------------------------------
+    def run(self) -> None:
+        self.writer.text("style.css", (TEMPLATES / "style.css").read_text(encoding="utf-8"))
+        self.writer.text(".nojekyll", "")
+        self.leaderboard()
+        self.round_list()
+        for r in self.rounds:
+            self.round_page(r)
+        self.documents()
+        self.environments()
+        self.accounts()
+        self.kit()
+        if self.config.competition.ended:
+            for r in self.rounds:
+                self.replays(r)
+
+    def _key(self, r: RoundSource) -> list:
+        """What a page that shows round `r` depends on: its file and its series entry and date."""
+        if r.id not in self._keys:
+            entry = self.config.series_entry(r.id)
+            self._keys[r.id] = [r.sha256, None if entry is None else [entry.title, entry.date],
+                                round_date(r, entry, self.config)]
+        return self._keys[r.id]
+
+    def _entry(self, r: RoundSource) -> dict:
+        entry = self.config.series_entry(r.id)
+        return {"id": r.id, "title": entry.title if entry and entry.title else None,
+                "date": round_date(r, entry, self.config), "in_series": entry is not None,
+                "info": r.summary["round"], "disclosure": r.summary["disclosure"],
+                "config": r.summary["provenance"]["config"], "field_size": len(r.summary["field"])}
+
+    def leaderboard(self) -> None:
+        lb, _ = leaderboard_round(self.by_id, self.config)
+        final = self.config.competition.final
+        pending = final.status == "pending_review"
+
+        def context() -> dict:
+            ctx = {"round": None, "table": None, "pending": pending, "series": self.config.series_name,
+                   "handles": self.handles, "pairwise": None, "note": self.config.competition_note}
+            if lb is not None:
+                table = model.standings(lb.summary)
+                ctx.update(round=self._entry(lb), table=table,
+                           pairwise=None if table.standing_published else model.pairwise_matrix(lb.summary, table))
+            return ctx
+
+        self.writer.page("index.html", "leaderboard.html", [self._key(lb) if lb else None, pending,
+                                                            self.config.competition_note], context)
+
+    def round_list(self) -> None:
+        def context() -> dict:
+            series = [self._entry(self.by_id[e.id]) for e in reversed(self.config.series) if e.id in self.by_id]
+            others = [self._entry(r) for r in self.rounds if self.config.series_entry(r.id) is None]
+            return {"series_rounds": series, "other_rounds": others, "series": self.config.series_name}
+
+        self.writer.page("rounds/index.html", "rounds.html", [[self._key(r) for r in self.rounds],
+                                                              [e.id for e in self.config.series]], context)
+
+    def _replay_count(self, r: RoundSource) -> int:
+        if not self.config.competition.ended or r.profile not in ("open", "full"):
+            return 0
+        return r.summary["games"]["count"]
+
+    def round_page(self, r: RoundSource) -> None:
+        def context() -> dict:
+            doc = r.summary
+            envs = r.environments()
+            table = model.standings(doc)
+            return {"round": self._entry(r), "table": table, "curves": model.curve_figures(doc, table),
+                    "matrix": model.env_matrix(doc, envs, table), "pairwise": model.pairwise_matrix(doc, table),
+                    "prov": model.provenance(doc), "extras": model.extras(doc, table), "handles": self.handles,
+                    "replays": self._replay_count(r), "ended": self.config.competition.ended,
+                    "elo": doc["elo"], "short_digest": model.short_digest}
+
+        self.writer.page(f"rounds/{r.id}.html", "round.html", [self._key(r), self._replay_count(r),
+                                                              self.config.competition.ended], context)
+        self.writer.copy(f"data/{r.id}.yaml", r.path, r.sha256)
+        games = r.games_path()
+        if games.exists():
+            self.writer.copy(f"data/{r.summary['games']['path']}", games, r.games_sha256())
+        else:
+            self.warnings.append(f"{r.id}: its games file is missing; the round page links none")
+
+    def documents(self) -> None:
+        files = {f"{d.stem}.html" for d in self.docs}
+        if self.docs_dir is not None:
+            for extra in sorted(self.docs_dir.glob("*.json")):
+                files.add(extra.name)
+                self.writer.copy(extra.name, extra, hashlib.sha256(extra.read_bytes()).hexdigest())
+        limits = DEFAULT_LIMITS.rows()
+        for d in self.docs:
+            def context(d=d) -> dict:
+                body, warnings = docs_mod.render_doc(d, files)
+                self.warnings.extend(warnings)
+                return {"doc": d, "body": body}
+            self.writer.page(f"{d.stem}.html", "doc.html", [d.text, limits, sorted(files)], context)
+
+    def environments(self) -> None:
+        ladder_inputs = [(r.id, r.sha256) for r in self.rounds if r.tier in ("ladder", "final")]
+        open_inputs = [(r.id, r.sha256) for r in self.rounds if r.profile == "open"]
+
+        def context() -> dict:
+            public = envs_mod.public_groups()
+            envs_mod.attach_rounds(public, self.rounds)
+            ladder, ladder_withheld = envs_mod.disclosed_groups(self.rounds, "ladder")
+            final, final_withheld = envs_mod.disclosed_groups(self.rounds, "final")
+            return {"public": public, "ladder": ladder, "ladder_withheld": ladder_withheld, "final": final,
+                    "final_withheld": final_withheld, "pending": self.config.competition.final.status == "pending_review"}
+
+        self.writer.page("environments.html", "environments.html",
+                         [envs_mod.public_tier_version(), ladder_inputs, open_inputs,
+                          self.config.competition.final.status], context)
+
+    def history(self, handle: str) -> list[dict]:
+        """Every visible round the account entered, newest first where dates are known."""
+        if self._histories is None:  # one pass over the rounds for every account
+            self._histories = {}
+            series_order = {e.id: i for i, e in enumerate(self.config.series)}
+            for r in self.rounds:
+                doc = r.summary
+                agents = {a["name"]: a for a in doc["agents"]}
+                entry = None
+                for f in doc["field"]:
+                    if not f["account"] or f["name"] not in agents:
+                        continue
+                    entry = entry or self._entry(r)
+                    agent = agents[f["name"]]
+                    self._histories.setdefault(f["account"], []).append({
+                        "round": entry, "name": f["name"], "digest": f["digest"], "agent": agent,
+                        "faults": [(k, agent["faults"][k]) for k in model.FAULT_KINDS if agent["faults"].get(k)],
+                        "order": (series_order.get(r.id, -1), r.id)})
+        rows = sorted(self._histories.get(handle, []), key=lambda x: (x["round"]["date"] or "", x["order"]),
+                      reverse=True)
+        windows = {(x["agent"]["sae"]["b0"], x["agent"]["sae"]["b_max"]) for x in rows if x["agent"]["sae"]["b0"]}
+        return [x | {"window_mixed": len(windows) > 1} for x in rows]
+
+    def accounts(self) -> None:
+        entered: dict[str, list] = {h: [] for h in self.handles}
+        for r in self.rounds:
+            for f in r.summary["field"]:
+                if f["account"] in entered:
+                    entered[f["account"]].append(self._key(r))
+
+        def index_context() -> dict:
+            return {"accounts": sorted(self.handles.values(), key=lambda a: a["handle"]),
+                    "counts": {h: len(v) for h, v in entered.items()}, "note": self.accounts_note}
+
+        self.writer.page("accounts/index.html", "accounts.html",
+                         [sorted((h, len(v), a) for (h, v), a in zip(entered.items(), self.handles.values())),
+                          self.accounts_note], index_context)
+        for handle, account in self.handles.items():
+            def context(handle=handle, account=account) -> dict:
+                return {"account": account, "rows": self.history(handle), "short_digest": model.short_digest}
+            self.writer.page(f"accounts/{handle}.html", "account.html", [account, entered[handle]], context)
+
+    def kit(self) -> None:
+        zip_path, version_path = self.config.kit_zip, self.config.kit_version
+        has_zip = zip_path is not None and zip_path.is_file()
+        version = (version_path.read_text(encoding="utf-8").strip() if version_path is not None
+                   and version_path.is_file() else None)
+        info = None
+        if has_zip:
+            blob = zip_path.read_bytes()
+            sha = hashlib.sha256(blob).hexdigest()
+            info = {"name": zip_path.name, "bytes": len(blob), "sha256": sha}
+            self.writer.copy(f"kit/{zip_path.name}", zip_path, sha)
+        if version is not None:
+            self.writer.text("kit/version", version + "\n")
+        self.writer.page("kit.html", "kit.html", [info, version],
+                         lambda: {"zip": info, "version": version})
+
+    def replays(self, r: RoundSource) -> None:
+        if r.profile not in ("open", "full") or r.summary["games"]["count"] == 0:
+            return
+        games_sha = r.games_sha256()
+        tier, profile = r.tier, r.profile
+        games: list[dict] | None = None
+        specs: dict[str, dict] | None = None
+
+        def load() -> tuple[list[dict], dict[str, dict]]:
+            nonlocal games, specs
+            if games is None:
+                games = r.games()
+                specs = {e["label"]: e for e in r.environments()}
+            return games, specs  # type: ignore[return-value]
+
+        count = r.summary["games"]["count"]
+
+        def index_context() -> dict:
+            gs, envs = load()
+            rows = [{"n": i + 1, "game": g, "replay": replays.replayable(g, envs[g["env"]]["spec"])}
+                    for i, g in enumerate(gs)]
+            return {"round": self._entry(r), "rows": rows, "hide": replays.redacted(tier, profile)}
+
+        self.writer.page(f"replays/{r.id}/index.html", "replays.html", [self._key(r), games_sha], index_context)
+        for n in range(1, count + 1):
+            def context(n=n) -> dict:
+                gs, envs = load()
+                game = gs[n - 1]
+                env = envs[game["env"]]
+                return {"round": self._entry(r), "replay": replays.build_replay(n, game, env, tier, profile),
+                        "count": count}
+            self.writer.page(f"replays/{r.id}/g{n:04d}.html", "replay.html", [self._key(r), games_sha, n], context)
+
+
+def build(rounds_dir: str | Path, out_dir: str | Path, *, docs_dir: str | Path | None = None,
+          accounts: str | Path | None = None, config: str | Path | SiteConfig | None = None,
+          templates: str | Path | None = None, cache_dir: str | Path | None = None,
+          data_commit: str | None = None, validate: bool = False,
+          log: Callable[[str], None] | None = None) -> BuildReport:
+    """Build the static site from `rounds_dir` into `out_dir`.
+
+    `docs_dir` defaults to the repository's docs/; `config` is a site.yaml path (or a loaded
+    SiteConfig; None: no series, no banner); `cache_dir` keeps parsed rounds and rendered pages
+    for the next build (None: render everything); `data_commit` defaults to the git commit of
+    `rounds_dir`. Returns what was done; raises ValueError (SiteDataError, DocumentError) on
+    input it cannot render.
+    """
+    start = time.perf_counter()
+    log = log or (lambda message: print(message, file=sys.stderr))
+    rounds_dir, out_dir = Path(rounds_dir), Path(out_dir)
+    check_out_folder(out_dir)
+    if docs_dir is None and (REPO / "docs").is_dir():
+        docs_dir = REPO / "docs"
+    site_config = config if isinstance(config, SiteConfig) else load_site_config(None if config is None else Path(config))
+    commit = data_commit or data_commit_of(rounds_dir if rounds_dir.is_dir() else Path.cwd())
+    site = SiteBuild(rounds_dir, out_dir, None if docs_dir is None else Path(docs_dir),
+                     None if accounts is None else Path(accounts), site_config,
+                     Path(templates) if templates else TEMPLATES, None if cache_dir is None else Path(cache_dir),
+                     commit, validate, log)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    site.run()
+    removed = site.writer.finish()
+    report = BuildReport(len([f for f in site.writer.files if f.endswith(".html")]), site.writer.rendered,
+                         site.writer.reused, site.writer.written, len(removed), time.perf_counter() - start,
+                         site.warnings)
+    for w in site.warnings:
+        log(f"site: warning: {w}")
+    return report

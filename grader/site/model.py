@@ -1,0 +1,331 @@
+"""What the pages show, computed from a round document: rows, groups, figures and tables.
+
+Nothing here recomputes a published number: standings, intervals, SAE and records are read
+from the round file as written. What is derived is presentation: the sort order (by the
+published rank), tie groups (published intervals that overlap), quartiles for a figure.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
+
+from grader.site import svg
+
+MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (design §5); the round file says which applies
+FAULT_KINDS = ("timeout", "eof", "agent_error", "protocol", "budget", "forfeit")
+CAPTURE_TEXT = {
+    "standard": "a run flips in any of the 8 directions",
+    "orthogonal": "a run flips only along rows and columns (N, S, W, E)",
+    "diagonal": "a run flips only along the 4 diagonals",
+    "short-1": "a run flips only if it has at most 1 opponent disc",
+    "short-2": "a run flips only if it has at most 2 opponent discs",
+    "longest": "only the single longest run flips (ties: first of NW, N, NE, W, E, SW, S, SE)",
+}
+
+
+def rules_text(rules: dict) -> str:
+    """A sentence for an environment's rules, from its spec (no engine needed)."""
+    win = rules.get("win")
+    if win == "most":
+        goal = "more discs wins"
+    elif win == "fewest":
+        goal = "fewer discs wins"
+    elif win == "band":
+        k = rules.get("k")
+        goal = f"a disc share strictly between {min(k, 0.5):g} and {max(k, 0.5):g} wins (k = {k:g})"
+    else:
+        goal = f"win condition {win}"
+    text = f"{goal}; {CAPTURE_TEXT.get(rules.get('capture'), 'capture ' + str(rules.get('capture')))}"
+    if rules.get("turn_limit") is not None:
+        text += f"; the game stops after {rules['turn_limit']} placements"
+    return text
+
+
+def rules_label(rules: dict) -> str:
+    win = rules.get("win")
+    head = f"band k={rules.get('k')}" if win == "band" else str(win)
+    return f"{head}/{rules.get('capture')}"
+
+
+def short_digest(digest: str) -> str:
+    """`sha256:0123456789ab` for a submission, the digest itself for a reference player."""
+    return digest[:19] if digest.startswith("sha256:") else digest
+
+
+@dataclass
+class Row:
+    """One agent's line of a standings table (and its colour in the round's figures)."""
+
+    name: str
+    index: int
+    kind: str
+    account: str | None
+    digest: str
+    record: dict
+    standing: dict | None
+    sae: dict
+    faults: list[tuple[str, int]]
+    faulted_envs: int
+    elo: float | None
+    final_win_rate: float | None
+    final_draw_rate: float | None
+    group: int = 0
+    group_size: int = 1
+    tie_label: str = ""  # T1, T2...: only for groups of two or more, numbered from the top
+    bar: object = None
+
+    @property
+    def games(self) -> int:
+        return self.record["games"]
+
+
+@dataclass
+class Window:
+    """The SAE window of a round: the first and last non-zero checkpoints it integrates over."""
+
+    b0: int | None
+    b_max: int | None
+    checkpoints: list[int]
+    mixed: bool = False
+
+
+@dataclass
+class Table:
+    """A round's standings table, as the leaderboard and the round page print it."""
+
+    rows: list[Row]
+    standing_published: bool
+    window: Window
+    field_size: int
+    groups: int
+    notes: list[str] = field(default_factory=list)
+
+
+def tie_groups(rows: list[Row]) -> int:
+    """Number the rows (already in standing order) into groups whose intervals overlap the
+    interval of the group's first row: a row joins the group above it while the published
+    95% intervals cannot tell it from that group's leader. Returns the number of groups."""
+    group, leader = 0, None
+    for row in rows:
+        lo, hi = row.standing["interval"]
+        if leader is None or not (hi >= leader[0] and lo <= leader[1]):
+            group += 1
+            leader = (lo, hi)
+        row.group = group
+    sizes = Counter(r.group for r in rows)
+    labels: dict[int, str] = {}
+    for row in rows:
+        row.group_size = sizes[row.group]
+        if row.group_size > 1:
+            row.tie_label = labels.setdefault(row.group, f"T{len(labels) + 1}")
+    return group
+
+
+def sae_window(doc: dict) -> Window:
+    """The window most agents' SAE is over; `mixed` if some row's differs (printed per row then)."""
+    windows = Counter((a["sae"]["b0"], a["sae"]["b_max"]) for a in doc["agents"] if a["sae"]["b0"] is not None)
+    checkpoints = doc["provenance"]["config"]["checkpoints"]
+    if not windows:
+        positive = [c for c in checkpoints if c > 0]
+        b0, b_max = (positive[0], positive[-1]) if positive else (None, None)
+        return Window(b0, b_max, checkpoints)
+    (b0, b_max), _ = windows.most_common(1)[0]
+    return Window(b0, b_max, checkpoints, mixed=len(windows) > 1)
+
+
+def standings(doc: dict) -> Table:
+    """The standings table of a round: sorted by published rank, or by name without a standing."""
+    field_by_name = {f["name"]: f for f in doc["field"]}
+    published = doc["round"]["standing_published"]
+    agents = doc["agents"]
+    if published:
+        order = sorted(agents, key=lambda a: (a["standing"]["rank"] if a["standing"] else 10 ** 9, a["name"]))
+    else:
+        order = sorted(agents, key=lambda a: a["name"])
+    rows = []
+    for i, a in enumerate(order):
+        entry = field_by_name.get(a["name"], {"kind": "?", "account": None, "digest": "?"})
+        last = a["curve"][-1] if a["curve"] else None
+        rows.append(Row(
+            name=a["name"], index=i, kind=entry["kind"], account=entry["account"], digest=entry["digest"],
+            record=a["record"], standing=a["standing"], sae=a["sae"],
+            faults=[(k, a["faults"].get(k, 0)) for k in FAULT_KINDS if a["faults"].get(k, 0)],
+            faulted_envs=a["faulted_envs"], elo=a.get("elo"),
+            final_win_rate=last["win_rate"] if last else None, final_draw_rate=last["draw_rate"] if last else None))
+    groups = 0
+    if published and all(r.standing for r in rows):
+        groups = tie_groups(rows)
+        for r in rows:
+            lo, hi = r.standing["interval"]
+            r.bar = svg.interval_bar(r.standing["value"], lo, hi)
+    notes = []
+    if not published:
+        notes.append(f"A field of {len(doc['field'])}: fewer than {MIN_FIELD_FOR_STANDING} entrants, so no standing "
+                     "is published (the rules: below that a rank is the individual pairings, not a summary of "
+                     "them). The pairwise results below are the result.")
+    return Table(rows, published, sae_window(doc), len(doc["field"]), groups, notes)
+
+
+def curve_figures(doc: dict, table: Table) -> dict:
+    """Win-rate and draw-rate figures (one line per agent, in table order) and their data table."""
+    checkpoints = doc["provenance"]["config"]["checkpoints"]
+    by_name = {a["name"]: a for a in doc["agents"]}
+    win, draw = [], []
+    for row in table.rows:
+        curve = by_name[row.name]["curve"]
+        win.append(svg.Series(row.name, row.index, [(p["games"], p["win_rate"]) for p in curve]))
+        draw.append(svg.Series(row.name, row.index, [(p["games"], p["draw_rate"]) for p in curve]))
+    rows = [(row, {p["games"]: p for p in by_name[row.name]["curve"]}) for row in table.rows]
+    return {
+        "win": svg.curve_figure("Win rate against random at each checkpoint", checkpoints, win, "win rate"),
+        "draw": svg.curve_figure("Draw rate against random at each checkpoint", checkpoints, draw, "draw rate"),
+        "checkpoints": checkpoints, "rows": rows,
+    }
+
+
+@dataclass
+class EnvColumn:
+    label: str
+    name: str | None
+    id: str | None
+    rules: str | None
+
+
+@dataclass
+class Cell:
+    status: str
+    score: float | None
+    record: dict
+    final_win_rate: float | None
+
+
+def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
+    """Per-environment results: a column per environment (by label, and by name where the
+    tier's rules are public), a row per agent, and each agent's distribution figures."""
+    columns = [EnvColumn(e["label"], e["name"], e["id"], rules_label(e["spec"]["rules"]) if e["spec"] else None)
+               for e in environments]
+    cells: dict[str, list[Cell]] = {row.name: [] for row in table.rows}
+    for env in environments:
+        here = {a["name"]: a for a in env["agents"]}
+        for row in table.rows:
+            a = here.get(row.name)
+            if a is None:
+                cells[row.name].append(Cell("absent", None, {"wins": 0, "draws": 0, "losses": 0, "games": 0}, None))
+                continue
+            last = a["curve"][-1]["win_rate"] if a["curve"] else None
+            cells[row.name].append(Cell(a["status"], a["score"], a["record"], last))
+    scored = any(c.score is not None for row in cells.values() for c in row)
+    dist_rows = []
+    for row in table.rows:
+        mine = cells[row.name]
+        values = [(c.score if scored else c.final_win_rate) for c in mine if c.status == "ok"]
+        values = [v for v in values if v is not None]
+        faulted = sum(1 for c in mine if c.status not in ("ok", "absent"))
+        dist_rows.append(svg.Distribution(row.name, values, faulted))
+    if scored:
+        title = "Each agent's score (match points per pairing game) in each environment"
+        axis = "score in one environment (1 win, 1/2 draw, 0 loss, averaged over its pairing games)"
+    else:
+        title = "Each agent's final win rate against random in each environment"
+        axis = "win rate at the last checkpoint in one environment"
+    return {"columns": columns, "body": _matrix_rows(table, cells, scored), "scored": scored,
+            "distribution": svg.distribution_figure(title, dist_rows, axis), "distribution_title": title}
+
+
+def _matrix_rows(table: Table, cells: dict[str, list[Cell]], scored: bool) -> Markup:
+    """The per-environment matrix's rows as HTML (built here for speed, as `_pairwise_rows`)."""
+    out = []
+    for row in table.rows:
+        parts = [f'<tr><th scope="row">{escape(row.name)}</th>']
+        for c in cells[row.name]:
+            if c.status == "ok":
+                v = c.score if scored else c.final_win_rate
+                r = c.record
+                parts.append(f'<td class="num heat" style="--v: {v or 0:.2f}" title="{r["wins"]}-{r["draws"]}-'
+                             f'{r["losses"]} of {r["games"]}; final win rate {_rate(c.final_win_rate)}">'
+                             f"{_rate(v, 2)}</td>")
+            elif c.status == "absent":
+                parts.append('<td class="muted">—</td>')
+            else:
+                kind = escape(c.status)
+                parts.append(f'<td class="faultcell" title="faulted: {kind}">{kind}</td>')
+        parts.append("</tr>")
+        out.append("".join(parts))
+    return Markup("\n".join(out))
+
+
+def _rate(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def pairwise_matrix(doc: dict, table: Table) -> dict:
+    """Head-to-head results as a matrix in table order: row agent's W-D-L against the column's."""
+    names = [r.name for r in table.rows]
+    result: dict[tuple[str, str], tuple[int, int, int, int]] = {}
+    for p in doc["pairwise"]:
+        result[(p["a"], p["b"])] = (p["a_wins"], p["draws"], p["b_wins"], p["games"])
+        result[(p["b"], p["a"])] = (p["b_wins"], p["draws"], p["a_wins"], p["games"])
+    grid = []
+    for a in names:
+        line = []
+        for b in names:
+            r = result.get((a, b))
+            if a == b:
+                line.append(None)
+            elif r is None or r[3] == 0:  # no game counted: the pairing was void (an opponent died)
+                line.append({"void": True})
+            else:
+                w, d, lo, g = r
+                line.append({"void": False, "w": w, "d": d, "l": lo, "g": g, "points": (w + d / 2) / g})
+        grid.append((a, line))
+    return {"names": names, "body": _pairwise_rows(grid), "pairs": len(doc["pairwise"])}
+
+
+def _pairwise_rows(grid: list) -> Markup:
+    """The matrix's rows as HTML, built here rather than in a template loop: a 60-agent field
+    is 3,600 cells, and a page of them must render in milliseconds (benchmarks/bench_site.py)."""
+    out = []
+    for name, line in grid:
+        label = escape(name)
+        cells = []
+        for cell in line:
+            if cell is None:
+                cells.append('<td class="self">·</td>')
+            elif cell["void"]:
+                cells.append('<td class="muted" title="no game counted: void, an opponent had faulted">void</td>')
+            else:
+                cells.append(f'<td class="num" title="{label}: {cell["w"]} won, {cell["d"]} drawn, {cell["l"]} lost of '
+                             f'{cell["g"]} ({cell["points"]:.2f} points a game)">{cell["w"]}–{cell["d"]}–{cell["l"]}</td>')
+        out.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
+    return Markup("\n".join(out))
+
+
+def provenance(doc: dict) -> dict:
+    """The provenance block of a round page: where every number comes from."""
+    p = doc["provenance"]
+    config = p["config"]
+    shown = [("tier", config.get("tier")), ("environments", config.get("environments")),
+             ("budget", config.get("budget")), ("checkpoints", ", ".join(str(c) for c in config["checkpoints"])),
+             ("games per checkpoint", config.get("games_per_checkpoint")),
+             ("pairing games per pair", config.get("pairing_games")), ("sandbox", config.get("sandbox")),
+             ("disclosure", config.get("disclosure")), ("arena retries", config.get("arena_retries")),
+             ("arena faults tolerated", config.get("max_arena_faults"))]
+    if config.get("seed") is not None:
+        shown.append(("round seed", config["seed"]))
+    if config.get("public_round"):
+        shown.append(("public round (generalisation gap)", config["public_round"]["id"]))
+    return {"arena_version": p["arena_version"], "commit": p["commit"], "seed_commitment": p["seed_commitment"],
+            "tier_seed_commitment": p.get("tier_seed_commitment"), "config": shown,
+            "limits": sorted(p["limits"].items()), "command": p["execution"]["command"],
+            "shards": p["execution"]["shards"], "arena_faults": p["execution"]["arena_faults"],
+            "games": doc["games"], "disclosure": doc["disclosure"]}
+
+
+def extras(doc: dict, table: Table) -> list[dict]:
+    """Reported, not ranked on: spread across environments, endings, generalisation gap, Elo."""
+    by_name = {a["name"]: a for a in doc["agents"]}
+    return [{"row": row, "spread": by_name[row.name]["spread"], "endings": by_name[row.name]["endings"],
+             "gap": by_name[row.name].get("generalisation_gap")} for row in table.rows]

@@ -1,0 +1,168 @@
+"""The site's one Jinja environment and the writer that renders only what changed.
+
+Every page declares the inputs it is made from (file digests, settings); its cache key is the
+digest of those and of the site-wide inputs (templates, settings, the site's own code). A page
+whose key is unchanged is not rendered again: its HTML from the last build is reused.
+
+The footer names the data commit on every page, and that commit changes with every push, so
+pages are rendered with a placeholder where the commit goes and the commit is put in when the
+file is written: a new commit rewrites every file but renders only the pages whose inputs moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import jinja2
+from markupsafe import escape
+
+# Stands where the data commit goes until the page is written (never a valid commit).
+COMMIT_PLACEHOLDER = "@@ARENA-DATA-COMMIT@@"
+MANIFEST = ".arena-site"
+MANIFEST_HEAD = "arena site build: files of the last build (a folder with this file may be rebuilt)"
+
+
+def fmt_rate(value: Any, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_pct(value: Any) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
+
+
+def make_environment(templates: Path) -> jinja2.Environment:
+    """The Jinja environment: autoescaped HTML, StrictUndefined, the site's filters."""
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)),
+                             autoescape=jinja2.select_autoescape(["html"], default_for_string=True),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True)
+    env.filters["rate"] = fmt_rate
+    env.filters["pct"] = fmt_pct
+    return env
+
+
+def digest(*parts: Any) -> str:
+    """A stable digest of JSON-able parts (a page's cache key)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def tree_digest(folder: Path, pattern: str = "*") -> str:
+    """Digest of every file's name and bytes under `folder` (templates, the site's code)."""
+    h = hashlib.sha256()
+    for path in sorted(p for p in folder.rglob(pattern) if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(folder)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@dataclass
+class Writer:
+    """Renders pages into `out`, reusing unchanged ones from `cache` (None: render everything)."""
+
+    out: Path
+    env: jinja2.Environment
+    site_key: str
+    commit: str
+    common: dict
+    cache: Path | None = None
+    rendered: int = 0
+    reused: int = 0
+    written: int = 0
+    files: set[str] = field(default_factory=set)
+    _index: dict = field(default_factory=dict)
+    _new_index: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.cache is not None:
+            try:
+                self._index = marshal.loads((self.cache / "pages.index").read_bytes())
+            except (OSError, ValueError, EOFError):
+                self._index = {}
+
+    def page(self, rel: str, template: str, inputs: Any, context: Callable[[], dict]) -> None:
+        """Render `template` to `rel` unless its inputs are those of the last build.
+        `context` is called only when the page is rendered."""
+        key = digest(self.site_key, template, inputs)
+        self.files.add(rel)
+        target = self.out / rel
+        old = self._index.get(rel)
+        stored = None if self.cache is None else self.cache / "pages" / (digest(rel)[:24] + ".html")
+        if old and old[0] == key and stored is not None and stored.exists():
+            self.reused += 1
+            if old[1] == self.commit and target.exists():
+                self._new_index[rel] = old
+                return
+            html = stored.read_text(encoding="utf-8")
+        else:
+            depth = rel.count("/")
+            ctx = dict(self.common)
+            ctx.update(context())
+            ctx["root"] = "../" * depth
+            ctx["page_path"] = rel
+            html = self.env.get_template(template).render(ctx)
+            self.rendered += 1
+            if stored is not None:
+                stored.parent.mkdir(parents=True, exist_ok=True)
+                stored.write_text(html, encoding="utf-8")
+        self._write(target, html.replace(COMMIT_PLACEHOLDER, str(escape(self.commit))))
+        self._new_index[rel] = (key, self.commit)
+
+    def copy(self, rel: str, source: Path, version: str) -> None:
+        """Copy a data file unless the copy there is of the same `version` (its sha256)."""
+        self.files.add(rel)
+        target = self.out / rel
+        old = self._index.get(rel)
+        if old and old[0] == version and target.exists():
+            self._new_index[rel] = old
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        self.written += 1
+        self._new_index[rel] = (version, None)
+
+    def text(self, rel: str, content: str) -> None:
+        self.files.add(rel)
+        self._write(self.out / rel, content)
+
+    def _write(self, target: Path, content: str) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(content, encoding="utf-8")
+        self.written += 1
+
+    def finish(self) -> list[str]:
+        """Remove files of the last build that this one did not make; save the index.
+        Returns the removed paths."""
+        removed = []
+        manifest = self.out / MANIFEST
+        if manifest.exists():
+            for line in manifest.read_text(encoding="utf-8").splitlines()[1:]:
+                if line and line not in self.files:
+                    path = self.out / line
+                    if path.is_file():
+                        path.unlink()
+                        removed.append(line)
+        for folder in sorted({p.parent for p in (self.out / r for r in removed)}, key=lambda p: -len(p.parts)):
+            if folder != self.out and folder.is_dir() and not any(folder.iterdir()):
+                folder.rmdir()
+        manifest.write_text(MANIFEST_HEAD + "\n" + "\n".join(sorted(self.files)) + "\n", encoding="utf-8")
+        if self.cache is not None:
+            self.cache.mkdir(parents=True, exist_ok=True)
+            tmp = self.cache / "pages.index.tmp"
+            tmp.write_bytes(marshal.dumps(self._new_index))
+            os.replace(tmp, self.cache / "pages.index")
+        return removed
+
+
+def check_out_folder(out: Path) -> None:
+    """Refuse to build into a folder that holds anything but an earlier build (it would be
+    emptied of what this build does not make)."""
+    if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
+        raise ValueError(f"{out} is not empty and was not made by `arena site build`; "
+                         "build into an empty or new folder")

@@ -1,0 +1,236 @@
+"""Inline SVG drawings for the site: curves on a log budget axis, distributions, intervals, boards.
+
+Every function returns markup as a `markupsafe.Markup`; text that comes from data (agent names)
+is escaped here. Drawings carry `<title>` elements, so a reader without JavaScript still gets
+the exact number under the pointer, and every figure has a table of the same numbers beside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from markupsafe import Markup, escape
+
+# Ten colours that stay apart for most readers (Okabe-Ito and Tableau, darkened for white).
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#7f7f7f", "#8c564b",
+           "#1f3b73", "#b8860b")
+# Past ten agents colours repeat, so the line style changes with each round of the palette.
+DASHES = ("", "6 3", "2 2", "8 3 2 3", "1 3")
+
+
+def style_of(index: int) -> tuple[str, str]:
+    """(colour, dash pattern) of the index-th agent of a figure."""
+    return PALETTE[index % len(PALETTE)], DASHES[(index // len(PALETTE)) % len(DASHES)]
+
+
+def _n(x: float) -> str:
+    """A coordinate with one decimal and no trailing zeros: small, stable output."""
+    text = f"{x:.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+@dataclass(frozen=True)
+class Series:
+    """One line of a curve figure: `points` are (games used, rate) at the round's checkpoints."""
+
+    name: str
+    index: int
+    points: list[tuple[int, float]]
+
+
+class BudgetAxis:
+    """x positions for checkpoints: 0 gets its own slot (log 0 is undefined), the rest log scale."""
+
+    def __init__(self, checkpoints: list[int], left: float, right: float):
+        self.zero = 0 in checkpoints
+        positive = sorted(c for c in checkpoints if c > 0)
+        self.lo, self.hi = (positive[0], positive[-1]) if positive else (1, 1)
+        self.zero_x = left
+        start = left + 46 if self.zero else left
+        self.start, self.end = start, right
+
+    def x(self, games: int) -> float:
+        if games <= 0:
+            return self.zero_x
+        if self.hi == self.lo:
+            return (self.start + self.end) / 2
+        frac = (math.log(games) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
+        return self.start + frac * (self.end - self.start)
+
+
+def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabel: str) -> Markup:
+    """A rate-vs-budget plot: one polyline per agent, log budget axis, 0 in its own slot."""
+    width, height = 640, 300
+    left, right, top, bottom = 48, width - 16, 16, height - 44
+    axis = BudgetAxis(checkpoints, left, right)
+
+    def y(rate: float) -> float:
+        return bottom - rate * (bottom - top)
+
+    out = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+           f"<title>{escape(title)}</title>"]
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        yy = _n(y(tick))
+        out.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
+                   f'<text class="tick" x="{left - 6}" y="{yy}" text-anchor="end" dy="4">{tick:g}</text>')
+    for games in checkpoints:
+        xx = _n(axis.x(games))
+        out.append(f'<line class="grid" x1="{xx}" x2="{xx}" y1="{top}" y2="{bottom}"/>'
+                   f'<text class="tick" x="{xx}" y="{bottom + 16}" text-anchor="middle">{games}</text>')
+    if axis.zero and axis.hi > 0:
+        bx = _n((axis.zero_x + axis.start) / 2)
+        out.append(f'<text class="tick" x="{bx}" y="{bottom + 4}" text-anchor="middle">//</text>')
+    out.append(f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 6}" text-anchor="middle">'
+               "games used (log scale; 0 = before any game)</text>"
+               f'<text class="label" x="12" y="{_n((top + bottom) / 2)}" text-anchor="middle" '
+               f'transform="rotate(-90 12 {_n((top + bottom) / 2)})">{escape(ylabel)}</text>')
+    for s in series:
+        colour, dash = style_of(s.index)
+        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+        name = escape(s.name)
+        logged = [(g, r) for g, r in s.points if g > 0]
+        zero = [(g, r) for g, r in s.points if g <= 0]
+        out.append(f'<g class="series" stroke="{colour}" fill="{colour}"><title>{name}</title>')
+        if logged:
+            pts = " ".join(f"{_n(axis.x(g))},{_n(y(r))}" for g, r in logged)
+            out.append(f'<polyline fill="none" stroke-width="2"{dash_attr} points="{pts}"/>')
+        if zero and logged:  # zero-shot point joined to the curve by a thin dotted line
+            (g0, r0), (g1, r1) = zero[0], logged[0]
+            out.append(f'<line stroke-width="1" stroke-dasharray="1 3" x1="{_n(axis.x(g0))}" y1="{_n(y(r0))}" '
+                       f'x2="{_n(axis.x(g1))}" y2="{_n(y(r1))}"/>')
+        for g, r in s.points:
+            out.append(f'<circle cx="{_n(axis.x(g))}" cy="{_n(y(r))}" r="3"><title>{name}: {r:.3f} at {g} games'
+                       "</title></circle>")
+        out.append("</g>")
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def swatch(index: int) -> Markup:
+    """A short line in the index-th agent's colour and dash, for legends and tables."""
+    colour, dash = style_of(index)
+    dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
+    return Markup(f'<svg class="swatch" viewBox="0 0 28 8" aria-hidden="true"><line x1="1" x2="27" y1="4" y2="4" '
+                  f'stroke="{colour}" stroke-width="3"{dash_attr}/></svg>')
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """One row of a distribution figure: the agent's values per environment (None: faulted)."""
+
+    name: str
+    values: list[float]
+    faulted: int
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    """(lower quartile, median, upper quartile) by linear interpolation between order statistics."""
+    xs = sorted(values)
+
+    def at(q: float) -> float:
+        pos = q * (len(xs) - 1)
+        lo = math.floor(pos)
+        hi = min(lo + 1, len(xs) - 1)
+        return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+    return at(0.25), at(0.5), at(0.75)
+
+
+def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -> Markup:
+    """A strip plot: one row per agent, a dot per environment, the quartile box and median."""
+    row_h, label_w, width = 18, 190, 640
+    left, right = label_w, width - 16
+    height = 30 + row_h * len(rows) + 30
+
+    def x(v: float) -> float:
+        return left + v * (right - left)
+
+    out = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+           f"<title>{escape(title)}</title>"]
+    bottom = 20 + row_h * len(rows)
+    for tick in (0, 0.25, 0.5, 0.75, 1):
+        xx = _n(x(tick))
+        out.append(f'<line class="grid" x1="{xx}" x2="{xx}" y1="12" y2="{bottom}"/>'
+                   f'<text class="tick" x="{xx}" y="{bottom + 14}" text-anchor="middle">{tick:g}</text>')
+    out.append(f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 4}" text-anchor="middle">'
+               f"{escape(axis_label)}</text>")
+    for i, row in enumerate(rows):
+        cy = 20 + row_h * i + row_h / 2
+        name = escape(row.name)
+        label = name if len(row.name) <= 24 else escape(row.name[:23]) + Markup("&#8230;")
+        out.append(f'<text class="rowlabel" x="{label_w - 34}" y="{_n(cy + 4)}" text-anchor="end">{label}</text>')
+        if row.values:
+            q1, med, q3 = quartiles(row.values)
+            out.append(f'<rect class="iqr" x="{_n(x(q1))}" y="{_n(cy - 5)}" width="{_n(max(x(q3) - x(q1), 1))}" '
+                       f'height="10"><title>{name}: quartiles {q1:.3f} to {q3:.3f}</title></rect>'
+                       f'<line class="median" x1="{_n(x(med))}" x2="{_n(x(med))}" y1="{_n(cy - 7)}" '
+                       f'y2="{_n(cy + 7)}"><title>{name}: median {med:.3f}</title></line>')
+        for v in row.values:
+            out.append(f'<circle class="dot" cx="{_n(x(v))}" cy="{_n(cy)}" r="2.5"/>')
+        if row.faulted:
+            out.append(f'<text class="fault" x="{label_w - 6}" y="{_n(cy + 4)}" text-anchor="end">'
+                       f"&#215;{row.faulted}<title>{name}: {row.faulted} faulted environment(s), counted as 0"
+                       "</title></text>")
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def interval_bar(value: float, lo: float, hi: float) -> Markup:
+    """The standing and its Wilson interval on a 0..1 scale, small enough for a table cell."""
+    w = 120
+
+    def x(v: float) -> str:
+        return _n(2 + v * (w - 4))
+
+    return Markup(f'<svg class="ci" viewBox="0 0 {w} 12" aria-hidden="true">'
+                  f'<line class="axis" x1="2" x2="{w - 2}" y1="6" y2="6"/>'
+                  f'<line class="mid" x1="{x(0.5)}" x2="{x(0.5)}" y1="2" y2="10"/>'
+                  f'<rect class="band" x="{x(lo)}" y="3" width="{_n(max((hi - lo) * (w - 4), 1))}" height="6"/>'
+                  f'<circle class="point" cx="{x(value)}" cy="6" r="2.5"/></svg>')
+
+
+CELL = 10
+
+
+def board_defs() -> Markup:
+    """Disc symbols that every board of a page refers to (one copy, however many frames)."""
+    return Markup('<svg class="defs" width="0" height="0" aria-hidden="true"><defs>'
+                  # Colours as attributes: a page's stylesheet does not reach into <use> copies.
+                  '<symbol id="disc-b" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="#111"/></symbol>'
+                  '<symbol id="disc-w" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="#f7f7f7" '
+                  'stroke="#333" stroke-width="0.6"/></symbol>'
+                  "</defs></svg>")
+
+
+def board(rows: int, cols: int, obstacles: list[list[int]], cells: list[int] | None = None,
+          mark: int | None = None, label: str = "", css: str = "board") -> Markup:
+    """A board: grid, obstacles, and optionally discs (`cells` flat row-major: 0 empty, 1 black,
+    2 white, 3 obstacle) and a marked cell (the last move). Discs use the page's `board_defs`."""
+    w, h = cols * CELL, rows * CELL
+    out = [f'<svg class="{css}" viewBox="-1 -1 {w + 2} {h + 2}" role="img" aria-label="{escape(label)}">']
+    if label:
+        out.append(f"<title>{escape(label)}</title>")
+    out.append(f'<rect class="felt" x="0" y="0" width="{w}" height="{h}"/>')
+    grid = "".join(f"M{c * CELL} 0V{h}" for c in range(1, cols)) + "".join(f"M0 {r * CELL}H{w}" for r in range(1, rows))
+    out.append(f'<path class="gridline" d="{grid}"/>')
+    if obstacles:
+        out.append('<path class="obstacle" d="' + "".join(f"M{c * CELL} {r * CELL}h{CELL}v{CELL}h-{CELL}z"
+                                                         for r, c in obstacles) + '"/>')
+    if cells is not None:
+        for index, v in enumerate(cells):
+            if v in (1, 2):
+                r, c = divmod(index, cols)
+                out.append(f'<use href="#disc-{"b" if v == 1 else "w"}" x="{c * CELL}" y="{r * CELL}" '
+                           f'width="{CELL}" height="{CELL}"/>')
+    if mark is not None:
+        r, c = divmod(mark, cols)
+        out.append(f'<rect class="mark" x="{c * CELL + 3.5}" y="{r * CELL + 3.5}" width="3" height="3"/>')
+    out.append("</svg>")
+    return Markup("".join(out))
+
+
+def cell_name(index: int, cols: int) -> str:
+    """`c4`-style name of a flat cell index: column letter from a, row number from 1 at the top."""
+    r, c = divmod(index, cols)
+    return f"{chr(ord('a') + c)}{r + 1}"
