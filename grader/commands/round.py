@@ -57,6 +57,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run, parser=p)
 
 
+def public_word(value: object) -> str:
+    """A command word fit to publish: an absolute path becomes relative to the working folder
+    when it lies inside it, else its last component (published files name no machine paths).
+    `NAME=PATH` agent entries keep their name."""
+    text = str(value)
+    name, sep, rest = text.partition("=")
+    if sep and not os.path.isabs(text) and os.path.isabs(rest):
+        return name + "=" + public_word(rest)
+    if not os.path.isabs(text):
+        return text
+    try:
+        return str(Path(text).resolve().relative_to(Path.cwd().resolve())) or "."
+    except ValueError:
+        return Path(text).name
+
+
 def command_of(args: argparse.Namespace, hidden: bool) -> str:
     """The command that re-runs this one: every option with its value as parsed, in the
     parser's order, with secrets replaced (the tier seed always, the round seed on hidden tiers).
@@ -67,7 +83,7 @@ def command_of(args: argparse.Namespace, hidden: bool) -> str:
         if not action.option_strings or action.dest in ("help", "parser"):
             value = getattr(args, action.dest, None)
             if action.dest not in ("help", "parser", "func", "command") and value is not None:
-                words += [str(v) for v in (value if isinstance(value, list) else [value])]
+                words += [public_word(v) for v in (value if isinstance(value, list) else [value])]
             continue
         value = getattr(args, action.dest, None)
         if value is None or value is False:
@@ -78,9 +94,9 @@ def command_of(args: argparse.Namespace, hidden: bool) -> str:
         elif value is True:
             words.append(flag)
         elif isinstance(value, list):
-            words += [flag] + [str(v) for v in value]
+            words += [flag] + [public_word(v) for v in value]
         else:
-            words += [flag, str(value)]
+            words += [flag, public_word(value)]
     return shlex.join(words)
 
 
