@@ -472,7 +472,7 @@ def bits_to_int8(a, ncells, out):
 # -- The Game's state as arrays: one kernel call per action -------------------------------
 # st: uint64 (3, words) = rows black, white, legal-for-the-side-to-move;
 # meta: int64 [side to move (0 black), placements, termination (-1 running, 0 no moves,
-# 1 turn limit)].
+# 1 turn limit), 1 if the side to move has a legal move].
 
 @njit(cache=True)
 def refresh(st, meta, like, masks, shifts, nxt, cap, turn_limit):
@@ -486,6 +486,7 @@ def refresh(st, meta, like, masks, shifts, nxt, cap, turn_limit):
     legal = legal_moves(own, opp, masks, shifts, cap)
     for w in range(len(legal)):
         st[2, w] = legal[w]
+    meta[3] = 1 if nonzero(legal) else 0
     if turn_limit >= 0 and meta[1] >= turn_limit:
         meta[2] = 1
     elif not nonzero(legal) and not nonzero(legal_moves(opp, own, masks, shifts, cap)):

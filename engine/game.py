@@ -112,7 +112,8 @@ class Game:
         self._st = np.zeros((3, self.geo.words), dtype=np.uint64)
         self._st[0] = self.geo.black0
         self._st[1] = self.geo.white0
-        self._meta = np.array([0, 0, -1], dtype=np.int64)  # side to move, placements, termination
+        # side to move, placements, termination, has a legal move (see bitboard.refresh)
+        self._meta = np.array([0, 0, -1, 0], dtype=np.int64)
         self.moves: list[int | str] = []
         self._forfeit_winner: Color | None = None
         self._forfeited = False
@@ -158,7 +159,7 @@ class Game:
         return out
 
     def has_legal_move(self) -> bool:
-        return not self.done and bool(self._st[2].any())
+        return not self.done and self._meta[3] == 1
 
     def observation(self) -> np.ndarray:
         """float32 (3, rows, cols) = [own discs, opponent discs, obstacles] from the side to move."""
@@ -210,7 +211,7 @@ class Game:
     def pass_turn(self) -> None:
         """A forced pass: allowed only when the side to move has no legal move."""
         self._require_running()
-        if self._st[2].any():
+        if self._meta[3] == 1:
             raise IllegalMoveError(f"{self.to_move.label} has a legal move and may not pass")
         self.moves.append(PASS)
         self._advance(-1)

@@ -111,6 +111,8 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
             player = make_opponent(player, spec, derive_seed(seed, color.label))
         players[color] = player
     sides = {color: SideStats() for color in COLORS}
+    # Decided once a game: a Protocol isinstance check is far too slow to make every ply.
+    wired = {color: isinstance(player, AgentSeat) for color, player in players.items()}
     game = Game(spec)
     forfeit = None
     while not game.done:
@@ -119,7 +121,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
             game.pass_turn()
             continue
         player = players[color]
-        if not isinstance(player, AgentSeat):
+        if not wired[color]:
             game.play(player.act(game))
             continue
         side = sides[color]
