@@ -1,0 +1,457 @@
+"""The starter kit: building it (`arena kit build`) and the helpers its scripts call.
+
+Staff side. `build_kit` turns the checkout's `kit/` folder into `othello-arena-kit.zip`:
+
+- a wheel of this very project (engine + grader, `pip wheel . --no-deps`), so the kit's
+  `check.py` runs the same `grader.smoke` gate the server runs, not a copy of it;
+- `kit.json`, the manifest the kit's scripts read: the kit version, the runtime row of the
+  grader's image (read from `grader.sandbox.docker`, never copied by hand), the requirements
+  its `.venv` installs (the image's numpy pin plus the gate's own dependencies, with the
+  specifiers of pyproject.toml) and the kit's own files, which a submission never ships;
+- every file of `kit/` (but `version`), with `{{name}}` fields of README.md rendered from the
+  grader's configuration (the runtime row, the pace table, the smoke gate's settings).
+
+The kit version is `YYYY.MM.DD-<hash>`: the hash covers the kit's files, the sources that go
+into the wheel, the runtime row and the requirements, so it changes exactly when what a
+student downloads changes; the date is kept from the previous `kit/version` while the hash
+is the same, so rebuilding an unchanged kit does not tell every student to download again.
+The zip is reproducible: fixed timestamps and order, and the wheel is built with a fixed
+SOURCE_DATE_EPOCH.
+
+Student side (run inside the kit's `.venv`, where this module arrives with the wheel):
+`submission_files` / `stage_submission` / `write_submission_zip` decide what a submission
+ships, `choose_sandbox` picks the sandbox the check can have here, `warm_up_engine` compiles
+the engine before the gate starts its clocks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import grader
+from grader.limits import DEFAULT_LIMITS
+from grader.sandbox.docker import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
+
+MANIFEST_NAME = "kit.json"
+MANIFEST_SCHEMA_VERSION = 1
+KIT_FOLDER = "othello-arena-kit"  # the one top folder of the zip
+KIT_ZIP_NAME = f"{KIT_FOLDER}.zip"
+WHEEL_FOLDER = "wheels"
+VERSION_FILE = "version"  # written into kit/ by the build; the site serves it, the zip does not carry it
+# Files the kit's scripts need; the build refuses a kit/ folder without any of them.
+REQUIRED_KIT_FILES = ("agent.py", "README.md", "Makefile", "check.py", "package.py", "play.py", "kitenv.py")
+RENDERED_FILES = ("README.md",)
+# What `pip wheel` needs of the checkout to build the project (pyproject's packages and readme).
+PACKAGE_SOURCES = ("pyproject.toml", "README.md", "engine", "grader")
+# Of the project's dependencies, the ones the gate, the rounds and the screening import;
+# the rest (site, docker SDK, GitHub) are the server's and would only slow a student's setup.
+KIT_DEPENDENCIES = ("numba", "pyyaml")
+# Outputs of the kit's scripts: never part of a submission.
+KIT_OUTPUTS = ("submission.zip", "play-results")
+# 1980-01-01, the earliest time a zip can record: the same content gives the same bytes.
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+SOURCE_DATE_EPOCH = "315532800"
+VERSION_RE = re.compile(r"^(\d{4})\.(\d{2})\.(\d{2})-([0-9a-f]{10})$")
+FIELD_RE = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+PIP_TAIL_CHARS = 3000
+
+
+class KitError(ValueError):
+    """The kit cannot be built or used as asked; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class KitBuild:
+    """What `build_kit` wrote."""
+
+    zip_path: Path
+    version_path: Path
+    version: str
+    wheel: str
+    files: tuple[str, ...]  # paths inside the kit folder, sorted
+
+
+# ---------------------------------------------------------------------------------------------
+# The runtime row and the requirements: read from the grader's configuration.
+
+
+def python_of_image(image: str = BASE_IMAGE) -> str:
+    """The Python version of the grader's image, from its tag (`python:3.11-slim` -> "3.11")."""
+    match = re.match(r"^python:(\d+\.\d+)", image)
+    if match is None:
+        raise KitError(f"cannot read a Python version from the grader's image {image!r}")
+    return match.group(1)
+
+
+def runtime_row() -> dict:
+    """The grader's runtime, as the kit's README and check.py state it."""
+    return {"image": BASE_IMAGE, "python": python_of_image(), "numpy": NUMPY_VERSION, "docker_tag": IMAGE_TAG}
+
+
+def kit_requirements(pyproject: Path) -> list[str]:
+    """The kit's `.venv` requirements: numpy at the image's pin, then the gate's dependencies
+    with pyproject.toml's specifiers (so a new lower bound there reaches the kit by itself)."""
+    try:
+        declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["dependencies"]
+    except (OSError, KeyError, tomllib.TOMLDecodeError) as exc:
+        raise KitError(f"{pyproject}: cannot read [project] dependencies: {exc}") from None
+    by_name = {}
+    for requirement in declared:
+        name = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0].strip().lower()
+        by_name[name] = requirement
+    missing = [name for name in KIT_DEPENDENCIES if name not in by_name]
+    if missing:
+        raise KitError(f"{pyproject}: the kit needs {', '.join(missing)}, which the project does not declare")
+    return [f"numpy=={NUMPY_VERSION}"] + [by_name[name] for name in KIT_DEPENDENCIES]
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the kit.
+
+
+def source_root(start: Path | None = None) -> Path:
+    """The checkout to build from: `start`, else the one this package was imported from."""
+    root = (start or Path(grader.__file__).resolve().parent.parent).resolve()
+    missing = [name for name in ("pyproject.toml", "kit", "engine", "grader") if not (root / name).exists()]
+    if missing:
+        raise KitError(f"{root} is not the arena's source tree (no {', '.join(missing)}); "
+                       "run `arena kit build` from a checkout or give --source")
+    return root
+
+
+def _tree_files(folder: Path) -> list[Path]:
+    """Files under `folder`, sorted, without caches, bytecode or hidden entries."""
+    out = []
+    for root, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        for name in sorted(names):
+            if name.startswith(".") or name.endswith((".pyc", ".pyo", ".nbi", ".nbc")):
+                continue
+            out.append(Path(root, name))
+    return out
+
+
+def kit_source_files(kit_dir: Path) -> list[str]:
+    """The kit's own files (relative, sorted): everything in kit/ but the generated `version`."""
+    files = [p.relative_to(kit_dir).as_posix() for p in _tree_files(kit_dir)]
+    files = [f for f in files if f != VERSION_FILE]
+    missing = [f for f in REQUIRED_KIT_FILES if f not in files]
+    if missing:
+        raise KitError(f"{kit_dir}: the kit needs {', '.join(missing)}")
+    clash = [f for f in files if f.split("/")[0] in (MANIFEST_NAME, WHEEL_FOLDER, *KIT_OUTPUTS)]
+    if clash:
+        raise KitError(f"{kit_dir}: {', '.join(clash)} would be overwritten by the build or the kit's scripts")
+    return files
+
+
+def _copy_package_sources(root: Path, dest: Path) -> list[Path]:
+    """Copy what the wheel is built from into `dest` (so the build never writes into the checkout)."""
+    copied = []
+    for name in PACKAGE_SOURCES:
+        src = root / name
+        if src.is_file():
+            shutil.copy2(src, dest / name)
+            copied.append(dest / name)
+            continue
+        for path in _tree_files(src):
+            target = dest / path.relative_to(root)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, target)
+            copied.append(target)
+    return copied
+
+
+def build_wheel(package_dir: Path, out_dir: Path, python: str = sys.executable) -> Path:
+    """`pip wheel . --no-deps` of the project copied to `package_dir`; the wheel's path."""
+    env = dict(os.environ, SOURCE_DATE_EPOCH=SOURCE_DATE_EPOCH, PYTHONDONTWRITEBYTECODE="1")
+    argv = [python, "-m", "pip", "wheel", str(package_dir), "--no-deps", "--quiet", "--wheel-dir", str(out_dir)]
+    proc = subprocess.run(argv, capture_output=True, text=True, env=env)
+    wheels = sorted(out_dir.glob("*.whl"))
+    if proc.returncode != 0 or len(wheels) != 1:
+        detail = (proc.stderr or proc.stdout or "no output").strip()[-PIP_TAIL_CHARS:]
+        raise KitError(f"building the arena's wheel failed (pip exit {proc.returncode}):\n{detail}")
+    return wheels[0]
+
+
+def content_hash(kit_dir: Path, kit_files: list[str], package_dir: Path, package_files: list[Path],
+                 manifest_core: dict) -> str:
+    """sha256 over every input of the kit, in a fixed order; its first 10 hex digits name it."""
+    h = hashlib.sha256()
+
+    def add(label: str, data: bytes) -> None:
+        h.update(label.encode() + b"\0" + str(len(data)).encode() + b"\0" + data)
+
+    for rel in kit_files:
+        add("kit/" + rel, (kit_dir / rel).read_bytes())
+    for path in sorted(package_files):
+        rel = path.relative_to(package_dir).as_posix()
+        if rel == "README.md":  # only the wheel's long description: editing it changes nothing a student runs
+            continue
+        add("package/" + rel, path.read_bytes())
+    add("manifest", json.dumps(manifest_core, sort_keys=True).encode())
+    return h.hexdigest()[:10]
+
+
+def kit_version(digest: str, previous: str | None, today: dt.date) -> str:
+    """`YYYY.MM.DD-<digest>`; the previous version is kept while its digest is the same."""
+    if previous:
+        match = VERSION_RE.match(previous.strip())
+        if match and match.group(4) == digest:
+            return previous.strip()
+    return f"{today:%Y.%m.%d}-{digest}"
+
+
+def pace_table_markdown() -> str:
+    """The pace per public board shape, as the grader enforces it (grader.limits)."""
+    lines = ["| board | mean act() allowed (pace) |", "|---|---|"]
+    lines += [f"| {shape} | {seconds * 1e3:.1f} ms |" for shape, seconds in DEFAULT_LIMITS.pace_table().items()]
+    return "\n".join(lines)
+
+
+def limits_table_markdown() -> str:
+    """Every limit the grader enforces (grader.limits), as the rules page renders it."""
+    lines = ["| limit | value | meaning |", "|---|---|---|"]
+    lines += [f"| {name} | {value} | {meaning} |" for name, value, meaning in DEFAULT_LIMITS.rows()]
+    return "\n".join(lines)
+
+
+def render_fields(manifest: dict) -> dict[str, str]:
+    """The `{{name}}` fields README.md may use, each from the grader's own configuration."""
+    from grader.smoke import SmokeSettings, smoke_boards  # the engine's tiers load only when building
+
+    settings = SmokeSettings()
+    runtime = manifest["runtime"]
+    shapes = ", ".join(f"{s.layout.rows}x{s.layout.cols}" for s in smoke_boards())
+    return {
+        "version": manifest["version"],
+        "arena_version": manifest["arena_version"],
+        "image": runtime["image"],
+        "python": runtime["python"],
+        "numpy": runtime["numpy"],
+        "docker_tag": runtime["docker_tag"],
+        "runtime_row": f"`{runtime['image']}` with numpy {runtime['numpy']} pinned, and nothing else",
+        "requirements": ", ".join(f"`{r}`" for r in manifest["requirements"]),
+        "smoke_boards": shapes,
+        "smoke_games": (f"{settings.games_vs_random} games against the seeded random opponent, "
+                        f"{settings.self_play_games} self-play games with an outcome after each, freeze, "
+                        f"then {settings.frozen_games} more games"),
+        "early_stop_acts": str(settings.early_stop_acts),
+        "pace_stop_factor": f"{DEFAULT_LIMITS.pace_stop_factor:g}",
+        "pace_table": pace_table_markdown(),
+        "limits_table": limits_table_markdown(),
+    }
+
+
+def render(text: str, fields: dict[str, str], name: str) -> str:
+    """Replace every `{{field}}` of `text`; an unknown field is an error naming it and the file."""
+    unknown = sorted({m.group(1) for m in FIELD_RE.finditer(text)} - set(fields))
+    if unknown:
+        raise KitError(f"kit/{name}: unknown field(s) {', '.join(unknown)} (known: {', '.join(sorted(fields))})")
+    return FIELD_RE.sub(lambda m: fields[m.group(1)], text)
+
+
+def _zip_entry(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
+    info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+    info.external_attr = 0o100644 << 16  # a regular file, rw-r--r--
+    info.compress_type = zipfile.ZIP_DEFLATED
+    zf.writestr(info, data)
+
+
+def build_kit(root: Path | None = None, out: Path | None = None, version_path: Path | None = None,
+              today: dt.date | None = None, python: str = sys.executable,
+              log: Callable[[str], None] | None = None) -> KitBuild:
+    """Build the kit zip into `out` (default `<root>/build/kit`) and write its version file
+    (default `<root>/kit/version`)."""
+    log = log or (lambda line: None)
+    root = source_root(root)
+    kit_dir = root / "kit"
+    out = Path(out) if out is not None else root / "build" / "kit"
+    version_path = Path(version_path) if version_path is not None else kit_dir / VERSION_FILE
+    kit_files = kit_source_files(kit_dir)
+    with tempfile.TemporaryDirectory(prefix="arena-kit-") as tmp:
+        package_dir, wheel_dir = Path(tmp, "package"), Path(tmp, "wheel")
+        package_dir.mkdir()
+        wheel_dir.mkdir()
+        package_files = _copy_package_sources(root, package_dir)
+        log(f"arena kit build: building the arena's wheel from {len(package_files)} files ...")
+        wheel = build_wheel(package_dir, wheel_dir, python)
+        core = {"arena_version": grader.__version__, "runtime": runtime_row(),
+                "requirements": kit_requirements(root / "pyproject.toml"), "wheel": f"{WHEEL_FOLDER}/{wheel.name}"}
+        digest = content_hash(kit_dir, kit_files, package_dir, package_files, core)
+        previous = version_path.read_text(encoding="utf-8") if version_path.is_file() else None
+        version = kit_version(digest, previous, today or dt.datetime.now(dt.timezone.utc).date())
+        contents: dict[str, bytes] = {}
+        manifest = {"schema_version": MANIFEST_SCHEMA_VERSION, "version": version, **core,
+                    "files": sorted(kit_files + [MANIFEST_NAME, core["wheel"]])}
+        fields = render_fields(manifest)
+        for rel in kit_files:
+            data = (kit_dir / rel).read_bytes()
+            if rel in RENDERED_FILES:
+                data = render(data.decode("utf-8"), fields, rel).encode("utf-8")
+            contents[rel] = data
+        contents[MANIFEST_NAME] = (json.dumps(manifest, indent=1) + "\n").encode()
+        contents[core["wheel"]] = wheel.read_bytes()
+        out.mkdir(parents=True, exist_ok=True)
+        zip_path = out / KIT_ZIP_NAME
+        partial = zip_path.with_suffix(".zip.partial")
+        with zipfile.ZipFile(partial, "w") as zf:
+            for rel in sorted(contents):
+                _zip_entry(zf, f"{KIT_FOLDER}/{rel}", contents[rel])
+        partial.replace(zip_path)
+    version_path.parent.mkdir(parents=True, exist_ok=True)
+    if previous is None or previous.strip() != version:
+        version_path.write_text(version + "\n", encoding="utf-8")
+    log(f"arena kit build: kit {version}, {len(contents)} files, {zip_path.stat().st_size} bytes")
+    return KitBuild(zip_path, version_path, version, wheel.name, tuple(sorted(contents)))
+
+
+# ---------------------------------------------------------------------------------------------
+# What a submission ships (package.py, check.py and play.py all use this one rule).
+
+
+def submission_files(folder: Path, exclude: Iterable[str] = ()) -> list[str]:
+    """The files of `folder` a submission ships (relative, sorted).
+
+    Left out: hidden files and folders (.venv, .git, editor files), `__pycache__` and
+    bytecode, and the top-level names in `exclude` (in the kit folder: the kit's own files
+    and the scripts' outputs), so the zip holds agent.py and what sits beside it.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise KitError(f"{folder}: not a folder")
+    skip = set(exclude)
+    files = []
+    for root, dirs, names in os.walk(folder):
+        rel_root = Path(root).relative_to(folder)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
+                         and (rel_root != Path(".") or d not in skip))
+        for name in sorted(names):
+            rel = (rel_root / name).as_posix()
+            if name.startswith(".") or name.endswith((".pyc", ".pyo")) or rel in skip:
+                continue
+            files.append(rel)
+    if "agent.py" not in files:
+        raise KitError(f"{folder}: no agent.py at the top of the folder; the submission is agent.py "
+                       "and the files beside it")
+    return sorted(files)
+
+
+def kit_excludes(folder: Path, manifest: dict | None) -> list[str]:
+    """What of `folder` is the kit and not the student's: the manifest's files (but agent.py)
+    and the scripts' outputs, when `folder` is the kit folder; nothing otherwise."""
+    if manifest is None:
+        return []
+    files = {f for f in manifest.get("files", []) if f != "agent.py"}
+    top = {f.split("/")[0] for f in files}
+    return sorted(files | top | set(KIT_OUTPUTS))
+
+
+def stage_submission(folder: Path, dest: Path, exclude: Iterable[str] = ()) -> list[str]:
+    """Copy the files a submission of `folder` ships into the empty folder `dest`; their names."""
+    files = submission_files(folder, exclude)
+    dest.mkdir(parents=True, exist_ok=True)
+    for rel in files:
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(Path(folder, rel), target)
+    return files
+
+
+def write_submission_zip(folder: Path, files: list[str], dest: Path) -> Path:
+    """`files` of `folder` into the zip `dest`, reproducibly (fixed times, sorted names)."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".partial")
+    with zipfile.ZipFile(partial, "w") as zf:
+        for rel in sorted(files):
+            _zip_entry(zf, rel, Path(folder, rel).read_bytes())
+    partial.replace(dest)
+    return dest
+
+
+# ---------------------------------------------------------------------------------------------
+# Which sandbox the check can have on this machine.
+
+
+def bwrap_problem() -> str | None:
+    """Why the arena's local sandbox (bubblewrap) cannot run here, or None when it can."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap is Linux only and this is {sys.platform}"
+    from grader.sandbox.local import find_bwrap
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: sudo apt install bubblewrap)"
+    try:
+        proc = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
+                              capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap cannot run here: {exc}"
+    if proc.returncode != 0:
+        return "bwrap cannot create its namespaces here: " + proc.stderr.decode(errors="replace").strip()[:200]
+    return None
+
+
+def choose_sandbox(name: str = "auto"):
+    """(sandbox, the sentence check.py prints about it) for `name`: auto, local, docker or none.
+
+    auto is `local` where bubblewrap works and `none` elsewhere. `none` is the arena's
+    `unsafe` backend: the agent is a plain process of the student's, and the kit says so.
+    """
+    from grader.sandbox import get_sandbox
+    if name not in ("auto", "local", "docker", "none"):
+        raise KitError(f"unknown sandbox {name!r}: choose auto, local, docker or none")
+    if name in ("auto", "local"):
+        problem = bwrap_problem()
+        if problem is None:
+            return get_sandbox("local"), ("local: bubblewrap, the arena's own sandbox (no network, host hidden, "
+                                          f"private /tmp); the server runs this gate in the {BASE_IMAGE} container")
+        if name == "local":
+            raise KitError(f"--sandbox local: {problem}")
+        return get_sandbox("unsafe", quiet=True), (
+            f"none: {problem}, so your agent runs as a plain process of yours, without isolation. "
+            "The boards, the protocol and the pace are the server's own; the isolation is only the server's")
+    if name == "none":
+        return get_sandbox("unsafe", quiet=True), (
+            "none (asked for): your agent runs as a plain process of yours, without isolation. "
+            "The boards, the protocol and the pace are the server's own; the isolation is only the server's")
+    from grader.sandbox.base import LaunchError
+    from grader.sandbox.docker import build_image, client
+    try:
+        c = client()
+    except LaunchError as exc:
+        raise KitError(f"--sandbox docker: {exc}; the SDK goes into the kit's .venv with "
+                       "`.venv/bin/python -m pip install docker`") from None
+    try:
+        c.images.get(IMAGE_TAG)
+    except Exception:  # docker.errors.ImageNotFound; the SDK is optional, so not named here
+        # As the server's workflow does: no image yet, so build it (python:3.11-slim + the pin).
+        print(f"building the grader's image {IMAGE_TAG} (once) ...", file=sys.stderr, flush=True)
+        try:
+            build_image(IMAGE_TAG, log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+        except Exception as exc:
+            raise KitError(f"--sandbox docker: building {IMAGE_TAG} failed: {exc}") from None
+    return get_sandbox("docker"), f"docker: the grader's own image {IMAGE_TAG}, as on the server"
+
+
+def warm_up_engine(specs) -> float:
+    """Play one game of reference opponents on each board, so the engine's kernels are
+    compiled (and cached) before the gate's clocks start; the seconds it took."""
+    import time
+
+    from grader.match import play_game
+    started = time.monotonic()
+    for spec in specs:
+        play_game(spec, "random", "random", 0)
+    return time.monotonic() - started

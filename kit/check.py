@@ -1,0 +1,163 @@
+"""Check your agent with the server's own smoke gate, before you upload it.
+
+    python check.py            (or: make check)
+    python check.py --setup    (or: make setup) makes .venv/ and prints what it found
+
+The first line is the kit version; compare it with the version on the arena's Kit page.
+Then the interpreter and numpy your agent runs with here, beside the grader's. Then the
+gate the server runs on every upload (`grader.smoke`, installed from this kit's wheel - the
+same code, not a copy): your submission is screened, then played on one public environment
+per public board shape - prepare, games against the seeded random opponent, self-play with
+outcomes, freeze, more games - and each board's mean act() time is judged against that
+board's pace. The run stops at the first board that refuses the agent and prints the end of
+what your agent wrote to stderr there.
+
+What is checked is exactly what `python package.py` would ship: agent.py and the files
+beside it, without the kit's own files, hidden folders (.venv) or caches.
+
+Exit status: 0 the gate passes, 1 it fails, 2 the kit could not run (set-up, bad arguments).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import kitenv
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="check.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--setup", action="store_true", help="make (or refresh) .venv/ and print the interpreter and numpy")
+    p.add_argument("--agent", type=Path, default=kitenv.KIT_DIR,
+                   help="the submission to check: a folder with agent.py, or a zip (default: this kit folder)")
+    p.add_argument("--sandbox", choices=("auto", "local", "docker", "none"), default="auto",
+                   help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
+                        "docker runs it in the grader's own image")
+    p.add_argument("--report", type=Path, help="also write the gate's YAML report (what the server posts) to this file")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        data = kitenv.enter_venv(__file__, force_setup=args.setup)
+    except kitenv.KitSetupError as exc:
+        try:
+            print(kitenv.version_line(kitenv.manifest()))
+        except kitenv.KitSetupError:
+            pass
+        return kitenv.fail(exc)
+    print(kitenv.version_line(data), flush=True)
+    for line in kitenv.runtime_lines(data):
+        print(line, flush=True)
+    if args.setup:
+        print(f"ready: {kitenv.VENV_DIR.name}/ holds the arena's gate; now run `make check` (or `python check.py`)")
+        return 0
+    return run_check(args, data)
+
+
+def run_check(args: argparse.Namespace, data: dict) -> int:
+    # Imported only here: they exist inside .venv, which enter_venv() has just made sure of.
+    from grader.documents import dump_yaml
+    from grader.kit import KitError, choose_sandbox, kit_excludes, stage_submission, warm_up_engine
+    from grader.smoke import run_smoke, smoke_boards
+    from grader.submission import SubmissionError, load_submission
+
+    try:
+        sandbox, note = choose_sandbox(args.sandbox)
+    except KitError as exc:
+        return kitenv.fail(exc)
+    print(f"sandbox: {note}", flush=True)
+    source = args.agent.resolve()
+    if not source.exists():
+        return kitenv.fail(FileNotFoundError(f"{args.agent}: no such file or folder"))
+    boards = smoke_boards()
+    print(f"compiling the arena's engine for {len(boards)} boards (slow only the first time) ...", file=sys.stderr,
+          flush=True)
+    seconds = warm_up_engine(boards)
+    print(f"  ... ready in {seconds:.1f} s", file=sys.stderr, flush=True)
+    with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
+        if source.is_dir():
+            target = Path(tmp, "submission")
+            exclude = kit_excludes(source, data) if source == kitenv.KIT_DIR else []
+            try:
+                files = stage_submission(source, target, exclude)
+            except KitError as exc:
+                return kitenv.fail(exc)
+            print(f"submission: {', '.join(files)}", flush=True)
+        else:
+            # Unpacked by the server's loader here, so its folder goes when the check ends; a zip
+            # the loader refuses goes to the gate as it is, which reports the refusal as the server does.
+            try:
+                target = load_submission(source, extract_to=Path(tmp, "submission")).path
+            except SubmissionError:
+                target = source
+            print(f"submission: {source.name}", flush=True)
+        shapes = ", ".join(f"{b.layout.rows}x{b.layout.cols}" for b in boards)
+        print(f"the server's smoke gate, one public environment per board shape ({shapes}):", flush=True)
+        started = time.monotonic()
+        report = run_smoke(target, sandbox, kit_version=data["version"],
+                           log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+    print_report(report, time.monotonic() - started)
+    if args.report:
+        args.report.write_text(dump_yaml(report.to_dict()), encoding="utf-8")
+        print(f"report: {args.report}")
+    remember(report, data)
+    return 0 if report.passed else 1
+
+
+def print_report(report, seconds: float) -> None:
+    """The gate's answer, as a table and a verdict; the agent's stderr on a failure."""
+    if report.digest:
+        print(f"digest: {report.digest}")
+    if report.interpreter:
+        print(f"your agent ran with Python {report.interpreter} and numpy {report.numpy}")
+    rows = [("board", "environment", "games", "acts", "mean act", "pace", "result")]
+    for b in report.boards:
+        mean = "-" if b.mean_act_ms is None else f"{b.mean_act_ms:.3f} ms"
+        rows.append((b.shape, b.env, str(b.games), str(b.acts), mean, f"{b.pace_ms:.1f} ms", b.result))
+    if report.boards:
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            print("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+    for flag in report.flags:
+        print(f"needs staff review: {flag.describe()}")
+    if report.flags:
+        print("  (flags do not fail the gate, but the submission cannot be activated until staff have read it)")
+    if report.passed:
+        print(f"PASS: every public board shape, mean act() under each board's pace ({seconds:.1f} s)")
+        return
+    first = report.first_failure
+    if first is None:  # refused before any board: the loader's answer
+        print(f"FAIL: {report.reason}")
+        return
+    print(f"FAIL on the {first.shape} board ({first.env}): {first.reason}")
+    from grader.faults import FaultKind
+    if first.fault and not FaultKind.parse(first.fault["kind"]).is_agents_fault:
+        print("  this is the arena failing to start or run your agent on this machine, not your agent: "
+              "try `python check.py --sandbox none`, and tell staff with this output if it persists")
+    if first.illegal_moves:
+        print(f"  illegal moves on this board: {first.illegal_moves}")
+    print("--- your agent's stderr on that board (last lines) ---")
+    print(report.stderr_tail or "(nothing)")
+    print("--- end ---")
+
+
+def remember(report, data: dict) -> None:
+    """Note which exact files passed, so package.py can tell whether what it zips was checked."""
+    record = {"version": data["version"], "digest": report.digest, "result": report.result,
+              "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    try:
+        kitenv.LAST_CHECK.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    except OSError:
+        pass  # only a convenience for package.py; the check itself has answered
+
+
+if __name__ == "__main__":
+    sys.exit(main())
