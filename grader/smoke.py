@@ -14,6 +14,7 @@ A flag from screening does not fail the test: the report says `needs_staff_label
 from __future__ import annotations
 
 import dataclasses
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,9 +136,15 @@ def tail(text: str) -> str:
 def run_smoke(source: str | Path, sandbox: Sandbox, settings: SmokeSettings = SmokeSettings(),
               boards: list[EnvSpec] | None = None, kit_version: str | None = None, log=None) -> SmokeReport:
     """Screen and smoke-test the submission at `source`; never raises for anything the agent does."""
+    # A zip is unpacked into a folder of our own, removed whatever happens.
+    with tempfile.TemporaryDirectory(prefix="arena-smoke-") as unpacked:
+        return _run_smoke(source, Path(unpacked), sandbox, settings, boards, kit_version, log)
+
+
+def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings, boards, kit_version, log) -> SmokeReport:
     report = SmokeReport(submission=Path(source).name, sandbox=sandbox.name, kit_version=kit_version)
     try:
-        submission = load_submission(source)
+        submission = load_submission(source, extract_to=unpacked / "submission")
     except SubmissionError as exc:
         report.reason = f"not a valid submission: {exc}"
         return report
