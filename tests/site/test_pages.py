@@ -221,11 +221,14 @@ def test_the_command_line_builds_the_site(tmp_path, capsys):
     assert (out / "index.html").exists() and capsys.readouterr().out.strip() == str(out)
 
 
-def test_the_demo_call_builds_from_two_arguments(tmp_path):
-    from grader.commands.demo import build_site
+def test_the_demo_site_names_its_round_on_the_leaderboard(tmp_path):
+    from grader.commands.demo import build_site, demo_site_config
 
-    line = build_site(FIXTURES / "rounds", tmp_path / "site")
-    assert "site built" in line and (tmp_path / "site" / "index.html").exists()
+    round_id = "ladder-a9668b4f5d"  # the fixtures' one round that is not private
+    config = demo_site_config(tmp_path, round_id)
+    line = build_site(FIXTURES / "rounds", tmp_path / "site", config)
+    index = (tmp_path / "site" / "index.html").read_text()
+    assert "site built" in line and "A demonstration build" in index and round_id in index
 
 
 def test_a_round_file_the_site_cannot_render_is_named(tmp_path):
