@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, load_yaml, read_yaml
+from grader.documents import DocumentError, check_envelope, load_yaml, read_yaml
 
 SCHEMA_VERSION = 1
 # Lower case only: a handle is a folder name, and two handles differing in case would be two
@@ -75,14 +75,7 @@ class Registry:
 
 def parse_registry(data: Any, source: str = "accounts.yaml") -> Registry:
     """A Registry from parsed YAML; raise DocumentError listing every problem by path."""
-    problems: list[str] = []
-    if not isinstance(data, dict):
-        raise DocumentError(source, [f"(top): expected a mapping with schema_version and accounts, got {type(data).__name__}"])
-    if data.get("schema_version") != SCHEMA_VERSION:
-        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
-    for key in data:
-        if key not in ("schema_version", "accounts"):
-            problems.append(f"{key}: unknown field")
+    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "accounts"))
     entries = data.get("accounts")
     if entries is None:
         entries = {}

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
+from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
 
 SCHEMA_VERSION = 1
 FINAL_STATUSES = ("not_run", "pending_review", "published")
@@ -136,12 +136,7 @@ def _number(data: dict, key: str, where: str, problems: list[str], integer: bool
 
 def parse_competition(data: Any, source: str = "config/competition.yaml") -> Competition:
     """A Competition from parsed YAML; raise DocumentError listing every problem by path."""
-    if not isinstance(data, dict):
-        raise DocumentError(source, [f"(top): expected a mapping, got {type(data).__name__}"])
-    problems: list[str] = []
-    if data.get("schema_version") != SCHEMA_VERSION:
-        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
-    problems += [f"{k}: unknown field" for k in data if k not in TOP_FIELDS]
+    problems = check_envelope(data, source, SCHEMA_VERSION, TOP_FIELDS)
     problems += [f"{k}: missing" for k in TOP_FIELDS if k not in data]
     final_at = None if data.get("final_at") is None else parse_time(data["final_at"], "final_at", problems)
     freeze_hours = _number(data, "freeze_hours", "", problems)

@@ -44,6 +44,18 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def check_envelope(data: Any, source: str, version: int, fields) -> list[str]:
+    """The problems of a versioned document's top level: a mapping, the schema version this
+    arena reads, no unknown field. Raises DocumentError when it is not a mapping at all."""
+    if not isinstance(data, dict):
+        raise DocumentError(source, [f"(top): expected a mapping, got {type(data).__name__}"])
+    problems = []
+    if data.get("schema_version") != version:
+        problems.append(f"schema_version: must be {version}, got {data.get('schema_version')!r}")
+    problems += [f"{k}: unknown field" for k in data if k not in fields]
+    return problems
+
+
 def load_yaml(text: str, source: str) -> Any:
     """Parse YAML text strictly; raise DocumentError naming `source` and the line."""
     try:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
+from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
 
 SCHEMA_VERSION = 1
 STATUSES = ("queued", "published", "agent_refused", "arena_failed")
@@ -115,12 +115,7 @@ class RequestLog:
 
 def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
     """A RequestLog from parsed YAML; raise DocumentError listing every problem by path."""
-    if not isinstance(data, dict):
-        raise DocumentError(source, [f"(top): expected a mapping, got {type(data).__name__}"])
-    problems: list[str] = []
-    if data.get("schema_version") != SCHEMA_VERSION:
-        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
-    problems += [f"{k}: unknown field" for k in data if k not in ("schema_version", "requests")]
+    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "requests"))
     items = data.get("requests") or []
     if not isinstance(items, list):
         problems.append("requests: expected a list")

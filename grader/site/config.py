@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.competition import Competition, load_competition
-from grader.documents import DocumentError, read_yaml
+from grader.documents import DocumentError, check_envelope, read_yaml
 
 SCHEMA_VERSION = 1
 ROUND_ID_RE = re.compile(r"^(public|paper|ladder|final)-[0-9a-f]{10}$")
@@ -121,12 +121,7 @@ def _path(base: Path, value: Any, where: str, problems: list[str]) -> Path | Non
 
 def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteConfig:
     """Settings from parsed YAML; paths resolved against `base`; DocumentError lists every problem."""
-    if not isinstance(data, dict):
-        raise DocumentError(source, [f"(top): expected a mapping, got {type(data).__name__}"])
-    problems: list[str] = []
-    if data.get("schema_version") != SCHEMA_VERSION:
-        problems.append(f"schema_version: must be {SCHEMA_VERSION}, got {data.get('schema_version')!r}")
-    problems += [f"{k}: unknown field" for k in data if k not in TOP_FIELDS]
+    problems = check_envelope(data, source, SCHEMA_VERSION, TOP_FIELDS)
     name, series = _series(data.get("series"), problems)
     announcement = data.get("announcement")
     if announcement is not None and not (isinstance(announcement, str) and announcement.strip()):
