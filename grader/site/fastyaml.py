@@ -11,8 +11,10 @@ answer is always the one PyYAML would give (tests/site/test_fastyaml.py diffs th
 
 from __future__ import annotations
 
+import gc
 import re
-from functools import lru_cache
+from itertools import repeat
+from operator import sub
 from typing import Any
 
 import yaml
@@ -22,7 +24,6 @@ try:  # libyaml when present: the fallback is still correct without it, only slo
 except AttributeError:  # pragma: no cover - pyyaml built without libyaml
     _FALLBACK_LOADER = yaml.SafeLoader
 
-_LINES = re.compile(r"^( *)(.*)$", re.M)
 _BAD_LINE = re.compile(r"^ *(?:#|---|\.\.\.|$)", re.M)
 _INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)\Z")
 _FLOAT = re.compile(r"[-+]?[0-9]+\.[0-9]*(?:[eE][-+][0-9]+)?\Z")
@@ -34,6 +35,10 @@ _INDICATORS = set("[]{}&*!|>\"%@`#")
 _NOT_PLAIN = _INDICATORS | {"'", "-", "?", ":", ","}
 # Keys seen to be plain strings that read as themselves: later lines with them take the fast path.
 _SIMPLE_KEYS: set[str] = set()
+# Plain scalar text -> its value (immutable: None, bool, int, float, str, date), bounded.
+_PLAIN_SEEN: dict[str, Any] = {}
+_PLAIN_SEEN_MAX = 1 << 18  # a few tens of MB at most; 4-digit rates alone are 10,000 values
+_MISSING = object()
 
 
 class _Unsupported(Exception):
@@ -42,15 +47,32 @@ class _Unsupported(Exception):
 
 def load(text: str) -> Any:
     """Parse a YAML document as `yaml.safe_load` would."""
+    # The reader makes a million containers for a large round, none in a cycle: with the
+    # cycle collector on, its passes over the growing heap cost a tenth of the parse.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return _Reader(text).document()
     except _Unsupported:
-        return yaml.load(text, Loader=_FALLBACK_LOADER)
+        pass
+    finally:
+        if collecting:
+            gc.enable()
+    return yaml.load(text, Loader=_FALLBACK_LOADER)
 
 
-@lru_cache(maxsize=65536)
 def _plain(value: str) -> Any:
-    """A plain scalar's value under YAML 1.1 as PyYAML resolves it (memoised: values repeat)."""
+    """A plain scalar's value under YAML 1.1 as PyYAML resolves it (memoised in `_PLAIN_SEEN`,
+    which the reader consults inline: the same values recur thousands of times a document)."""
+    result = _PLAIN_SEEN.get(value, _MISSING)
+    if result is _MISSING:
+        if len(_PLAIN_SEEN) >= _PLAIN_SEEN_MAX:
+            _PLAIN_SEEN.clear()
+        _PLAIN_SEEN[value] = result = _resolve_plain(value)
+    return result
+
+
+def _resolve_plain(value: str) -> Any:
     if value in _SPECIAL:
         return _SPECIAL[value]
     if _INT.match(value):
@@ -72,12 +94,20 @@ class _Reader:
             raise _Unsupported("tabs or carriage returns")
         if text.endswith("\n"):
             text = text[:-1]
-        if _BAD_LINE.search(text):
+        # Lines split into (indent, content) with C-level passes only (str.split, map over
+        # str.lstrip and len): a Python loop over every line cost as much as the parse.
+        lines = text.split("\n")
+        txt = list(map(str.lstrip, lines, repeat(" ")))
+        # The per-line regex runs only when a cheap test says it could match: a blank or
+        # spaces-only line (an empty content), a comment or a document marker (rare).
+        if ("" in txt or "#" in text or "---" in text or "..." in text) and _BAD_LINE.search(text):
             raise _Unsupported("blank line, comment or document marker")
-        pairs = _LINES.findall(text)  # one C pass: (indent, content) of every line
-        self.ind: list[int] = [len(spaces) for spaces, _ in pairs]
-        self.txt: list[str] = [content for _, content in pairs]
-        self.n = len(self.txt)
+        self.ind: list[int] = list(map(sub, map(len, lines), map(len, txt)))
+        self.txt: list[str] = txt
+        self.n = len(txt)
+        # A sentinel line at indent -1: every loop stops there without testing `i < n`.
+        self.ind.append(-1)
+        self.txt.append("")
 
     def document(self) -> Any:
         if self.n == 0:
@@ -95,16 +125,23 @@ class _Reader:
 
     def mapping(self, i: int, ind: int) -> tuple[dict, int]:
         out: dict = {}
-        n, inds, txt = self.n, self.ind, self.txt
-        while i < n and inds[i] == ind:
+        inds, txt, seen = self.ind, self.txt, _PLAIN_SEEN.get
+        while inds[i] == ind:  # the sentinel line (indent -1) ends every mapping
             text = txt[i]
             key, sep, rest = text.partition(": ")
-            # The common line, `key: plain-scalar` with nothing folded after it, on a fast path.
-            if (sep and rest[0] not in _NOT_PLAIN and (i + 1 == n or inds[i + 1] <= ind)
-                    and key in _SIMPLE_KEYS and key not in out):
-                out[key] = _plain(rest)
-                i += 1
-                continue
+            # The common line, `key: plain-scalar` with nothing folded after it, on a fast path:
+            # a value seen before is a dict look-up (the same numbers and names recur thousands
+            # of times), and `_plain` is a pure function of the text, so its memo is always right.
+            if key in _SIMPLE_KEYS and sep and inds[i + 1] <= ind and key not in out:
+                value = seen(rest, _MISSING)
+                if value is not _MISSING:
+                    out[key] = value
+                    i += 1
+                    continue
+                if rest[0] not in _NOT_PLAIN:
+                    out[key] = _plain(rest)
+                    i += 1
+                    continue
             if text[0] in _INDICATORS or text[0] in "'-?":
                 raise _Unsupported(f"line {i + 1}: not a plain key")
             if not sep:
@@ -118,38 +155,43 @@ class _Reader:
                 _SIMPLE_KEYS.add(key)
             if rest:
                 out[key_value], i = self.scalar(rest, i, ind)
-            elif i + 1 < n and inds[i + 1] > ind:
+            elif inds[i + 1] > ind:
                 out[key_value], i = self.block(i + 1, inds[i + 1])
-            elif i + 1 < n and inds[i + 1] == ind and (txt[i + 1] == "-" or txt[i + 1].startswith("- ")):
+            elif inds[i + 1] == ind and (txt[i + 1] == "-" or txt[i + 1].startswith("- ")):
                 out[key_value], i = self.sequence(i + 1, ind)  # PyYAML's indentless sequence
             else:
                 raise _Unsupported(f"line {i + 1}: empty value")
-        if i < n and inds[i] > ind:
+        if inds[i] > ind:
             raise _Unsupported(f"line {i + 1}: unexpected indentation")
         return out, i
 
     def sequence(self, i: int, ind: int) -> tuple[list, int]:
         out: list = []
-        n, inds, txt = self.n, self.ind, self.txt
-        while i < n and inds[i] == ind and txt[i].startswith("- "):
+        inds, txt = self.ind, self.txt
+        inner = ind + 2
+        while inds[i] == ind and txt[i].startswith("- "):
             rest = txt[i][2:]
-            if rest.startswith("- ") or (rest[:1] not in _INDICATORS and rest[:1] != "'"
-                                         and (": " in rest or rest.endswith(":"))):
-                # The item is a block that starts on this line: read it as if its first line
-                # were indented to where its content starts (a mapping or a nested sequence).
-                inds[i], txt[i] = ind + 2, rest
-                value, i = self.block(i, ind + 2)
+            if rest.startswith("- "):
+                # A nested sequence that starts on this line: read it as if its first line were
+                # indented to where its content starts.
+                inds[i], txt[i] = inner, rest
+                value, i = self.sequence(i, inner)
+            elif rest[:1] not in _INDICATORS and rest[:1] != "'" and (": " in rest or rest.endswith(":")):
+                # A mapping that starts on this line, likewise (straight to `mapping`: the hot case).
+                inds[i], txt[i] = inner, rest
+                value, i = self.mapping(i, inner)
             else:
                 value, i = self.scalar(rest, i, ind)
             out.append(value)
-        if i < n and inds[i] > ind:
+        if inds[i] > ind:
             raise _Unsupported(f"line {i + 1}: unexpected indentation")
         return out, i
 
     def scalar(self, text: str, i: int, ind: int) -> tuple[Any, int]:
         """The scalar starting with `text` on line i, folded over more-indented lines after it."""
         j = i + 1
-        while j < self.n and self.ind[j] > ind:
+        inds = self.ind
+        while inds[j] > ind:
             j += 1
         if j > i + 1:
             text = " ".join([text] + self.txt[i + 1:j])  # folding without blank lines: one space
@@ -167,4 +209,5 @@ class _Reader:
             if text == "{}":
                 return {}, j
             raise _Unsupported(f"line {i + 1}: flow, alias, tag or double-quoted scalar")
-        return _plain(text), j
+        value = _PLAIN_SEEN.get(text, _MISSING)
+        return (_plain(text) if value is _MISSING else value), j

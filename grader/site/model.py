@@ -194,36 +194,40 @@ class EnvColumn:
     rules: str | None
 
 
-@dataclass
-class Cell:
-    status: str
-    score: float | None
-    record: dict
-    final_win_rate: float | None
-
-
 def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
     """Per-environment results: a column per environment (by label, and by name where the
     tier's rules are public), a row per agent, and each agent's distribution figures."""
     columns = [EnvColumn(e["label"], e["name"], e["id"], rules_label(e["spec"]["rules"]) if e["spec"] else None)
                for e in environments]
-    cells: dict[str, list[Cell]] = {row.name: [] for row in table.rows}
-    for env in environments:
-        here = {a["name"]: a for a in env["agents"]}
-        for row in table.rows:
-            a = here.get(row.name)
-            if a is None:
-                cells[row.name].append(Cell("absent", None, {"wins": 0, "draws": 0, "losses": 0, "games": 0}, None))
+    # One pass per agent over dicts by name, formatting each cell as it goes (no per-cell
+    # objects: a 60-agent, 28-environment round has 1,680 cells, a site a hundred such rounds).
+    here = [{a["name"]: a for a in env["agents"]} for env in environments]
+    names = {row.name for row in table.rows}
+    scored = any(a["score"] is not None for env in environments for a in env["agents"] if a["name"] in names)
+    dist_rows, body = [], []
+    for row in table.rows:
+        values, faulted = [], 0
+        parts = [f'<tr><th scope="row">{escape(row.name)}</th>']
+        for agents in here:
+            a = agents.get(row.name)
+            if a is None or a["status"] == "absent":
+                parts.append('<td class="muted">—</td>')
                 continue
             last = a["curve"][-1]["win_rate"] if a["curve"] else None
-            cells[row.name].append(Cell(a["status"], a["score"], a["record"], last))
-    scored = any(c.score is not None for row in cells.values() for c in row)
-    dist_rows = []
-    for row in table.rows:
-        mine = cells[row.name]
-        values = [(c.score if scored else c.final_win_rate) for c in mine if c.status == "ok"]
-        values = [v for v in values if v is not None]
-        faulted = sum(1 for c in mine if c.status not in ("ok", "absent"))
+            v = a["score"] if scored else last
+            if a["status"] == "ok":
+                if v is not None:
+                    values.append(v)
+                r = a["record"]
+                parts.append(f'<td class="num heat" style="--v: {v or 0:.2f}" title="{r["wins"]}-{r["draws"]}-'
+                             f'{r["losses"]} of {r["games"]}; final win rate {_rate(last)}">'
+                             f"{_rate(v, 2)}</td>")
+            else:
+                faulted += 1
+                kind = escape(a["status"])
+                parts.append(f'<td class="faultcell" title="faulted: {kind}">{kind}</td>')
+        parts.append("</tr>")
+        body.append("".join(parts))
         dist_rows.append(svg.Distribution(row.name, values, faulted))
     if scored:
         title = "Each agent's score (match points per pairing game) in each environment"
@@ -231,30 +235,8 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
     else:
         title = "Each agent's final win rate against random in each environment"
         axis = "win rate at the last checkpoint in one environment"
-    return {"columns": columns, "body": _matrix_rows(table, cells, scored), "scored": scored,
+    return {"columns": columns, "body": Markup("\n".join(body)), "scored": scored,
             "distribution": svg.distribution_figure(title, dist_rows, axis), "distribution_title": title}
-
-
-def _matrix_rows(table: Table, cells: dict[str, list[Cell]], scored: bool) -> Markup:
-    """The per-environment matrix's rows as HTML (built here for speed, as `_pairwise_rows`)."""
-    out = []
-    for row in table.rows:
-        parts = [f'<tr><th scope="row">{escape(row.name)}</th>']
-        for c in cells[row.name]:
-            if c.status == "ok":
-                v = c.score if scored else c.final_win_rate
-                r = c.record
-                parts.append(f'<td class="num heat" style="--v: {v or 0:.2f}" title="{r["wins"]}-{r["draws"]}-'
-                             f'{r["losses"]} of {r["games"]}; final win rate {_rate(c.final_win_rate)}">'
-                             f"{_rate(v, 2)}</td>")
-            elif c.status == "absent":
-                parts.append('<td class="muted">—</td>')
-            else:
-                kind = escape(c.status)
-                parts.append(f'<td class="faultcell" title="faulted: {kind}">{kind}</td>')
-        parts.append("</tr>")
-        out.append("".join(parts))
-    return Markup("\n".join(out))
 
 
 def _rate(value: float | None, digits: int = 3) -> str:
@@ -268,37 +250,36 @@ def pairwise_matrix(doc: dict, table: Table) -> dict:
     for p in doc["pairwise"]:
         result[(p["a"], p["b"])] = (p["a_wins"], p["draws"], p["b_wins"], p["games"])
         result[(p["b"], p["a"])] = (p["b_wins"], p["draws"], p["a_wins"], p["games"])
-    grid = []
+    return {"names": names, "body": _pairwise_rows(names, result), "pairs": len(doc["pairwise"])}
+
+
+_SELF_CELL = '<td class="self">·</td>'
+_VOID_CELL = '<td class="muted" title="no game counted: void, an opponent had faulted">void</td>'
+
+
+def _pairwise_rows(names: list[str], result: dict[tuple[str, str], tuple[int, int, int, int]]) -> Markup:
+    """The matrix's rows as HTML, built here rather than in a template loop: a 60-agent field
+    is 3,600 cells, and a page of them must render in milliseconds (benchmarks/bench_site.py).
+    A cell's text after its row label depends only on the W-D-L-G result, and results repeat
+    across a field, so each distinct result is formatted once."""
+    out = []
+    tails: dict[tuple[int, int, int, int], str] = {}
     for a in names:
-        line = []
+        label = escape(a)
+        cells = []
         for b in names:
             r = result.get((a, b))
             if a == b:
-                line.append(None)
+                cells.append(_SELF_CELL)
             elif r is None or r[3] == 0:  # no game counted: the pairing was void (an opponent died)
-                line.append({"void": True})
+                cells.append(_VOID_CELL)
             else:
-                w, d, lo, g = r
-                line.append({"void": False, "w": w, "d": d, "l": lo, "g": g, "points": (w + d / 2) / g})
-        grid.append((a, line))
-    return {"names": names, "body": _pairwise_rows(grid), "pairs": len(doc["pairwise"])}
-
-
-def _pairwise_rows(grid: list) -> Markup:
-    """The matrix's rows as HTML, built here rather than in a template loop: a 60-agent field
-    is 3,600 cells, and a page of them must render in milliseconds (benchmarks/bench_site.py)."""
-    out = []
-    for name, line in grid:
-        label = escape(name)
-        cells = []
-        for cell in line:
-            if cell is None:
-                cells.append('<td class="self">·</td>')
-            elif cell["void"]:
-                cells.append('<td class="muted" title="no game counted: void, an opponent had faulted">void</td>')
-            else:
-                cells.append(f'<td class="num" title="{label}: {cell["w"]} won, {cell["d"]} drawn, {cell["l"]} lost of '
-                             f'{cell["g"]} ({cell["points"]:.2f} points a game)">{cell["w"]}–{cell["d"]}–{cell["l"]}</td>')
+                tail = tails.get(r)
+                if tail is None:
+                    w, d, lo, g = r
+                    tail = tails[r] = (f': {w} won, {d} drawn, {lo} lost of {g} ({(w + d / 2) / g:.2f} points a game)">'
+                                       f"{w}–{d}–{lo}</td>")
+                cells.append(f'<td class="num" title="{label}{tail}')
         out.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
     return Markup("\n".join(out))
 

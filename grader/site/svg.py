@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from markupsafe import Markup, escape
 
@@ -26,8 +27,16 @@ def style_of(index: int) -> tuple[str, str]:
 
 def _n(x: float) -> str:
     """A coordinate with one decimal and no trailing zeros: small, stable output."""
-    text = f"{x:.1f}"
-    return text[:-2] if text.endswith(".0") else text
+    text = _N_SEEN.get(x)
+    if text is None:  # memoised: a site's figures reuse the same few thousand coordinates
+        text = f"{x:.1f}"
+        text = text[:-2] if text.endswith(".0") else text
+        if x and len(_N_SEEN) < 1 << 16:  # not 0: 0.0 and -0.0 are one key but print apart
+            _N_SEEN[x] = text
+    return text
+
+
+_N_SEEN: dict[float, str] = {}
 
 
 @dataclass(frozen=True)
@@ -107,6 +116,7 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
     return Markup("".join(out))
 
 
+@lru_cache(maxsize=None)  # a few dozen indexes, each drawn on every table row of every page
 def swatch(index: int) -> Markup:
     """A short line in the index-th agent's colour and dash, for legends and tables."""
     colour, dash = style_of(index)
