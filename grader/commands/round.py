@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
 from pathlib import Path
 
 from grader.cli import UsageError
+from grader.commands.doctor import checks_for, missing_required
 from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
                              parse_checkpoints, parse_shard)
@@ -110,6 +112,27 @@ def private_folder(option: Path | None, tier: str) -> Path:
     return Path(DEFAULT_PRIVATE)
 
 
+SCORED_TIERS = ("ladder", "final")
+
+
+def protections_allow(tier: str, sandbox: str, field: list) -> bool:
+    """Check the sandbox's required protections before any submission runs. A scored tier
+    refuses a host that lacks one (False, after naming it); other tiers go on, warned loudly."""
+    if not any(entrant.kind == "submission" for entrant in field):
+        return True  # reference players run in-process: nothing to isolate
+    missing = missing_required(checks_for(sandbox))
+    if not missing:
+        return True
+    names = "; ".join(f"{c.name} ({c.detail})" for c in missing)
+    if tier in SCORED_TIERS:
+        print(f"arena round: refusing a scored {tier} round: missing protection(s): {names} "
+              "(see `arena doctor`)", file=sys.stderr)
+        return False
+    print(f"arena round: WARNING: missing sandbox protection(s): {names}; this {tier} round is not "
+          "scored and goes on, but its agents are less isolated than a scored round requires", file=sys.stderr)
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     hidden = args.tier in HIDDEN_TIERS
     seed = args.seed or os.environ.get("ARENA_ROUND_SEED") or (None if hidden else "0")
@@ -119,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     field = [parse_entrant(text) for text in args.agents]
+    if not protections_allow(args.tier, args.sandbox, field):
+        return 1
     plan = make_plan(args.tier, field, args.envs, args.budget, parse_checkpoints(args.checkpoints, args.budget),
                      args.games_per_checkpoint, args.pairing_games, seed, tier_seed, args.sandbox,
                      ladder_rules=args.ladder_rules,

@@ -84,3 +84,22 @@ def test_a_sandboxed_submission_plays_a_round(tmp_path, capsys):
     assert entry["kind"] == "submission" and entry["digest"].startswith("sha256:") and entry["account"] == "rnd"
     assert all(row["status"] == "ok" for env in data["environments"] for row in env["agents"])
     assert main(["verify", str(path)]) == 0
+
+
+def test_a_scored_round_refuses_a_host_missing_a_protection(tmp_path, monkeypatch, capsys):
+    """Design §4 / `arena doctor`: no submission runs in a ladder round on a host that lacks a
+    required protection; a public round goes on with a warning naming it."""
+    from grader.commands import round as round_command
+    from grader.sandbox.probe import Check
+
+    monkeypatch.setattr(round_command, "checks_for",
+                        lambda sandbox: [Check("cgroup memory", False, "no memory controller", required=True)])
+    agent = str(Path(__file__).resolve().parents[1] / "agents" / "random_agent")
+    base = ["round", "--agents", "random", agent, "--envs", "1", "--budget", "2", "--checkpoints", "0,2",
+            "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "5"]
+    code = main(base + ["--tier", "ladder", "--tier-seed", "9", "--out", str(tmp_path / "l"),
+                        "--private-out", str(tmp_path / "lp")])
+    assert code == 1 and "refusing a scored ladder round" in capsys.readouterr().err
+    assert not (tmp_path / "l").exists()
+    code = main(base + ["--tier", "public", "--out", str(tmp_path / "p"), "--private-out", str(tmp_path / "pp")])
+    assert code == 0 and "WARNING: missing sandbox protection(s): cgroup memory" in capsys.readouterr().err
