@@ -61,6 +61,12 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ValueError, FileNotFoundError) as exc:
         print(f"arena {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        # A full disk, a read-only folder...: the arena's writes are atomic, so nothing finished
+        # is lost, and a round started again with the same arguments resumes.
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"arena {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
         return 130

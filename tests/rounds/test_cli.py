@@ -103,3 +103,31 @@ def test_a_scored_round_refuses_a_host_missing_a_protection(tmp_path, monkeypatc
     assert not (tmp_path / "l").exists()
     code = main(base + ["--tier", "public", "--out", str(tmp_path / "p"), "--private-out", str(tmp_path / "pp")])
     assert code == 0 and "WARNING: missing sandbox protection(s): cgroup memory" in capsys.readouterr().err
+
+
+def test_a_full_disk_is_named_and_the_round_resumes(tmp_path, monkeypatch, capsys):
+    """The disk fills while the round writes: a clear error, exit 1, nothing half-written, and the
+    same command started again finishes the round."""
+    import errno
+    import os
+
+    real_fsync = os.fsync
+    calls = {"n": 0}
+
+    def full_after_two(fd):  # every arena write ends with an fsync (records.atomic_write_bytes)
+        calls["n"] += 1
+        if calls["n"] > 2:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    argv = ["round", "--tier", "public", "--agents", "random", "greedy", "--envs", "2", "--budget", "2",
+            "--checkpoints", "0,2", "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "3",
+            "--out", str(tmp_path / "r"), "--private-out", str(tmp_path / "p")]
+    monkeypatch.setattr(os, "fsync", full_after_two)
+    assert main(argv) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert not list(tmp_path.rglob("*.tmp"))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert main(argv) == 0
+    published = list((tmp_path / "r").glob("*.yaml"))
+    assert len(published) == 1 and main(["verify", str(published[0])]) == 0
