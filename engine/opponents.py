@@ -12,7 +12,7 @@ import numpy as np
 
 from . import bitboard as bb
 from . import search
-from .game import Game
+from .game import Game, turn_limit_arg
 from .rules import Win, band_bounds
 from .spec import EnvSpec
 
@@ -69,7 +69,7 @@ class MinimaxOpponent(Opponent):
         own, opp = game.sides()
         g = game.geo
         return int(search.minimax_move(own, opp, game.placements, self.depth, g.masks, g.shifts, g.nxt,
-                                       game.cap, _limit(game), *self.win, self.state))
+                                       game.cap, turn_limit_arg(game.rules), *self.win, self.state))
 
 
 class MctsOpponent(Opponent):
@@ -79,12 +79,8 @@ class MctsOpponent(Opponent):
     def act(self, game: Game) -> int:
         g = game.geo
         return int(search.mcts_move(game.black, game.white, int(game.to_move), game.placements,
-                                    self.iterations, g.masks, g.shifts, g.nxt, game.cap, _limit(game),
+                                    self.iterations, g.masks, g.shifts, g.nxt, game.cap, turn_limit_arg(game.rules),
                                     *self.win, self.state))
-
-
-def _limit(game: Game) -> int:
-    return -1 if game.rules.turn_limit is None else game.rules.turn_limit
 
 
 _CLASSES = {c.name: c for c in (RandomOpponent, GreedyOpponent, MinimaxOpponent, MctsOpponent)}

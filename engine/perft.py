@@ -30,7 +30,7 @@ def perft_divide(spec: EnvSpec, depth: int) -> dict[str, int]:
     for move in first:
         game = Game(spec)
         game.pass_turn() if move == "pass" else game.play(move)
-        own, opp = (game.black, game.white) if game.to_move == 0 else (game.white, game.black)
+        own, opp = game.sides()
         if game.done:
             out[str(move)] = 1
             continue

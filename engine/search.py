@@ -50,6 +50,18 @@ def cell_list(moves, out) -> int:
 
 
 @njit(cache=True)
+def take_best(value, best, ties, state):
+    """(take this candidate?, ties so far) for a running argmax whose equal values are drawn
+    uniformly by reservoir sampling with the seeded state."""
+    if value > best:
+        return True, 1
+    if value == best:
+        ties += 1
+        return next_random(state) % np.uint64(ties) == ZERO, ties
+    return False, ties
+
+
+@njit(cache=True)
 def greedy_move(own, opp, masks, shifts, nxt, cap, state) -> int:
     """The move flipping the most discs; ties drawn uniformly with the seeded state."""
     cells = np.empty(256, dtype=np.int64)
@@ -59,14 +71,10 @@ def greedy_move(own, opp, masks, shifts, nxt, cap, state) -> int:
     ties = 0
     for i in range(n):
         f = popcount(flips(own, opp, cells[i], nxt, cap))
-        if f > best:
+        take, ties = take_best(f, best, ties, state)
+        if take:
             best = f
             best_cell = cells[i]
-            ties = 1
-        elif f == best:
-            ties += 1
-            if next_random(state) % np.uint64(ties) == ZERO:  # reservoir sampling
-                best_cell = cells[i]
     return best_cell
 
 
@@ -130,14 +138,10 @@ def minimax_move(own, opp, placements, depth, masks, shifts, nxt, cap, turn_limi
         a, b = apply_move(own, opp, cells[i], nxt, cap)
         v = -negamax(b, a, placements + 1, depth - 1, -math.inf, math.inf, masks, shifts, nxt, cap,
                      turn_limit, win, lo_num, lo_den, hi_num, hi_den)
-        if v > best:
+        take, ties = take_best(v, best, ties, state)
+        if take:
             best = v
             best_cell = cells[i]
-            ties = 1
-        elif v == best:
-            ties += 1
-            if next_random(state) % np.uint64(ties) == ZERO:
-                best_cell = cells[i]
     return best_cell
 
 
@@ -167,7 +171,7 @@ def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt,
     visits = np.zeros(cap_nodes, dtype=np.float64)
     value = np.zeros(cap_nodes, dtype=np.float64)
 
-    def_like = black
+    like = black  # the word count of every bitboard row below
     # Root.
     _store(nb, 0, black)
     _store(nw, 0, white)
@@ -186,7 +190,7 @@ def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt,
     for _ in range(iterations):
         node = 0
         # Selection: descend while fully expanded.
-        while not terminal[node] and not nonzero(row(untried, node, def_like)) and first_child[node] >= 0:
+        while not terminal[node] and not nonzero(row(untried, node, like)) and first_child[node] >= 0:
             best = -1.0
             best_child = -1
             c = first_child[node]
@@ -199,14 +203,14 @@ def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt,
                 c = sibling[c]
             node = best_child
         # Expansion: one untried move.
-        if not terminal[node] and nonzero(row(untried, node, def_like)):
-            moves = row(untried, node, def_like)
+        if not terminal[node] and nonzero(row(untried, node, like)):
+            moves = row(untried, node, like)
             cell = nth_cell(moves, np.int64(next_random(state) % np.uint64(popcount(moves))))
-            taken = bit(cell, def_like)
+            taken = bit(cell, like)
             for w in range(words):
                 untried[node, w] &= ~taken[w]
-            b = row(nb, node, def_like)
-            wh = row(nw, node, def_like)
+            b = row(nb, node, like)
+            wh = row(nw, node, like)
             s = side[node]
             if s == 0:
                 b, wh = apply_move(b, wh, cell, nxt, cap)
@@ -240,7 +244,7 @@ def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt,
                 _store(untried, child, cm)
             node = child
         # Simulation.
-        fb, fw, _, _, _ = random_playout(row(nb, node, def_like), row(nw, node, def_like), side[node],
+        fb, fw, _, _, _ = random_playout(row(nb, node, like), row(nw, node, like), side[node],
                                          placed[node], masks, shifts, nxt, cap, turn_limit, state)
         result_black = winner_of(popcount(fb), popcount(fw), win, lo_num, lo_den, hi_num, hi_den)
         # Backpropagation, each node scored for the player who moved into it.

@@ -11,6 +11,7 @@ import yaml
 
 from .layout import Layout, make_layout, opening_cells
 from .rules import Capture, Win
+from .seeding import derive_seed
 from .simulate import PlayStats, random_stats
 from .spec import EnvSpec, parse_spec
 
@@ -44,17 +45,27 @@ def _spec(layout: Layout, rules: dict, name: str) -> EnvSpec:
 
 def public_tier() -> list[EnvSpec]:
     """7 layouts x 8 rule pairs = 56, with the stalling layout's orthogonal pairs substituted."""
+    return list(_public_tier())
+
+
+@lru_cache(maxsize=1)
+def _public_tier() -> tuple[EnvSpec, ...]:  # specs are immutable: build (and validate) them once
     out = []
     for layout in paper_layouts():
         for win, capture in public_rule_pairs():
             if layout.name == STALLING_LAYOUT:
                 capture = STALL_SUBSTITUTES.get((win, capture), capture)
             out.append(_spec(layout, {"win": win, "capture": capture}, f"{layout.name} {win}/{capture}"))
-    return out
+    return tuple(out)
 
 
 def paper_tier() -> list[EnvSpec]:
     """The authors' 56 presets; preset id = condition index * 7 + layout index."""
+    return list(_paper_tier())
+
+
+@lru_cache(maxsize=1)
+def _paper_tier() -> tuple[EnvSpec, ...]:
     layouts = paper_layouts()
     out = []
     for ci, cond in enumerate(_paper_data()["paper_conditions"]):
@@ -66,7 +77,7 @@ def paper_tier() -> list[EnvSpec]:
             if "turn_limit" in rules:
                 label += f" limit={rules['turn_limit']}"
             out.append(_spec(layout, rules, label))
-    return out
+    return tuple(out)
 
 
 class HashStream:
@@ -160,17 +171,13 @@ def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT) ->
         spec = _candidate(stream, f"{tier}-{len(accepted) + 1:02d}")
         if spec.id in seen:
             continue
-        result = screen(spec, seed=hash_int("screen", tier, seed, attempt))
+        result = screen(spec, seed=derive_seed("screen", tier, seed, attempt))
         if result.accepted:
             seen.add(spec.id)
             accepted.append(spec)
         else:
             rejected.append(result)
     return Generated(tier, accepted, rejected)
-
-
-def hash_int(*parts: object) -> int:
-    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "little")
 
 
 def tier_specs(tier: str, seed: int | None = None, count: int | None = None) -> list[EnvSpec]:

@@ -6,9 +6,10 @@ import argparse
 import json
 import sys
 
-from engine import OPPONENT_NAMES, Color, Game, derive_seed, make_opponent, random_stats
+from engine import OPPONENT_NAMES, Game, derive_seed, random_stats
 from engine.simulate import PlayStats
 
+from ..match import play_game
 from ..specs import resolve_spec
 
 
@@ -29,18 +30,10 @@ def play_stats(spec, games: int, seed: int, black: str, white: str) -> PlayStats
     counts = {"black": 0, "white": 0, "draw": 0}
     plies = discs = 0
     for i in range(games):
-        game = Game(spec)
-        players = {Color.BLACK: make_opponent(black, spec, derive_seed(seed, i, "black")),
-                   Color.WHITE: make_opponent(white, spec, derive_seed(seed, i, "white"))}
-        while not game.done:
-            if game.has_legal_move():
-                game.play(players[game.to_move].act(game))
-            else:
-                game.pass_turn()
-        out = game.outcome()
-        counts[out.winner_label] += 1
-        plies += game.plies
-        discs += out.black_discs + out.white_discs
+        record = play_game(spec, black, white, derive_seed(seed, i))
+        counts[record.winner or "draw"] += 1
+        plies += len(record.moves)
+        discs += record.black_discs + record.white_discs
         if games >= 20 and (i + 1) % max(1, games // 10) == 0:
             print(f"simulate: {i + 1}/{games} games", file=sys.stderr)
     first = Game(spec).has_legal_move()
