@@ -30,8 +30,8 @@ TOP_FIELDS = ("schema_version", "final_at", "freeze_hours", "appeal_days", "requ
               "final", "ended")
 
 
-class FrozenError(ValueError):
-    """A change to the field after the freeze."""
+def _time(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else format_time(moment)
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class FinalState:
 
     def to_dict(self) -> dict:
         return {"status": self.status, "round_id": self.round_id,
-                "published_at": None if self.published_at is None else format_time(self.published_at),
+                "published_at": _time(self.published_at),
                 "published_by": self.published_by}
 
 
@@ -89,11 +89,9 @@ class Competition:
 
     def status(self, now: dt.datetime) -> dict:
         """What `arena competition status` prints and a workflow reads."""
-        def t(x):
-            return None if x is None else format_time(x)
-        return {"phase": self.phase(now), "now": t(now), "final_at": t(self.final_at), "freeze_at": t(self.freeze_at),
-                "frozen": self.frozen(now), "final": self.final.to_dict(),
-                "appeals_close_at": t(self.appeals_close_at), "ended": self.ended}
+        return {"phase": self.phase(now), "now": _time(now), "final_at": _time(self.final_at),
+                "freeze_at": _time(self.freeze_at), "frozen": self.frozen(now), "final": self.final.to_dict(),
+                "appeals_close_at": _time(self.appeals_close_at), "ended": self.ended}
 
     # -- staff transitions ---------------------------------------------------
     def final_committed(self, round_id: str) -> "Competition":
@@ -119,7 +117,7 @@ class Competition:
 
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION,
-                "final_at": None if self.final_at is None else format_time(self.final_at),
+                "final_at": _time(self.final_at),
                 "freeze_hours": self.freeze_hours, "appeal_days": self.appeal_days,
                 "requested_runs": {"per_window": self.runs_per_window, "window_days": self.window_days},
                 "review_label": self.review_label, "final": self.final.to_dict(), "ended": self.ended}

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader.accounts import load_registry
-from grader.documents import format_time
+from grader.documents import format_time, utc_now
 from grader.sandbox.base import Sandbox
 from grader.screening import screen
 from grader.smoke import SmokeSettings, run_smoke
@@ -92,7 +92,7 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
                 settings: SmokeSettings = SmokeSettings(), source_commit: str | None = None,
                 frozen_at: dt.datetime | None = None, now: dt.datetime | None = None, log=None) -> Field:
     """The field from `root` (holding accounts.yaml and submissions/), smoke-tested when `sandbox` is given."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or utc_now()
     registry = load_registry(root / REGISTRY)
     result = Field(tier, source_commit, format_time(now), None if frozen_at is None else format_time(frozen_at))
     for account in sorted(registry.approved(), key=lambda a: a.handle):

@@ -36,7 +36,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--setup", action="store_true", help="make (or refresh) .venv/ and print the interpreter and numpy")
     p.add_argument("--agent", type=Path, default=kitenv.KIT_DIR,
                    help="the submission to check: a folder with agent.py, or a zip (default: this kit folder)")
-    p.add_argument("--sandbox", choices=("auto", "local", "docker", "none"), default="auto",
+    p.add_argument("--sandbox", choices=kitenv.SANDBOXES, default="auto",
                    help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
                         "docker runs it in the grader's own image")
     p.add_argument("--report", type=Path, help="also write the gate's YAML report (what the server posts) to this file")
@@ -46,14 +46,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        data = kitenv.enter_venv(__file__, force_setup=args.setup)
+        data = kitenv.start(__file__, force_setup=args.setup)
     except kitenv.KitSetupError as exc:
         try:
             print(kitenv.version_line(kitenv.manifest()))
         except kitenv.KitSetupError:
             pass
         return kitenv.fail(exc)
-    print(kitenv.version_line(data), flush=True)
     for line in kitenv.runtime_lines(data):
         print(line, flush=True)
     if args.setup:
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
 def run_check(args: argparse.Namespace, data: dict) -> int:
     # Imported only here: they exist inside .venv, which enter_venv() has just made sure of.
     from grader.documents import dump_yaml
-    from grader.kit import KitError, choose_sandbox, kit_excludes, stage_submission, warm_up_engine
+    from grader.kit import KitError, choose_sandbox, stage_submission, warm_up_engine
     from grader.smoke import run_smoke, smoke_boards
     from grader.submission import SubmissionError, load_submission
 
@@ -85,9 +84,8 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
         if source.is_dir():
             target = Path(tmp, "submission")
-            exclude = kit_excludes(source, data) if source == kitenv.KIT_DIR else []
             try:
-                files = stage_submission(source, target, exclude)
+                files = stage_submission(source, target, kitenv.excludes(source, data))
             except KitError as exc:
                 return kitenv.fail(exc)
             print(f"submission: {', '.join(files)}", flush=True)

@@ -26,6 +26,7 @@ STAMP = VENV_DIR / "arena-kit.json"
 LAST_CHECK = VENV_DIR / "last-check.json"
 MIN_PYTHON = (3, 11)  # the arena's wheel needs it; the grader runs 3.11
 CHILD_MARK = "ARENA_KIT_IN_VENV"  # set when a script re-runs itself in .venv, to stop a loop
+SANDBOXES = ("auto", "local", "docker", "none")  # check.py's and play.py's --sandbox
 
 
 class KitSetupError(Exception):
@@ -143,6 +144,20 @@ def enter_venv(script: str, force_setup: bool = False) -> dict:
     py = str(venv_python())
     os.execv(py, [py, str(Path(script).resolve()), *sys.argv[1:]])
     raise AssertionError("unreachable: os.execv returns only by raising")
+
+
+def start(script: str, force_setup: bool = False) -> dict:
+    """What every script does first: `enter_venv`, then the version line; kit.json."""
+    data = enter_venv(script, force_setup)
+    print(version_line(data), flush=True)
+    return data
+
+
+def excludes(folder: Path, data: dict) -> list[str]:
+    """What of `folder` a submission leaves out: the kit's own files when it is this kit folder."""
+    from grader.kit import kit_excludes  # inside .venv, where the arena is installed
+
+    return kit_excludes(folder, data if folder == KIT_DIR else None)
 
 
 def runtime_lines(data: dict) -> list[str]:

@@ -37,17 +37,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        data = kitenv.enter_venv(__file__)
+        data = kitenv.start(__file__)
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
-    print(kitenv.version_line(data), flush=True)
 
-    from grader.kit import KitError, kit_excludes, submission_files, write_submission_zip
+    from grader.kit import KitError, submission_files, write_submission_zip
     from grader.screening import screen
     from grader.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
     folder = args.agent.resolve()
-    exclude = kit_excludes(folder, data) if folder == kitenv.KIT_DIR else []
+    exclude = kitenv.excludes(folder, data)
     out = args.out.resolve()
     if out.parent == folder:
         exclude.append(out.name)  # an old zip beside agent.py is not part of the new one

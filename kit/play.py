@@ -57,7 +57,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--pairing-games", type=int, default=10,
                    help="games per pair, half per colour (default 10; a round plays 20)")
     p.add_argument("--seed", default="0", help="the round seed (default 0)")
-    p.add_argument("--sandbox", choices=("auto", "local", "docker", "none"), default="auto",
+    p.add_argument("--sandbox", choices=kitenv.SANDBOXES, default="auto",
                    help="as for check.py (default auto: bubblewrap where it works, else none)")
     p.add_argument("--out", type=Path, default=kitenv.KIT_DIR / "play-results",
                    help="folder for curve.svg and results.yaml (default play-results)")
@@ -67,10 +67,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        data = kitenv.enter_venv(__file__)
+        data = kitenv.start(__file__)
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
-    print(kitenv.version_line(data), flush=True)
     try:
         return play(args, data)
     except ValueError as exc:  # bad --envs, --checkpoints, names...: the arena's own messages
@@ -80,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
 def play(args: argparse.Namespace, data: dict) -> int:
     from engine import public_tier
     from grader.documents import dump_yaml
-    from grader.kit import choose_sandbox, kit_excludes, stage_submission, warm_up_engine
+    from grader.kit import choose_sandbox, stage_submission, warm_up_engine
     from grader.rounds.orchestrate import make_plan
     from grader.rounds.play import HeldEnv, play_env
     from grader.rounds.publish import build, execution_of
@@ -101,9 +100,8 @@ def play(args: argparse.Namespace, data: dict) -> int:
     print(f"sandbox: {note}", flush=True)
     with tempfile.TemporaryDirectory(prefix="arena-play-") as tmp:
         folder = args.agent.resolve()
-        exclude = kit_excludes(folder, data) if folder == kitenv.KIT_DIR else []
         staged = Path(tmp, args.name)
-        stage_submission(folder, staged, exclude)
+        stage_submission(folder, staged, kitenv.excludes(folder, data))
         field = [parse_entrant(f"{args.name}={staged}")] + [parse_entrant(o) for o in opponents]
         plan = make_plan("public", field, envs, args.budget, parse_checkpoints(checkpoints, args.budget),
                          args.games_per_checkpoint, args.pairing_games, str(args.seed), None, sandbox.name)

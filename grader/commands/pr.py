@@ -18,7 +18,6 @@ from grader.accounts import load_registry
 from grader.competition import load_competition
 from grader.documents import dump_yaml, read_yaml
 from grader.github import workflow
-from grader.github.api import Repo, connect
 from grader.github.events import load_event, pull_request_event
 from grader.github.pr_check import Decision, collect
 from grader.github.pr_report import BOT_LOGIN, check_smoke_report, compose, publish
@@ -49,7 +48,7 @@ def run_collect(args: argparse.Namespace) -> int:
     event = pull_request_event(load_event(args.event))
     registry = load_registry(args.accounts)
     competition = load_competition(args.config)
-    repo = Repo(connect(workflow.token(), workflow.api_url(args.api_url)), event.repository)
+    repo = workflow.repo(event.repository, args.api_url)
     args.out.mkdir(parents=True, exist_ok=True)
     decision = collect(repo, event, registry, competition, workflow.now(args.now), args.out / "submission")
     (args.out / "decision.yaml").write_text(dump_yaml(decision.to_dict()), encoding="utf-8")
@@ -69,7 +68,7 @@ def run_report(args: argparse.Namespace) -> int:
     if outcome is None:
         print(f"pull request #{decision.number}: not a submission; nothing to post", file=sys.stderr)
         return 0
-    repo = Repo(connect(workflow.token(), workflow.api_url(args.api_url)), decision.repository)
+    repo = workflow.repo(decision.repository, args.api_url)
     comment = publish(repo, decision, outcome, args.bot_login, args.target_url)
     print(f"pull request #{decision.number}: {outcome.state}: {outcome.description} (comment {comment})")
     return 0

@@ -16,7 +16,6 @@ from pathlib import Path
 from grader.accounts import load_registry
 from grader.competition import load_competition
 from grader.github import workflow
-from grader.github.api import Repo, connect
 from grader.github.events import comment_event, load_event
 from grader.github.score import decide, finish_reply
 from grader.quota import STATUSES, load_log, write_log
@@ -53,7 +52,7 @@ def run_request(args: argparse.Namespace) -> int:
     registry = load_registry(args.accounts)
     competition = load_competition(args.config)
     log = load_log(args.log)
-    repo = Repo(connect(workflow.token(), workflow.api_url(args.api_url)), event.repository)
+    repo = workflow.repo(event.repository, args.api_url)
     decision = decide(repo, event, registry, competition, log, workflow.now(args.now))
     if decision is None:
         workflow.write_outputs({"queued": False})
@@ -74,7 +73,7 @@ def run_finish(args: argparse.Namespace) -> int:
     log = load_log(args.log).finish(args.request, args.status, args.round_id)
     write_log(args.log, log)
     request = log.get(args.request)
-    repo = Repo(connect(workflow.token(), workflow.api_url(args.api_url)), args.repository)
+    repo = workflow.repo(args.repository, args.api_url)
     reply = finish_reply(request, args.status, log, competition, workflow.now(args.now), args.results_url)
     repo.post_comment(request.pull_request, reply)
     print(reply.splitlines()[-1])

@@ -76,13 +76,6 @@ class LabelEvent:
     created_at: dt.datetime
 
 
-@dataclass(frozen=True)
-class Comment:
-    id: int
-    author: User
-    body: str
-
-
 def connect(token: str | None, api_url: str = DEFAULT_API_URL) -> github3.GitHub:
     """A github3 client for the API at `api_url`, logged in with `token` when one is given."""
     gh = github3.GitHub(token=token) if token else github3.GitHub()
@@ -105,6 +98,10 @@ class Repo:
         self._repo = self._call("get the repository", gh.repository, owner, name)
         if self._repo is None:
             raise GitHubCallError(f"repository {full_name} not found")
+        # A command reads one pull request or issue more than once (its head, then its files;
+        # a label removed, then the comment): each is fetched once per Repo.
+        self._pulls: dict[int, object] = {}
+        self._issues: dict[int, object] = {}
 
     @staticmethod
     def _call(what: str, fn, *args, **kwargs):
@@ -115,17 +112,31 @@ class Repo:
         except GitHubError as exc:
             raise GitHubCallError(f"GitHub refused to {what}: {exc}") from None
 
+    def _pull(self, number: int):
+        if number not in self._pulls:
+            pr = self._call(f"get pull request #{number}", self._repo.pull_request, number)
+            if pr is None:
+                raise GitHubCallError(f"{self.full_name}: no pull request #{number}")
+            self._pulls[number] = pr
+        return self._pulls[number]
+
+    def _issue(self, number: int):
+        if number not in self._issues:
+            issue = self._call(f"get issue #{number}", self._repo.issue, number)
+            if issue is None:
+                raise GitHubCallError(f"{self.full_name}: no issue #{number}")
+            self._issues[number] = issue
+        return self._issues[number]
+
     def pull(self, number: int) -> PullInfo:
-        pr = self._call(f"get pull request #{number}", self._repo.pull_request, number)
-        if pr is None:
-            raise GitHubCallError(f"{self.full_name}: no pull request #{number}")
+        pr = self._pull(number)
         data = pr.as_dict()
         return PullInfo(number=pr.number, author=_user(pr.user), head_sha=pr.head.sha, state=pr.state,
                         merged=bool(data.get("merged")), merge_commit_sha=data.get("merge_commit_sha"),
                         labels=tuple(label["name"] for label in data.get("labels") or ()))
 
     def changed_files(self, number: int) -> list[ChangedFile]:
-        pr = self._call(f"get pull request #{number}", self._repo.pull_request, number)
+        pr = self._pull(number)
         files = self._call(f"list the files of #{number}", lambda: list(pr.files()))
         return [ChangedFile(f.filename, f.status, f.as_dict().get("previous_filename")) for f in files or ()]
 
@@ -146,7 +157,7 @@ class Repo:
 
     def label_events(self, number: int) -> list[LabelEvent]:
         """labeled/unlabeled events of an issue or pull request, oldest first."""
-        issue = self._call(f"get issue #{number}", self._repo.issue, number)
+        issue = self._issue(number)
         events = self._call(f"list the events of #{number}", lambda: list(issue.events()))
         out = []
         for e in events or ():
@@ -155,13 +166,8 @@ class Repo:
                 out.append(LabelEvent(e.event, label, _user(e.actor), e.created_at))
         return sorted(out, key=lambda e: e.created_at)
 
-    def comments(self, number: int) -> list[Comment]:
-        issue = self._call(f"get issue #{number}", self._repo.issue, number)
-        comments = self._call(f"list the comments of #{number}", lambda: list(issue.comments()))
-        return [Comment(c.id, _user(c.user), c.body or "") for c in comments or ()]
-
     def post_comment(self, number: int, body: str) -> int:
-        issue = self._call(f"get issue #{number}", self._repo.issue, number)
+        issue = self._issue(number)
         comment = self._call(f"comment on #{number}", issue.create_comment, body)
         if comment is None:
             raise GitHubCallError(f"{self.full_name}: could not comment on #{number}")
@@ -171,7 +177,7 @@ class Repo:
         """Edit the arena's earlier comment carrying `marker`, or post one: one comment per PR.
 
         Only a comment written by `bot_login` is edited: anyone can paste the marker."""
-        issue = self._call(f"get issue #{number}", self._repo.issue, number)
+        issue = self._issue(number)
         for comment in self._call(f"list the comments of #{number}", lambda: list(issue.comments())) or ():
             if comment.user.login == bot_login and marker in (comment.body or ""):
                 if not self._call(f"edit comment {comment.id}", comment.edit, body):
@@ -180,7 +186,7 @@ class Repo:
         return self.post_comment(number, body)
 
     def remove_label(self, number: int, label: str) -> None:
-        issue = self._call(f"get issue #{number}", self._repo.issue, number)
+        issue = self._issue(number)
         self._call(f"remove label {label!r} from #{number}", issue.remove_label, label)
 
     def set_status(self, sha: str, state: str, description: str, context: str, target_url: str | None = None) -> None:

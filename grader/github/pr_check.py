@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.accounts import NOT_APPROVED, Registry, check_change, registry_from_text
+from grader.accounts import NOT_APPROVED, Account, Registry, check_change, registry_from_text
 from grader.competition import Competition
 from grader.documents import DocumentError, format_time
 from grader.github.api import ChangedFile, Repo, User
@@ -111,7 +111,7 @@ def collect(repo: Repo, event: PullRequestEvent, registry: Registry, competition
         return decision
     if kind == "registration":
         return _registration(repo, event, registry, decision)
-    decision.reasons = _ownership(event.author, registry, handle)
+    decision.reasons = _ownership(event.author, account, registry, handle)
     if decision.reasons:
         return decision
     decision.frozen = competition.frozen(now)
@@ -126,8 +126,7 @@ def collect(repo: Repo, event: PullRequestEvent, registry: Registry, competition
     return decision
 
 
-def _ownership(author: User, registry: Registry, handle: str) -> list[str]:
-    account = registry.by_id(author.id)
+def _ownership(author: User, account: Account | None, registry: Registry, handle: str) -> list[str]:
     if account is None:
         return [f"this GitHub account ({author.login}, id {author.id}) has no arena account: open a pull request "
                 f"that adds it to {REGISTRY_PATH}, and wait for staff to approve it"]
@@ -189,7 +188,7 @@ def fetch_folder(repo: Repo, sha: str, handle: str, out: Path | None) -> list[st
         path = target / e.path[len(prefix):]
         path.parent.mkdir(parents=True, exist_ok=True)
         data = repo.blob(e.sha)
-        if len(data) != (e.size if e.size is not None else len(data)):
+        if e.size is not None and len(data) != e.size:
             return [f"{e.path}: the blob is {len(data)} bytes, the tree says {e.size}"]
         path.write_bytes(data)
     return []

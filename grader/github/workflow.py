@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from grader.documents import parse_time, utc_now
+from grader.github.api import DEFAULT_API_URL, Repo, connect
 
 OUTPUT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -18,7 +19,12 @@ def token() -> str | None:
 
 
 def api_url(option: str | None) -> str:
-    return option or os.environ.get("GITHUB_API_URL") or "https://api.github.com"
+    return option or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL
+
+
+def repo(full_name: str, api_url_option: str | None) -> Repo:
+    """`full_name` through the job's token, at --api-url or the job's API."""
+    return Repo(connect(token(), api_url(api_url_option)), full_name)
 
 
 def write_outputs(values: dict[str, object], path: str | None = None) -> None:
