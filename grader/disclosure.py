@@ -14,7 +14,6 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-PROFILE_NAMES = ("full", "open", "staff", "final")
 # Keys of a game record that only a tier with public rules publishes.
 RULE_BEARING_GAME_KEYS = ("seed", "moves", "forfeit", "termination", "black_discs", "white_discs")
 RULE_BEARING_ENV_KEYS = ("id", "name", "spec")

@@ -236,14 +236,15 @@ def load_games(results_path: str | Path, data: dict) -> list[dict]:
     except (OSError, EOFError, UnicodeDecodeError) as exc:
         raise ResultsError(str(games_path), problems + [f"(file): not gzip text: {exc}"]) from None
     games = []
-    game_schema = schema()["$defs"]["game"]
+    root = schema()
+    game_schema = root["$defs"]["game"]
     for n, line in enumerate(lines[1:], 2):
         try:
             game = json.loads(line)
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: not JSON: {exc}")
             continue
-        problems += [f"line {n}: {p}" for p in validate(game, game_schema, root=schema())]
+        problems += [f"line {n}: {p}" for p in validate(game, game_schema, root=root)]
         games.append(game)
     if len(games) != data["games"]["count"]:
         problems.append(f"(file): {len(games)} games, the results file says {data['games']['count']}")

@@ -17,6 +17,7 @@ import importlib
 import io
 import re
 import time
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,31 +105,31 @@ def check_field(entrants: list[Entrant]) -> list[Entrant]:
     return sorted(entrants, key=lambda e: e.name)
 
 
-class Session:
+class Session(ABC):
     """An entrant's session in one environment (fresh for every environment)."""
 
     name: str
 
     @property
-    def fault(self) -> Fault | None:
-        raise NotImplementedError
+    @abstractmethod
+    def fault(self) -> Fault | None: ...
 
     @property
     def alive(self) -> bool:
         return self.fault is None
 
-    def prepare(self, env_info: dict) -> Fault | None:
-        raise NotImplementedError
+    @abstractmethod
+    def prepare(self, env_info: dict) -> Fault | None: ...
 
+    @abstractmethod
     def seat(self, color: Color, seed: int) -> Any:
         """What `play_game` is given for `color` in the game seeded `seed`."""
-        raise NotImplementedError
 
-    def observe_outcome(self, outcome: dict) -> Fault | None:
-        raise NotImplementedError
+    @abstractmethod
+    def observe_outcome(self, outcome: dict) -> Fault | None: ...
 
-    def freeze(self) -> Fault | None:
-        raise NotImplementedError
+    @abstractmethod
+    def freeze(self) -> Fault | None: ...
 
     def idle(self) -> None:
         """The round stops asking this entrant for a while (others learn or play)."""
@@ -136,12 +137,12 @@ class Session:
     def resume(self) -> None:
         """The round turns back to this entrant."""
 
-    def close(self) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def close(self) -> None: ...
 
+    @abstractmethod
     def agent_seconds(self) -> float:
         """Time the host spent waiting on this entrant's moves."""
-        raise NotImplementedError
 
     def stderr_text(self) -> str:
         """The entrant's own output, for its owner only (never published)."""

@@ -71,11 +71,6 @@ def _count_numbers(value: Any) -> int:
     return 1 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def _reference_seats(data: dict) -> set[str]:
-    """Names whose moves are the engine's, reproducible from the game seed."""
-    return {f["name"] for f in data["field"] if f["kind"] == "reference"} | {CHECKPOINT_LABEL}
-
-
 def replay_game(spec, game: dict, references: dict[str, str]) -> None:
     """Replay one stored game; raise Difference on any mismatch. `references` maps a seat's
     player name to the reference opponent that played it (re-played from the game seed)."""
@@ -224,7 +219,7 @@ def check_gap(path: Path, data: dict, report: Report) -> None:
         raise Difference(f"provenance.config.public_round.sha256: {other.name} hashes to {digest}")
     public = load_results(other)
     digests = {f["name"]: f["digest"] for f in data["field"]}
-    base = {f["digest"]: a for f, a in ((f, a) for a in public["agents"] for f in public["field"] if f["name"] == a["name"])}
+    base = {f["digest"]: a for a in public["agents"] for f in public["field"] if f["name"] == a["name"]}
     for i, agent in enumerate(data["agents"]):
         b = base.get(digests[agent["name"]])
         want = None if b is None else {

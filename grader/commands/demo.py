@@ -21,7 +21,7 @@ import yaml
 from grader.cli import UsageError
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.schedule import parse_checkpoints
-from grader.session import Entrant, parse_entrant
+from grader.session import REFERENCE_NAMES, Entrant, parse_entrant
 from grader.verify import Difference, verify
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,7 +29,6 @@ DEMO_ENVS = "8"  # 8 or more: a round that is not private, so the leaderboard sh
 DEMO_BUDGET = 100
 DEMO_CHECKPOINTS = "0,20,50,100"
 DEMO_GAMES = 10
-REFERENCES = ("random", "greedy", "minimax")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +48,7 @@ def example_agents() -> list[Entrant]:
         return []
     entrants = [parse_entrant(str(d)) for d in sorted(folder.iterdir()) if (d / "agent.py").is_file()]
     # An example called like a reference player (examples/random) is renamed, not dropped.
-    return [replace(e, name=f"example-{e.name}") if e.name in REFERENCES else e for e in entrants]
+    return [replace(e, name=f"example-{e.name}") if e.name in REFERENCE_NAMES else e for e in entrants]
 
 
 def demo_site_config(out: Path, round_id: str) -> Path:
@@ -80,8 +79,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--out {args.out}: the demo never writes into the repository's own rounds/")
     start = time.monotonic()
     examples = example_agents()
-    field = examples + [parse_entrant(name) for name in REFERENCES]
-    print(f"demo: {len(examples)} example agent(s) and {len(REFERENCES)} reference players on "
+    field = examples + [parse_entrant(name) for name in REFERENCE_NAMES]
+    print(f"demo: {len(examples)} example agent(s) and {len(REFERENCE_NAMES)} reference players on "
           f"{DEMO_ENVS} public environments, budget {DEMO_BUDGET}", file=sys.stderr)
     if not examples:
         print("demo: no examples/ folder with agents: the field is the reference players only", file=sys.stderr)

@@ -19,22 +19,13 @@ from pathlib import Path
 from grader.cli import UsageError
 from grader.commands.doctor import checks_for, missing_required
 from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
+from grader.rounds.plan import MAX_ARENA_FAULTS
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
                              parse_checkpoints, parse_shard)
 from grader.session import REFERENCE_NAMES, parse_entrant
 
 DEFAULT_PRIVATE = ".arena-private"
 SECRET = "<secret>"
-
-
-def add_play_options(p: argparse.ArgumentParser) -> None:
-    """The options `arena round` and `arena demo` share."""
-    p.add_argument("--budget", type=int, default=CANONICAL_BUDGET, help="self-play games per environment (default 2000)")
-    p.add_argument("--checkpoints", help="games used at which win rate is measured, e.g. 0,100,500,1000,2000 "
-                                         "(default: the canonical ones below the budget, then the budget)")
-    p.add_argument("--games-per-checkpoint", type=int, default=DEFAULT_GAMES_PER_CHECKPOINT)
-    p.add_argument("--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes; environments are the unit (default 1)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,7 +35,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
                    help=f"submission folders or zips, NAME=PATH, or reference players ({', '.join(REFERENCE_NAMES)})")
     p.add_argument("--envs", help="N (the tier's first N) or ids/names separated by commas (default: the whole tier)")
-    add_play_options(p)
+    p.add_argument("--budget", type=int, default=CANONICAL_BUDGET, help="self-play games per environment (default 2000)")
+    p.add_argument("--checkpoints", help="games used at which win rate is measured, e.g. 0,100,500,1000,2000 "
+                                         "(default: the canonical ones below the budget, then the budget)")
+    p.add_argument("--games-per-checkpoint", type=int, default=DEFAULT_GAMES_PER_CHECKPOINT)
+    p.add_argument("--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)")
+    p.add_argument("--jobs", type=int, default=1, help="worker processes; environments are the unit (default 1)")
     p.add_argument("--seed", help="round seed (default 0 on public and paper; required, or ARENA_ROUND_SEED, on ladder and final)")
     p.add_argument("--tier-seed", help="generation seed of a ladder or final tier (secret; or ARENA_TIER_SEED)")
     p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where submissions run (default local)")
@@ -55,7 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ladder-rules", choices=("staff", "public"), default="staff",
                    help="the ladder tier's disclosure setting (default staff: rules withheld from rounds/)")
     p.add_argument("--public-round", type=Path, help="a public-tier results file of the same agents, for the generalisation gap")
-    p.add_argument("--max-arena-faults", type=int, default=5, help="arena faults tolerated before the round is held (default 5)")
+    p.add_argument("--max-arena-faults", type=int, default=MAX_ARENA_FAULTS,
+                   help=f"arena faults tolerated before the round is held (default {MAX_ARENA_FAULTS})")
     p.set_defaults(func=run, parser=p)
 
 
@@ -82,12 +79,13 @@ def command_of(args: argparse.Namespace, hidden: bool) -> str:
     secret = {"tier_seed"} | ({"seed"} if hidden else set())
     words = ["arena", args.command]
     for action in args.parser._actions:
-        if not action.option_strings or action.dest in ("help", "parser"):
-            value = getattr(args, action.dest, None)
-            if action.dest not in ("help", "parser", "func", "command") and value is not None:
-                words += [public_word(v) for v in (value if isinstance(value, list) else [value])]
+        if action.dest == "help":
             continue
         value = getattr(args, action.dest, None)
+        if not action.option_strings:  # a positional: its words alone
+            if value is not None:
+                words += [public_word(v) for v in (value if isinstance(value, list) else [value])]
+            continue
         if value is None or value is False:
             continue
         flag = action.option_strings[-1]

@@ -143,8 +143,7 @@ def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str,
     if missing:
         raise ValueError(f"round {plan.round_id}: environments not recorded: {', '.join(missing)}")
     public_path, full_path = publish(plan, list(records.values()), out, private, command, shards)
-    if (work / "held.yaml").exists():
-        (work / "held.yaml").unlink()
+    (work / "held.yaml").unlink(missing_ok=True)
     message = f"round {plan.round_id} published: {public_path} (staff record: {full_path})"
     print(message, file=stream)
     return RoundOutcome("published", plan.round_id, public_path, full_path, message)
@@ -193,9 +192,10 @@ def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
         for i in range(len(plan.envs)):
             src, dst = record_path(folder, i), record_path(work, i)
             if src.exists() and src.resolve() != dst.resolve():
-                if dst.exists() and dst.read_bytes() != src.read_bytes():
+                blob = src.read_bytes()
+                if dst.exists() and dst.read_bytes() != blob:
                     raise ValueError(f"environment {plan.envs[i].label} is recorded differently in {folder} and {work}")
-                atomic_write_bytes(dst, src.read_bytes())
+                atomic_write_bytes(dst, blob)
         for shard_file in sorted((folder / "shards").glob("*.json")):
             shards.append(json.loads(shard_file.read_text())["command"])
     return _finish(plan, work, out, private, command, sorted(set(shards)), [], stream)

@@ -145,9 +145,8 @@ class _EnvPlay:
                 else:
                     record = play_game(self.spec, CHECKPOINT_OPPONENT, agent_seat, seed)
                     black, white = CHECKPOINT_LABEL, name
-                alive = session.fault is None
                 self.games.append(game_doc(self.entry.label, "checkpoint", checkpoint, i, record, black, white,
-                                           set() if alive else {color.label}))
+                                           set() if session.alive else {color.label}))
                 self._tick(f"{name} checkpoint {checkpoint}")
                 if not self._check(name, f"checkpoint {checkpoint} game {i}"):
                     return False

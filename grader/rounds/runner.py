@@ -53,11 +53,12 @@ def prepare_work(private: Path, plan: RoundPlan) -> Path:
 def finished_records(work: Path, plan: RoundPlan, indices: list[int]) -> dict[int, EnvRecord]:
     """The recorded environments among `indices` (a record of another plan is an error)."""
     out = {}
+    key = plan.key()
     for i in indices:
         path = record_path(work, i)
         if path.exists():
             record = read_record(path)
-            if record.plan_key != plan.key():
+            if record.plan_key != key:
                 raise PlanMismatch(f"{path} was recorded for a different plan")
             out[i] = record
     return out

@@ -80,14 +80,15 @@ def compute(inp: ScoringInput) -> Scores:
             if len(players) != 1 or g["checkpoint"] not in inp.checkpoints:
                 problems.append(f"{where}: not a checkpoint game of this round")
                 continue
-            checkpoint[(g["env"], players[0], g["checkpoint"])] = checkpoint[(g["env"], players[0], g["checkpoint"])].add(
-                result_for(g, players[0]))
+            key = (g["env"], players[0], g["checkpoint"])
+            checkpoint[key] = checkpoint[key].add(result_for(g, players[0]))
         else:
             if len(players) != 2 or players[0] == players[1]:
                 problems.append(f"{where}: a pairing game needs two entrants")
                 continue
             a, b = sorted(players)
-            pair[(g["env"], a, b)] = pair[(g["env"], a, b)].add(result_for(g, a))
+            key = (g["env"], a, b)
+            pair[key] = pair[key].add(result_for(g, a))
 
     window = sae_window(inp.checkpoints)
     env_agents: dict[str, list[EnvAgent]] = {}
