@@ -104,15 +104,10 @@ class SiteBuild:
     """One build: the inputs loaded once, then each page declared with its inputs."""
 
     def __init__(self, rounds_dir: Path, out_dir: Path, docs_dir: Path | None, accounts: Path | None,
-                 config: SiteConfig, templates: Path, cache_dir: Path | None, commit: str, validate: bool,
-                 log: Callable[[str], None]):
-        self.log = log
+                 config: SiteConfig, templates: Path, cache_dir: Path | None, commit: str, validate: bool):
         self.config = config
-        self.out = out_dir
         cache = RoundCache(None if cache_dir is None else cache_dir / "rounds")
-        every = load_rounds(rounds_dir, cache, validate)
-        self.withheld = [r.id for r in every if not visible(r, config)]
-        self.rounds = [r for r in every if visible(r, config)]
+        self.rounds = [r for r in load_rounds(rounds_dir, cache, validate) if visible(r, config)]
         self.by_id = {r.id: r for r in self.rounds}
         self.registry, self.accounts_note = _accounts(accounts)
         self.docs = docs_mod.find_docs(docs_dir)
@@ -216,7 +211,7 @@ class SiteBuild:
                     "matrix": model.env_matrix(doc, envs, table), "pairwise": model.pairwise_matrix(doc, table),
                     "prov": model.provenance(doc), "extras": model.extras(doc, table), "handles": self.handles,
                     "replays": self._replay_count(r), "ended": self.config.competition.ended,
-                    "elo": doc["elo"], "short_digest": model.short_digest}
+                    "elo": doc["elo"]}
 
         self.writer.page(f"rounds/{r.id}.html", "round.html", [self._key(r), self._replay_count(r),
                                                               self.config.competition.ended], context)
@@ -273,12 +268,10 @@ class SiteBuild:
                     agent = agents[f["name"]]
                     self._histories.setdefault(f["account"], []).append({
                         "round": entry, "name": f["name"], "digest": f["digest"], "agent": agent,
-                        "faults": [(k, agent["faults"][k]) for k in model.FAULT_KINDS if agent["faults"].get(k)],
+                        "faults": model.fault_counts(agent["faults"]),
                         "order": (series_order.get(r.id, -1), r.id)})
-        rows = sorted(self._histories.get(handle, []), key=lambda x: (x["round"]["date"] or "", x["order"]),
+        return sorted(self._histories.get(handle, []), key=lambda x: (x["round"]["date"] or "", x["order"]),
                       reverse=True)
-        windows = {(x["agent"]["sae"]["b0"], x["agent"]["sae"]["b_max"]) for x in rows if x["agent"]["sae"]["b0"]}
-        return [x | {"window_mixed": len(windows) > 1} for x in rows]
 
     def accounts(self) -> None:
         entered: dict[str, list] = {h: [] for h in self.handles}
@@ -292,11 +285,15 @@ class SiteBuild:
                     "counts": {h: len(v) for h, v in entered.items()}, "note": self.accounts_note}
 
         self.writer.page("accounts/index.html", "accounts.html",
-                         [sorted((h, len(v), a) for (h, v), a in zip(entered.items(), self.handles.values())),
-                          self.accounts_note], index_context)
+                         [sorted((h, len(entered[h]), a) for h, a in self.handles.items()), self.accounts_note],
+                         index_context)
         for handle, account in self.handles.items():
             def context(handle=handle, account=account) -> dict:
-                return {"account": account, "rows": self.history(handle), "short_digest": model.short_digest}
+                rows = self.history(handle)
+                windows = {(x["agent"]["sae"]["b0"], x["agent"]["sae"]["b_max"]) for x in rows
+                           if x["agent"]["sae"]["b0"]}
+                return {"account": account, "rows": rows, "window_mixed": len(windows) > 1,
+                        "short_digest": model.short_digest}
             self.writer.page(f"accounts/{handle}.html", "account.html", [account, entered[handle]], context)
 
     def kit(self) -> None:
@@ -316,7 +313,8 @@ class SiteBuild:
                          lambda: {"zip": info, "version": version})
 
     def replays(self, r: RoundSource) -> None:
-        if r.profile not in ("open", "full") or r.summary["games"]["count"] == 0:
+        count = self._replay_count(r)
+        if count == 0:
             return
         games_sha = r.games_sha256()
         tier, profile = r.tier, r.profile
@@ -329,8 +327,6 @@ class SiteBuild:
                 games = r.games()
                 specs = {e["label"]: e for e in r.environments()}
             return games, specs  # type: ignore[return-value]
-
-        count = r.summary["games"]["count"]
 
         def index_context() -> dict:
             gs, envs = load()
@@ -388,7 +384,7 @@ def _build(rounds_dir, out_dir, docs_dir, accounts, config, templates, cache_dir
     site = SiteBuild(rounds_dir, out_dir, None if docs_dir is None else Path(docs_dir),
                      None if accounts is None else Path(accounts), site_config,
                      Path(templates) if templates else TEMPLATES, None if cache_dir is None else Path(cache_dir),
-                     commit, validate, log)
+                     commit, validate)
     out_dir.mkdir(parents=True, exist_ok=True)
     site.run()
     removed = site.writer.finish()

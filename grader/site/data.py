@@ -148,29 +148,26 @@ class RoundCache:
         self.seen: dict[str, Any] = {}
 
     def lookup(self, path: Path, stat: os.stat_result) -> dict | None:
+        """The cached entry of an unchanged file (same size and mtime), with its summary."""
         entry = self.index.get(path.name)
-        if entry is None or self.folder is None or entry["stat"] != [stat.st_size, stat.st_mtime_ns]:
-            return None
-        summary_file = self.folder / f"{entry['id']}.summary"
-        if not summary_file.exists():
-            return None
-        return entry | {"summary": marshal.loads(summary_file.read_bytes())}
+        return None if entry is None or entry["stat"] != [stat.st_size, stat.st_mtime_ns] else self._with_summary(entry)
 
     def lookup_sha(self, name: str, sha: str) -> dict | None:
+        """The cached entry of a file touched but not changed (same sha256), with its summary."""
         entry = self.index.get(name)
-        if entry is None or self.folder is None or entry["sha256"] != sha:
-            return None
+        return None if entry is None or entry["sha256"] != sha else self._with_summary(entry)
+
+    def _with_summary(self, entry: dict) -> dict | None:
+        # `index` is empty without a folder, so an entry means there is one.
         summary_file = self.folder / f"{entry['id']}.summary"
         return entry | {"summary": marshal.loads(summary_file.read_bytes())} if summary_file.exists() else None
 
-    def store(self, path: Path, stat: os.stat_result, sha: str, doc: dict) -> None:
+    def store(self, rid: str, summary: dict, environments: list) -> None:
         if self.folder is None:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
-        rid = doc["round"]["id"]
-        summary = {k: v for k, v in doc.items() if k != "environments"}
         (self.folder / f"{rid}.summary").write_bytes(marshal.dumps(summary))
-        (self.folder / f"{rid}.envs").write_bytes(marshal.dumps(doc["environments"]))
+        (self.folder / f"{rid}.envs").write_bytes(marshal.dumps(environments))
 
     def remember(self, path: Path, stat: os.stat_result, sha: str, rid: str) -> None:
         self.seen[path.name] = {"stat": [stat.st_size, stat.st_mtime_ns], "sha256": sha, "id": rid}
@@ -195,11 +192,11 @@ def load_round(path: Path, cache: RoundCache, validate: bool = False) -> RoundSo
         hit = cache.lookup_sha(path.name, sha)
         if hit is None:
             doc = parse_round(path, blob, validate)
-            cache.store(path, stat, sha, doc)
-            cache.remember(path, stat, sha, doc["round"]["id"])
+            rid = doc["round"]["id"]
             summary = {k: v for k, v in doc.items() if k != "environments"}
-            return RoundSource(doc["round"]["id"], path, sha, summary, doc["environments"],
-                               cache.detail_file(doc["round"]["id"]))
+            cache.store(rid, summary, doc["environments"])
+            cache.remember(path, stat, sha, rid)
+            return RoundSource(rid, path, sha, summary, doc["environments"], cache.detail_file(rid))
     cache.remember(path, stat, hit["sha256"], hit["id"])
     return RoundSource(hit["id"], path, hit["sha256"], hit["summary"], None, cache.detail_file(hit["id"]))
 

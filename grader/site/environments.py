@@ -52,7 +52,7 @@ def public_tier_version() -> str:
     return digest.hexdigest()
 
 
-def _group(specs: list[tuple[str, str | None, dict]], names: dict[str, str] | None = None) -> list[LayoutGroup]:
+def _group(specs: list[tuple[str, str | None, dict]]) -> list[LayoutGroup]:
     groups: dict[tuple, LayoutGroup] = {}
     for env_id, name, spec in specs:
         layout = spec["layout"]
@@ -76,7 +76,6 @@ def disclosed_groups(rounds: list, tier: str) -> tuple[list[LayoutGroup], list[s
     """(layouts of the environments that open rounds of `tier` publish, the ids of the rounds
     of that tier that publish none)."""
     specs: dict[str, tuple[str, str | None, dict]] = {}
-    used: dict[str, list[str]] = {}
     withheld = []
     for r in rounds:
         if r.tier != tier:
@@ -88,12 +87,7 @@ def disclosed_groups(rounds: list, tier: str) -> tuple[list[LayoutGroup], list[s
             if env["spec"] is None or env["id"] is None:
                 continue
             specs.setdefault(env["id"], (env["id"], env["name"], env["spec"]))
-            used.setdefault(env["id"], []).append(r.id)
-    groups = _group(list(specs.values()))
-    for g in groups:
-        for e in g.envs:
-            e.rounds = used.get(e.id, [])
-    return groups, withheld
+    return _group(list(specs.values())), withheld
 
 
 def attach_rounds(groups: list[LayoutGroup], rounds: list) -> None:

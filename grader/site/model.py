@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
+from grader.faults import FaultKind
 from grader.site import svg
+from grader.site.render import fmt_rate
 
 MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (design §5); the round file says which applies
-FAULT_KINDS = ("timeout", "eof", "agent_error", "protocol", "budget", "forfeit")
+# The kinds an agent pays for (grader.faults), in the order the tables list them.
+FAULT_KINDS = tuple(k.value for k in FaultKind if k.is_agents_fault)
 CAPTURE_TEXT = {
     "standard": "a run flips in any of the 8 directions",
     "orthogonal": "a run flips only along rows and columns (N, S, W, E)",
@@ -50,6 +53,11 @@ def rules_label(rules: dict) -> str:
     return f"{head}/{rules.get('capture')}"
 
 
+def fault_counts(faults: dict) -> list[tuple[str, int]]:
+    """An agent's faults as (kind, count) pairs, the kinds it has, in FAULT_KINDS order."""
+    return [(k, faults[k]) for k in FAULT_KINDS if faults.get(k)]
+
+
 def short_digest(digest: str) -> str:
     """`sha256:0123456789ab` for a submission, the digest itself for a reference player."""
     return digest[:19] if digest.startswith("sha256:") else digest
@@ -70,8 +78,6 @@ class Row:
     faults: list[tuple[str, int]]
     faulted_envs: int
     elo: float | None
-    final_win_rate: float | None
-    final_draw_rate: float | None
     group: int = 0
     group_size: int = 1
     tie_label: str = ""  # T1, T2...: only for groups of two or more, numbered from the top
@@ -99,15 +105,13 @@ class Table:
     rows: list[Row]
     standing_published: bool
     window: Window
-    field_size: int
-    groups: int
     notes: list[str] = field(default_factory=list)
 
 
-def tie_groups(rows: list[Row]) -> int:
+def tie_groups(rows: list[Row]) -> None:
     """Number the rows (already in standing order) into groups whose intervals overlap the
     interval of the group's first row: a row joins the group above it while the published
-    95% intervals cannot tell it from that group's leader. Returns the number of groups."""
+    95% intervals cannot tell it from that group's leader."""
     group, leader = 0, None
     for row in rows:
         lo, hi = row.standing["interval"]
@@ -121,7 +125,6 @@ def tie_groups(rows: list[Row]) -> int:
         row.group_size = sizes[row.group]
         if row.group_size > 1:
             row.tie_label = labels.setdefault(row.group, f"T{len(labels) + 1}")
-    return group
 
 
 def sae_window(doc: dict) -> Window:
@@ -148,16 +151,12 @@ def standings(doc: dict) -> Table:
     rows = []
     for i, a in enumerate(order):
         entry = field_by_name.get(a["name"], {"kind": "?", "account": None, "digest": "?"})
-        last = a["curve"][-1] if a["curve"] else None
         rows.append(Row(
             name=a["name"], index=i, kind=entry["kind"], account=entry["account"], digest=entry["digest"],
-            record=a["record"], standing=a["standing"], sae=a["sae"],
-            faults=[(k, a["faults"].get(k, 0)) for k in FAULT_KINDS if a["faults"].get(k, 0)],
-            faulted_envs=a["faulted_envs"], elo=a.get("elo"),
-            final_win_rate=last["win_rate"] if last else None, final_draw_rate=last["draw_rate"] if last else None))
-    groups = 0
+            record=a["record"], standing=a["standing"], sae=a["sae"], faults=fault_counts(a["faults"]),
+            faulted_envs=a["faulted_envs"], elo=a.get("elo")))
     if published and all(r.standing for r in rows):
-        groups = tie_groups(rows)
+        tie_groups(rows)
         for r in rows:
             lo, hi = r.standing["interval"]
             r.bar = svg.interval_bar(r.standing["value"], lo, hi)
@@ -166,19 +165,19 @@ def standings(doc: dict) -> Table:
         notes.append(f"A field of {len(doc['field'])}: fewer than {MIN_FIELD_FOR_STANDING} entrants, so no standing "
                      "is published (the rules: below that a rank is the individual pairings, not a summary of "
                      "them). The pairwise results below are the result.")
-    return Table(rows, published, sae_window(doc), len(doc["field"]), groups, notes)
+    return Table(rows, published, sae_window(doc), notes)
 
 
 def curve_figures(doc: dict, table: Table) -> dict:
     """Win-rate and draw-rate figures (one line per agent, in table order) and their data table."""
     checkpoints = doc["provenance"]["config"]["checkpoints"]
     by_name = {a["name"]: a for a in doc["agents"]}
-    win, draw = [], []
+    win, draw, rows = [], [], []
     for row in table.rows:
         curve = by_name[row.name]["curve"]
         win.append(svg.Series(row.name, row.index, [(p["games"], p["win_rate"]) for p in curve]))
         draw.append(svg.Series(row.name, row.index, [(p["games"], p["draw_rate"]) for p in curve]))
-    rows = [(row, {p["games"]: p for p in by_name[row.name]["curve"]}) for row in table.rows]
+        rows.append((row, {p["games"]: p for p in curve}))
     return {
         "win": svg.curve_figure("Win rate against random at each checkpoint", checkpoints, win, "win rate"),
         "draw": svg.curve_figure("Draw rate against random at each checkpoint", checkpoints, draw, "draw rate"),
@@ -220,8 +219,8 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
                     values.append(v)
                 r = a["record"]
                 parts.append(f'<td class="num heat" style="--v: {v or 0:.2f}" title="{r["wins"]}-{r["draws"]}-'
-                             f'{r["losses"]} of {r["games"]}; final win rate {_rate(last)}">'
-                             f"{_rate(v, 2)}</td>")
+                             f'{r["losses"]} of {r["games"]}; final win rate {fmt_rate(last)}">'
+                             f"{fmt_rate(v, 2)}</td>")
             else:
                 faulted += 1
                 kind = escape(a["status"])
@@ -237,10 +236,6 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
         axis = "win rate at the last checkpoint in one environment"
     return {"columns": columns, "body": Markup("\n".join(body)), "scored": scored,
             "distribution": svg.distribution_figure(title, dist_rows, axis), "distribution_title": title}
-
-
-def _rate(value: float | None, digits: int = 3) -> str:
-    return "—" if value is None else f"{value:.{digits}f}"
 
 
 def pairwise_matrix(doc: dict, table: Table) -> dict:

@@ -33,10 +33,6 @@ def fmt_rate(value: Any, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def fmt_pct(value: Any) -> str:
-    return "—" if value is None else f"{100 * value:.1f}%"
-
-
 def make_environment(templates: Path) -> jinja2.Environment:
     """The Jinja environment: autoescaped HTML, StrictUndefined, the site's filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)),
@@ -44,7 +40,6 @@ def make_environment(templates: Path) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters["rate"] = fmt_rate
-    env.filters["pct"] = fmt_pct
     return env
 
 
