@@ -8,6 +8,8 @@ replays from its seed).
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 from . import bitboard as bb
@@ -30,7 +32,7 @@ def win_args(spec: EnvSpec) -> tuple[int, int, int, int, int]:
     return code, lo.numerator, lo.denominator, hi.numerator, hi.denominator
 
 
-class Opponent:
+class Opponent(abc.ABC):
     """A reference player: `act(game)` returns a legal cell for the side to move."""
 
     name = "opponent"
@@ -40,8 +42,9 @@ class Opponent:
         self.state = np.array([seed or 0x9E3779B97F4A7C15], dtype=np.uint64)
         self.win = win_args(spec)
 
+    @abc.abstractmethod
     def act(self, game: Game) -> int:
-        raise NotImplementedError
+        """A legal cell for the side to move (called only when it has one)."""
 
 
 

@@ -126,15 +126,15 @@ class AgentHandle:
         header = self._receive(deadline, "start", before_start=True)
         if header is None:
             return
-        if header["op"] != "started":
+        if header["op"] != protocol.OP_STARTED:
             self._fail(FaultKind.PROTOCOL, f"runner said {header['op']!r} before 'started'")
             return
         header = self._receive(deadline, "import of agent.py")
         if header is None:
             return
-        if header["op"] == "ready":
+        if header["op"] == protocol.OP_READY:
             self.versions = {k: str(v) for k, v in header.items() if k != "op"}
-        elif header["op"] == "error":
+        elif header["op"] == protocol.OP_ERROR:
             self._fail(FaultKind.AGENT_ERROR, f"{header.get('where', 'import')} failed: {header.get('error', '')}")
         else:
             self._fail(FaultKind.PROTOCOL, f"unexpected {header['op']!r} instead of 'ready'")
@@ -214,9 +214,7 @@ class AgentHandle:
         stats.total_seconds += elapsed
         if elapsed > stats.max_seconds:
             stats.max_seconds = elapsed
-            if elapsed > self.limits.act_soft_seconds:
-                stats.soft_overruns += 1
-        elif elapsed > self.limits.act_soft_seconds:
+        if elapsed > self.limits.act_soft_seconds:
             stats.soft_overruns += 1
         action = header.get("action")
         if header["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
@@ -254,8 +252,7 @@ class AgentHandle:
 
     def stderr_text(self) -> str:
         """The agent's captured output (truncated), for its owner only."""
-        if self.process is not None:
-            self._drain_stderr()
+        self._drain_stderr()
         return self.log.text()
 
     def stats(self) -> dict:
@@ -274,8 +271,7 @@ class AgentHandle:
             return self.fault
         op = reply["op"]
         if op == protocol.OP_OK:
-            if time.monotonic() >= self._next_cpu_check:
-                self._check_cpu()
+            self._check_cpu()  # a no-op until the next check is due
             return self.fault
         if op == protocol.OP_ERROR:
             return self._fail(FaultKind.AGENT_ERROR, f"{what}() raised {reply.get('error', '')}")
@@ -433,5 +429,5 @@ class AgentHandle:
             try:
                 self.process.kill()
             except OSError:
-                pass
+                pass  # the fault is recorded either way; close() kills and reaps again
         return self.fault

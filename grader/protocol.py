@@ -16,7 +16,6 @@ from grader.runner.wire import (  # noqa: F401  (re-exported API)
     FrameReader,
     WireError,
     array_spec,
-    decode_arrays,
     encode,
     encode_header,
     encode_raw,
@@ -31,6 +30,7 @@ OP_ACT = "act"
 OP_OUTCOME = "outcome"
 OP_FREEZE = "freeze"
 # Runner -> host.
+OP_STARTED = "started"
 OP_READY = "ready"
 OP_OK = "ok"
 OP_ACTION = "action"

@@ -150,14 +150,14 @@ def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings
         return report
     report.digest = submission.digest
     report.flags = screen(submission)
+    specs = smoke_boards(boards)
     report.boards = [BoardResult(f"{s.layout.rows}x{s.layout.cols}", s.name or s.id, s.id,
                                  pace_ms=round(settings.limits.pace_seconds(s.layout.rows, s.layout.cols) * 1e3, 3))
-                     for s in smoke_boards(boards)]
-    specs = {b.env_id: s for b, s in zip(report.boards, smoke_boards(boards))}
-    for board in report.boards:
+                     for s in specs]
+    for board, spec in zip(report.boards, specs):
         if log:
             log(f"smoke: {board.shape} board ({board.env}) ...")
-        _play_board(board, specs[board.env_id], submission, sandbox, settings, report)
+        _play_board(board, spec, submission, sandbox, settings, report)
         if log:
             log(f"smoke: {board.shape}: {board.result}, mean act {board.mean_act_ms} ms "
                 f"(pace {board.pace_ms} ms), {board.seconds:.1f} s")

@@ -62,18 +62,24 @@ def _scan_folder(folder: Path) -> tuple[str, ...]:
     total = 0
     for root, dirs, names in os.walk(folder, followlinks=False):
         dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
-        for name in list(dirs) + names:
-            full = Path(root, name)
-            rel = full.relative_to(folder).as_posix()
-            mode = full.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                raise SubmissionError(f"{rel}: symbolic links are not allowed in a submission")
-            if name in names and not stat.S_ISREG(mode):
-                raise SubmissionError(f"{rel}: not a regular file")
+        for name in dirs:
+            if Path(root, name).is_symlink():
+                raise SubmissionError(f"{Path(root, name).relative_to(folder).as_posix()}: "
+                                      "symbolic links are not allowed in a submission")
+        # Every entry is checked before any is counted, so a bad entry is named even past the caps.
+        sizes = []
         for name in names:
             full = Path(root, name)
-            files.append(full.relative_to(folder).as_posix())
-            total += full.stat().st_size
+            rel = full.relative_to(folder).as_posix()
+            st = full.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                raise SubmissionError(f"{rel}: symbolic links are not allowed in a submission")
+            if not stat.S_ISREG(st.st_mode):
+                raise SubmissionError(f"{rel}: not a regular file")
+            sizes.append((rel, st.st_size))
+        for rel, size in sizes:
+            files.append(rel)
+            total += size
             if len(files) > MAX_FILES:
                 raise SubmissionError(f"{folder}: more than {MAX_FILES} files")
             if total > MAX_TOTAL_BYTES:

@@ -162,7 +162,7 @@ def serve(agent, proto_in: int, proto_out: int) -> int:
         try:
             flush()
         except Exception:
-            pass
+            pass  # the agent's own stdout is broken or replaced: its log, not the protocol, suffers
         written = os.write(proto_out, reply)
         if written != len(reply):
             wire.write_all(proto_out, reply[written:])
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sys.stdout.flush()
     except Exception:
-        pass
+        pass  # as in serve(): a broken agent stdout must not stop the protocol
     wire.write_all(proto_out, wire.encode(dict(op="ready", **versions)))
     return serve(agent, proto_in, proto_out)
 

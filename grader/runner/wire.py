@@ -69,20 +69,6 @@ def encode_raw(head: bytes, *buffers: bytes) -> bytes:
     return b"".join((PREFIX.pack(len(head), body_len), head, *buffers))
 
 
-def decode_arrays(header: dict, body: bytearray) -> list[np.ndarray]:
-    """The arrays a header announces, as views of `body` (writable if it is a bytearray)."""
-    arrays = []
-    offset = 0
-    for dtype, count, shape, nbytes in _compile(header):
-        if offset + nbytes > len(body):
-            raise WireError(f"arrays need {offset + nbytes} bytes, body has {len(body)}")
-        arrays.append(np.frombuffer(body, dtype, count, offset).reshape(shape))
-        offset += nbytes
-    if offset != len(body):
-        raise WireError(f"body has {len(body) - offset} bytes beyond the announced arrays")
-    return arrays
-
-
 def parse_header(head: bytes | bytearray | memoryview) -> dict:
     """Decode and check a header's JSON; it must be an object with a string "op"."""
     try:

@@ -23,6 +23,9 @@ Network = Literal["none", "egress"]
 NETWORKS = ("none", "egress")
 RUNNER_DIR = Path(__file__).resolve().parent.parent / "runner"
 RUNNER_SCRIPT = "runner.py"
+# Where every backend mounts the runner's folder and the agent's folder (read-only).
+RUNNER_MOUNT = "/arena/runner"
+AGENT_MOUNT = "/agent"
 
 
 class LaunchError(RuntimeError):
@@ -118,7 +121,7 @@ class PopenProcess:
         try:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            pass
+            pass  # stuck in the kernel after SIGKILL: nothing more can be done, close() goes on
 
     def cpu_seconds(self) -> float | None:
         if self.cgroup is not None:
@@ -139,7 +142,7 @@ class PopenProcess:
             try:
                 f.close()
             except OSError:
-                pass
+                pass  # the peer is dead; a failed flush on close loses nothing we need
         if self.cgroup is not None:
             self.cgroup.remove()
 

@@ -132,10 +132,6 @@ class Cgroup:
         for path in set(self.dirs.values()):
             _write(path / "cgroup.procs", pid)
 
-    def controllers(self) -> list[str]:
-        """The controllers this cgroup limits ("cpuacct" is accounting only)."""
-        return sorted(self.dirs)
-
     def pids(self) -> list[int]:
         """Every process in the group (any controller's list is complete)."""
         found: set[int] = set()
@@ -143,15 +139,15 @@ class Cgroup:
             try:
                 found.update(int(p) for p in _read(path / "cgroup.procs").split())
             except OSError:
-                pass
+                pass  # that folder is already gone: no process can be left in it
         return sorted(found)
 
     def cpu_seconds(self) -> float | None:
         """CPU time used by every process of the group so far."""
         path = self.dirs.get("cpuacct")
+        if path is None:
+            return None
         try:
-            if path is None:
-                return None
             if self.version == 1:
                 return int(_read(path / "cpuacct.usage")) / 1e9
             for line in _read(path / "cpu.stat").splitlines():
@@ -176,14 +172,6 @@ class Cgroup:
                 return True
         return False
 
-    def memory_peak(self) -> int | None:
-        path = self.dirs.get("memory")
-        name = "memory.max_usage_in_bytes" if self.version == 1 else "memory.peak"
-        try:
-            return int(_read(path / name)) if path else None
-        except OSError:
-            return None
-
     def kill_all(self, timeout: float = 5.0) -> bool:
         """SIGKILL every process in the group until it is empty; False if some survive."""
         if self.version == 2:
@@ -192,7 +180,7 @@ class Cgroup:
                 try:
                     _write(path / "cgroup.kill", "1")
                 except OSError:
-                    pass
+                    pass  # the loop below kills them one by one instead
         deadline = time.monotonic() + timeout
         while True:
             pids = self.pids()

@@ -22,8 +22,9 @@ import threading
 import time
 
 from grader.limits import Limits
-from grader.sandbox.base import (RUNNER_DIR, RUNNER_SCRIPT, LaunchError, Network, check_network,
-                                 runner_rlimits)
+from grader.protocol import write_all
+from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
+                                 check_network, runner_rlimits)
 from grader.submission import Submission
 
 NUMPY_VERSION = "2.4.6"
@@ -97,12 +98,9 @@ class DockerProcess:
                     if len(buf) < 8 + size:
                         break
                     payload, buf = buf[8:8 + size], buf[8 + size:]
-                    fd = self._out_w if kind == 1 else self._err_w
-                    view = memoryview(payload)
-                    while view:
-                        view = view[os.write(fd, view):]
+                    write_all(self._out_w if kind == 1 else self._err_w, payload)
         except OSError:
-            pass
+            pass  # the socket or a pipe closed: the finally below ends both streams
         finally:
             for fd in (self._out_w, self._err_w):
                 try:
@@ -135,7 +133,7 @@ class DockerProcess:
                 stats = self.container.stats(stream=False)
                 self._cpu = stats["cpu_stats"]["cpu_usage"]["total_usage"] / 1e9
             except Exception:
-                pass
+                pass  # the container is gone or stats failed: keep the last reading
         return self._cpu
 
     def oom_killed(self) -> bool:
@@ -153,7 +151,7 @@ class DockerProcess:
         try:
             self.sock.close()
         except Exception:
-            pass
+            pass  # best-effort teardown: the container is killed already and removed below
         self._pump.join(timeout=5)
         for fd in (self._out_r, self._err_r):
             try:
@@ -163,7 +161,7 @@ class DockerProcess:
         try:
             self.container.remove(force=True)
         except Exception:
-            pass
+            pass  # already removed, or the engine went away: nothing left to release here
 
 
 class DockerSandbox:
@@ -179,7 +177,7 @@ class DockerSandbox:
         check_network(network)
         return dict(
             image=self.image,
-            command=["python", "-I", "-B", f"/arena/runner/{RUNNER_SCRIPT}", "--agent", "/agent",
+            command=["python", "-I", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
                      "--rlimits", runner_rlimits(limits, per_user_nproc=True)],
             stdin_open=True, tty=False, detach=True,
             network_mode="none" if network == "none" else "bridge",
@@ -192,9 +190,9 @@ class DockerSandbox:
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             user=f"{AGENT_UID}:{AGENT_UID}",
-            volumes={str(RUNNER_DIR): {"bind": "/arena/runner", "mode": "ro"},
-                     str(submission.path): {"bind": "/agent", "mode": "ro"}},
-            working_dir="/agent",
+            volumes={str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
+                     str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}},
+            working_dir=AGENT_MOUNT,
             environment={"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
                          "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
             labels={"arena.role": "agent"},
@@ -213,7 +211,7 @@ class DockerSandbox:
             try:
                 container.remove(force=True)
             except Exception:
-                pass
+                pass  # cleanup on the way out: the LaunchError below is what matters
             raise LaunchError(f"cannot start the container: {exc}") from exc
         return DockerProcess(container, sock)
 

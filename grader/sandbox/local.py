@@ -26,16 +26,14 @@ import sysconfig
 from pathlib import Path
 
 from grader.limits import Limits
-from grader.sandbox.base import (RUNNER_DIR, RUNNER_SCRIPT, LaunchError, Network, PopenProcess,
-                                 check_network, runner_rlimits)
+from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
+                                 PopenProcess, check_network, runner_rlimits)
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
 SANDBOX_UID = 65534  # nobody
 SANDBOX_GID = 65534
 SITE = "/arena/site"
-RUNNER_MOUNT = "/arena/runner"
-AGENT_MOUNT = "/agent"
 # bwrap itself needs nothing of the host's environment, so it gets none of it
 # either: its own /proc/<pid>/environ is visible from inside the sandbox.
 BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
