@@ -532,5 +532,12 @@ def fill_observation(st, side, obstacles, out):
         out[2, i] = obstacles[i]
 
 
+@njit(cache=True)
+def fill_view(st, side, obstacles, obs_out, mask_out):
+    """fill_observation and fill_mask in one call: what an agent is sent for one move."""
+    fill_observation(st, side, obstacles, obs_out)
+    fill_mask(st, mask_out)
+
+
 # Registered last: the overloads name the Python functions defined above.
 _register_bit_intrinsics()

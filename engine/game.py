@@ -9,6 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import bitboard as bb
+from . import search
 from .layout import Layout
 from .rules import Rules
 from .scoring import DRAW, winner_code
@@ -117,6 +118,7 @@ class Game:
         self.moves: list[int | str] = []
         self._forfeit_winner: Color | None = None
         self._forfeited = False
+        self._turns: np.ndarray | None = None  # play_engine_turns' move buffer
         g = self.geo
         bb.refresh(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit)
 
@@ -124,6 +126,11 @@ class Game:
     @property
     def to_move(self) -> Color:
         return Color(int(self._meta[0]))
+
+    @property
+    def side_to_move(self) -> int:
+        """0 when black is to move, 1 for white (`to_move` as a plain int, for hot loops)."""
+        return int(self._meta[0])
 
     @property
     def placements(self) -> int:
@@ -167,6 +174,13 @@ class Game:
         bb.fill_observation(self._st, self._meta[0], self.geo.obstacle_flat, out)
         return out.reshape(3, self.layout.rows, self.layout.cols)
 
+    def agent_view(self) -> tuple[np.ndarray, np.ndarray]:
+        """(observation(), legal_mask()) in one kernel call, for a side that has a legal move."""
+        obs = np.empty((3, self.geo.cells), dtype=np.float32)
+        mask = np.empty(self.geo.cells, dtype=np.int8)
+        bb.fill_view(self._st, self._meta[0], self.geo.obstacle_flat, obs, mask)
+        return obs.reshape(3, self.layout.rows, self.layout.cols), mask
+
     def counts(self) -> tuple[int, int]:
         """(black discs, white discs)."""
         return (sum(int(w).bit_count() for w in self._st[0]), sum(int(w).bit_count() for w in self._st[1]))
@@ -191,7 +205,9 @@ class Game:
 
     def is_legal(self, cell: object) -> bool:
         """Whether `cell` is an int index of a legal placement for the side to move."""
-        if self.done or isinstance(cell, bool) or not isinstance(cell, (int, np.integer)):
+        if type(cell) is not int and (isinstance(cell, bool) or not isinstance(cell, (int, np.integer))):
+            return False
+        if self._forfeited or self._meta[2] >= 0:
             return False
         cell = int(cell)
         return 0 <= cell < self.geo.cells and bool((int(self._st[2, cell >> 6]) >> (cell & 63)) & 1)
@@ -202,11 +218,31 @@ class Game:
 
     def play(self, cell: int) -> None:
         """Place a disc for the side to move; raises IllegalMoveError if the rules forbid it."""
-        self._require_running()
         if not self.is_legal(cell):
+            self._require_running()
             raise IllegalMoveError(f"cell {cell!r} is not a legal move for {self.to_move.label}")
-        self.moves.append(int(cell))
-        self._advance(int(cell))
+        cell = int(cell)
+        self.moves.append(cell)
+        self._advance(cell)
+
+    def play_engine_turns(self, seats) -> None:
+        """Play on inside one kernel call while the engine holds the move: forced passes and
+        the moves of the reference players in `seats` (an `opponents.EngineSeats`), until the
+        game ends or a seat the engine does not hold must place a disc.
+
+        The moves are the ones the players' `act` would make; each player's meter is charged
+        the time spent choosing them, the stepping is not.
+        """
+        if self.done:
+            return
+        if self._turns is None:
+            self._turns = np.empty(2 * self.geo.cells + 2, dtype=np.int64)
+        g = self.geo
+        n = search.engine_turns(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit,
+                                seats.packed, seats.states, self._turns)
+        if n:
+            self.moves.extend([PASS if m < 0 else m for m in self._turns[:n].tolist()])
+            seats.settle()
 
     def pass_turn(self) -> None:
         """A forced pass: allowed only when the side to move has no legal move."""

@@ -9,6 +9,8 @@ replays from its seed).
 from __future__ import annotations
 
 import abc
+import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -32,33 +34,56 @@ def win_args(spec: EnvSpec) -> tuple[int, int, int, int, int]:
     return code, lo.numerator, lo.denominator, hi.numerator, hi.denominator
 
 
+@dataclass
+class Meter:
+    """Time spent choosing moves, summed over the players that share it (e.g. a session's)."""
+
+    seconds: float = 0.0
+
+
 class Opponent(abc.ABC):
-    """A reference player: `act(game)` returns a legal cell for the side to move."""
+    """A reference player: `act(game)` returns a legal cell for the side to move.
+
+    `code` names its move kernel in `search.engine_turns`, which plays whole stretches of a
+    game without coming back to Python (`EngineSeats`); `act` is the same choice one move
+    at a time. Either way the time spent choosing goes to `meter`.
+    """
 
     name = "opponent"
+    code = search.AGENT
+    param = 0  # the kernel's depth or iteration count
 
-    def __init__(self, spec: EnvSpec, seed: int):
+    def __init__(self, spec: EnvSpec, seed: int, meter: Meter | None = None):
         self.spec = spec
         self.state = np.array([seed or 0x9E3779B97F4A7C15], dtype=np.uint64)
         self.win = win_args(spec)
+        self.meter = meter if meter is not None else Meter()
 
-    @abc.abstractmethod
     def act(self, game: Game) -> int:
         """A legal cell for the side to move (called only when it has one)."""
+        start = time.perf_counter()
+        try:
+            return self._choose(game)
+        finally:
+            self.meter.seconds += time.perf_counter() - start
 
+    @abc.abstractmethod
+    def _choose(self, game: Game) -> int: ...
 
 
 class RandomOpponent(Opponent):
     name = "random"
+    code = search.RANDOM
 
-    def act(self, game: Game) -> int:
+    def _choose(self, game: Game) -> int:
         return int(bb.random_cell(game.legal_words, self.state))
 
 
 class GreedyOpponent(Opponent):
     name = "greedy"
+    code = search.GREEDY
 
-    def act(self, game: Game) -> int:
+    def _choose(self, game: Game) -> int:
         own, opp = game.sides()
         g = game.geo
         return int(search.greedy_move(own, opp, g.masks, g.shifts, g.nxt, game.cap, self.state))
@@ -66,32 +91,63 @@ class GreedyOpponent(Opponent):
 
 class MinimaxOpponent(Opponent):
     name = "minimax"
-    depth = MINIMAX_DEPTH
+    code = search.MINIMAX
+    param = MINIMAX_DEPTH
 
-    def act(self, game: Game) -> int:
+    def _choose(self, game: Game) -> int:
         own, opp = game.sides()
         g = game.geo
-        return int(search.minimax_move(own, opp, game.placements, self.depth, g.masks, g.shifts, g.nxt,
+        return int(search.minimax_move(own, opp, game.placements, self.param, g.masks, g.shifts, g.nxt,
                                        game.cap, turn_limit_arg(game.rules), *self.win, self.state))
 
 
 class MctsOpponent(Opponent):
     name = "mcts"
-    iterations = MCTS_ITERATIONS
+    code = search.MCTS
+    param = MCTS_ITERATIONS
 
-    def act(self, game: Game) -> int:
+    def _choose(self, game: Game) -> int:
         g = game.geo
         return int(search.mcts_move(game.black, game.white, int(game.to_move), game.placements,
-                                    self.iterations, g.masks, g.shifts, g.nxt, game.cap, turn_limit_arg(game.rules),
+                                    self.param, g.masks, g.shifts, g.nxt, game.cap, turn_limit_arg(game.rules),
                                     *self.win, self.state))
+
+
+class EngineSeats:
+    """The seats of one game that reference players hold, packed once for `Game.play_engine_turns`.
+
+    A seat given None is the caller's (an agent). The players' xorshift states become views
+    into the packed array, so `act` and the kernel draw from one stream.
+    """
+
+    def __init__(self, spec: EnvSpec, black: Opponent | None, white: Opponent | None):
+        self.players = (black, white)
+        kinds = [search.AGENT if p is None else p.code for p in self.players]
+        params = [0 if p is None else p.param for p in self.players]
+        # The layout search.engine_turns reads: kinds, params, charged ns, win condition.
+        self.packed = np.array(kinds + params + [0, 0] + list(win_args(spec)), dtype=np.int64)
+        self.states = np.zeros((2, 1), dtype=np.uint64)
+        for i, p in enumerate(self.players):
+            if p is not None:
+                self.states[i] = p.state
+                p.state = self.states[i]
+        self.any = any(p is not None for p in self.players)
+
+    def settle(self) -> None:
+        """Move the time the kernel charged each seat onto its player's meter."""
+        for i, p in enumerate(self.players):
+            charged = int(self.packed[4 + i])
+            if p is not None and charged:
+                p.meter.seconds += charged * 1e-9
+                self.packed[4 + i] = 0
 
 
 _CLASSES = {c.name: c for c in (RandomOpponent, GreedyOpponent, MinimaxOpponent, MctsOpponent)}
 
 
-def make_opponent(name: str, spec: EnvSpec, seed: int) -> Opponent:
-    """A reference opponent by name, seeded."""
+def make_opponent(name: str, spec: EnvSpec, seed: int, meter: Meter | None = None) -> Opponent:
+    """A reference opponent by name, seeded; its thinking time goes to `meter` when given."""
     try:
-        return _CLASSES[name](spec, seed)
+        return _CLASSES[name](spec, seed, meter)
     except KeyError:
         raise ValueError(f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})") from None

@@ -8,12 +8,13 @@ Win conditions are passed as (win code, lo_num, lo_den, hi_num, hi_den): code 0 
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from numba import njit
 
-from .bitboard import (ONE, ZERO, apply_move, bit, flips, legal_moves, lowest_index, next_random,
-                       nonzero, nth_cell, popcount, random_playout, row)
+from .bitboard import (ONE, ZERO, advance, apply_move, bit, flips, legal_moves, lowest_index, next_random,
+                       nonzero, nth_cell, popcount, random_cell, random_playout, row)
 
 WIN_SCORE = 10_000.0
 
@@ -262,3 +263,93 @@ def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt,
             best_cell = move[c]
         c = sibling[c]
     return best_cell
+
+
+def monotonic_ns() -> int:
+    """The monotonic clock in nanoseconds; under the JIT, libc's clock_gettime called
+    natively (see _register_clock), so kernels can time what they do."""
+    return time.monotonic_ns()
+
+
+def _register_clock() -> None:
+    from llvmlite import ir
+    from numba.core import cgutils, types
+    from numba.extending import intrinsic, overload
+
+    clock_id = time.CLOCK_MONOTONIC
+
+    @intrinsic
+    def _clock_gettime_ns(typingctx):
+        def codegen(context, builder, signature, args):
+            i32, i64 = ir.IntType(32), ir.IntType(64)
+            timespec = ir.LiteralStructType([i64, i64])
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i32, [i32, timespec.as_pointer()]),
+                                                "clock_gettime")
+            ts = cgutils.alloca_once(builder, timespec)
+            builder.call(fn, [ir.Constant(i32, clock_id), ts])
+            sec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 0))
+            nsec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 1))
+            return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+        return types.int64(), codegen
+
+    @overload(monotonic_ns, inline="always")
+    def _monotonic_ns():
+        def impl():
+            return _clock_gettime_ns()
+        return impl
+
+
+_register_clock()
+
+
+# Seat kinds of `engine_turns`: a reference player's kernel, or AGENT for a seat the engine
+# does not hold (an agent over the wire, or any other caller-driven player).
+AGENT, RANDOM, GREEDY, MINIMAX, MCTS = -1, 0, 1, 2, 3
+
+
+@njit(cache=True)
+def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, states, moves_out) -> int:
+    """Play a game's forced passes and its reference players' moves, from the state arrays
+    of engine.game.Game, until the game ends or a seat of kind AGENT must move.
+
+    seats (int64, 11) packs, per side: kind (0, 1), depth of minimax or iterations of mcts
+    (2, 3), the time spent choosing moves in ns, to which this adds (4, 5); then the win
+    condition (6-10, as `win_args`). states[side] is the seat's seeded xorshift state. Moves
+    go to moves_out (-1 a pass); returns how many. A move here is exactly the one the
+    player's own `act` would choose in the same position with the same state.
+    """
+    win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]
+    n = 0
+    while meta[2] < 0:
+        side = meta[0]
+        if meta[3] == 0:
+            moves_out[n] = -1
+            n += 1
+            advance(st, meta, -1, like, masks, shifts, nxt, cap, turn_limit)
+            continue
+        kind = seats[side]
+        if kind == AGENT:
+            break
+        black = row(st, 0, like)
+        white = row(st, 1, like)
+        own, opp = black, white
+        if side == 1:
+            own, opp = white, black
+        state = states[side]
+        param = seats[2 + side]
+        start = monotonic_ns()
+        if kind == RANDOM:
+            cell = random_cell(row(st, 2, like), state)
+        elif kind == GREEDY:
+            cell = greedy_move(own, opp, masks, shifts, nxt, cap, state)
+        elif kind == MINIMAX:
+            cell = minimax_move(own, opp, meta[1], param, masks, shifts, nxt, cap, turn_limit,
+                                win, lo_num, lo_den, hi_num, hi_den, state)
+        else:
+            cell = mcts_move(black, white, side, meta[1], param, masks, shifts, nxt, cap, turn_limit,
+                             win, lo_num, lo_den, hi_num, hi_den, state)
+        seats[4 + side] += monotonic_ns() - start
+        moves_out[n] = cell
+        n += 1
+        advance(st, meta, cell, like, masks, shifts, nxt, cap, turn_limit)
+    return n

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import numbers
@@ -48,7 +49,7 @@ class EnvSpec:
         out["rules"] = self.rules.to_dict()
         return out
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
         """`env-` and 12 hex digits of the sha256 of the canonical content (layout and rules)."""
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import numpy as np
 
 from engine import Color, EnvSpec, Game, derive_seed, make_opponent
+from engine.opponents import EngineSeats, Opponent
 
 from grader.faults import Fault, FaultKind
 from grader.policy import Verdict
@@ -75,11 +76,11 @@ def outcome_for(record: GameRecord, color: Color | str) -> dict:
             "white_discs": record.white_discs, "your_color": label}
 
 
-@runtime_checkable
 class AgentSeat(Protocol):
     """A seat held by a submission over the wire: an AgentHandle or anything shaped like one.
 
-    Reference opponents instead have `act(game) -> cell` and no conduct to judge.
+    The other kind of seat is a reference opponent (`engine.opponents.Opponent`), which the
+    engine plays itself and which has no conduct to judge.
     """
 
     label: str
@@ -91,47 +92,45 @@ class AgentSeat(Protocol):
 
 
 def _label(player) -> str:
-    if isinstance(player, AgentSeat):
-        return player.label
-    if isinstance(player, str):
-        return player
-    return type(player).__name__
+    return player.name if isinstance(player, Opponent) else player.label
 
 
 def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
-    """Play one game of `spec`; each player is an AgentHandle, a reference
-    opponent name (engine.OPPONENT_NAMES) or an object with `.act(game) -> cell`.
+    """Play one game of `spec`; each player is an AgentSeat, a reference opponent
+    (`engine.opponents.Opponent`) or its name (engine.OPPONENT_NAMES).
 
-    A named opponent is seeded with `derive_seed(seed, colour)`. The same
-    AgentHandle may hold both seats (self-play).
+    A named opponent is seeded with `derive_seed(seed, colour)`. The same AgentSeat may hold
+    both seats (self-play). The engine plays the reference opponents' moves and forced passes
+    in its kernels, coming back here only when an agent must move: the arena's own cost per
+    move stays small beside even the fastest agent's.
     """
-    players = {}
+    players = []
     for color, player in zip(COLORS, (black, white)):
         if isinstance(player, str):
             player = make_opponent(player, spec, derive_seed(seed, color.label))
-        players[color] = player
-    sides = {color: SideStats() for color in COLORS}
-    # Decided once a game: a Protocol isinstance check is far too slow to make every ply.
-    wired = {color: isinstance(player, AgentSeat) for color, player in players.items()}
+        players.append(player)
+    seats = EngineSeats(spec, *(p if isinstance(p, Opponent) else None for p in players))
+    sides = (SideStats(), SideStats())
     game = Game(spec)
     forfeit = None
-    while not game.done:
-        color = game.to_move
-        if not game.has_legal_move():
+    while True:
+        if seats.any:
+            game.play_engine_turns(seats)
+        elif not game.done and not game.has_legal_move():
             game.pass_turn()
             continue
-        player = players[color]
-        if not wired[color]:
-            game.play(player.act(game))
-            continue
-        side = sides[color]
-        mask = game.legal_mask()
+        if game.done:
+            break
+        turn = game.side_to_move
+        player, side = players[turn], sides[turn]
+        obs, mask = game.agent_view()
         start = time.perf_counter()
-        action, fault = player.act(game.observation(), mask)
+        action, fault = player.act(obs, mask)
         elapsed = time.perf_counter() - start
         side.acts += 1
         side.act_seconds += elapsed
-        side.max_act_seconds = max(side.max_act_seconds, elapsed)
+        if elapsed > side.max_act_seconds:
+            side.max_act_seconds = elapsed
         if fault is None:
             verdict = player.conduct.judge(bool(mask[action]), side.illegal)
             if verdict is Verdict.PLAY:
@@ -146,14 +145,15 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
             else:
                 fault = player.fail(player.conduct.never_legal_fault())
         side.faults.append(fault)
+        color = COLORS[turn]
         game.forfeit(color)
         forfeit = color.label
     outcome = game.outcome()
     return GameRecord(
         env_id=spec.id, seed=seed,
-        players={color.label: _label(p) for color, p in zip(COLORS, (black, white))},
-        moves=list(game.moves), termination=outcome.termination.value,
+        players={color.label: _label(p) for color, p in zip(COLORS, players)},
+        moves=game.moves, termination=outcome.termination.value,
         winner=None if outcome.winner is None else outcome.winner.label,
         black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
-        sides={color.label: sides[color] for color in COLORS},
+        sides={color.label: side for color, side in zip(COLORS, sides)},
     )

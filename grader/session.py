@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from engine import Color, EnvSpec, Game, derive_seed, make_opponent
+from engine import Color, EnvSpec, derive_seed, make_opponent
+from engine.opponents import Meter, Opponent
 from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
@@ -188,21 +189,6 @@ class HandleSession(Session):
         return self.handle.stderr_text()
 
 
-class _TimedOpponent:
-    """A reference opponent for one seat of one game, timing its moves into its session."""
-
-    def __init__(self, opponent, session: "ReferenceSession"):
-        self.opponent = opponent
-        self.session = session
-
-    def act(self, game: Game) -> int:
-        start = time.perf_counter()
-        try:
-            return self.opponent.act(game)
-        finally:
-            self.session.seconds += time.perf_counter() - start
-
-
 class ReferenceSession(Session):
     """An engine reference player: seeded per game and colour as `play_game` seeds a named one."""
 
@@ -210,7 +196,7 @@ class ReferenceSession(Session):
         self.name = name
         self.opponent = opponent
         self.spec = spec
-        self.seconds = 0.0
+        self.meter = Meter()  # every seat's thinking time, charged by the engine
 
     @property
     def fault(self) -> Fault | None:
@@ -219,8 +205,8 @@ class ReferenceSession(Session):
     def prepare(self, env_info: dict) -> Fault | None:
         return None
 
-    def seat(self, color: Color, seed: int) -> _TimedOpponent:
-        return _TimedOpponent(make_opponent(self.opponent, self.spec, derive_seed(seed, color.label)), self)
+    def seat(self, color: Color, seed: int) -> Opponent:
+        return make_opponent(self.opponent, self.spec, derive_seed(seed, color.label), self.meter)
 
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return None
@@ -232,7 +218,7 @@ class ReferenceSession(Session):
         pass
 
     def agent_seconds(self) -> float:
-        return self.seconds
+        return self.meter.seconds
 
 
 class InProcessAgent(AgentHandle):

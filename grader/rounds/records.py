@@ -13,7 +13,7 @@ import io
 import json
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 RECORD_VERSION = 1
@@ -65,7 +65,11 @@ class EnvRecord:
     record_version: int = RECORD_VERSION
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        # Shallow on purpose: the games are already plain dicts, and asdict's deep copy of
+        # every move list cost more than playing the random agents' games.
+        out = {f.name: getattr(self, f.name) for f in fields(self)}
+        out["entrants"] = {name: asdict(e) for name, e in self.entrants.items()}
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> "EnvRecord":

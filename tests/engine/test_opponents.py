@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import OPPONENT_NAMES, Color, Game, make_opponent, public_tier
+from engine.opponents import EngineSeats
 from engine import bitboard as bb
 
 from tests.conftest import NO_JIT
@@ -17,7 +18,7 @@ def play(spec, black, white, seed, max_plies=10_000):
     players = {Color.BLACK: make_opponent(black, spec, seed), Color.WHITE: make_opponent(white, spec, seed + 1)}
     for p in players.values():
         if p.name == "mcts":
-            p.iterations = 40
+            p.param = 40
     while not game.done and game.plies < max_plies:
         if game.has_legal_move():
             move = players[game.to_move].act(game)
@@ -60,3 +61,56 @@ def test_minimax_beats_random_under_both_win_conditions():
                         "random" if colour is Color.BLACK else "minimax", 100 + i)
             wins += game.outcome().winner is colour
         assert wins >= 26, f"{spec.rules.label}: minimax won {wins}/40"  # ~80% measured over 200
+
+
+def _pair(spec, black, white, seed):
+    players = [make_opponent(black, spec, seed), make_opponent(white, spec, seed + 1)]
+    for p in players:
+        if p.name == "mcts":
+            p.param = 40
+    return players
+
+
+@pytest.mark.parametrize("black,white", [("random", "random"), ("greedy", "minimax"), ("mcts", "random")])
+@pytest.mark.parametrize("index", [0, 1, 12, 33, 42])
+def test_engine_turns_play_as_act_does(black, white, index):
+    """A whole game inside the kernel is move for move the game `act` plays, with the
+    same random draws, and each player's meter is charged its thinking time."""
+    if NO_JIT and "random" not in (black, white) or NO_JIT and index:
+        pytest.skip("the searchers are slow in pure Python")
+    spec = public_tier()[index]
+    by_act = play(spec, black, white, 11)
+    players = _pair(spec, black, white, 11)
+    game = Game(spec)
+    game.play_engine_turns(EngineSeats(spec, *players))
+    assert game.done and game.moves == by_act.moves
+    assert game.outcome() == by_act.outcome()
+    assert all(p.meter.seconds > 0 for p in players)
+
+
+def test_engine_turns_stop_for_an_agent_seat():
+    """With one seat left to the caller, the kernel plays passes and the reference's moves
+    and hands back each time the caller's side must place a disc."""
+    spec = public_tier()[5]
+    seats = EngineSeats(spec, None, make_opponent("greedy", spec, 3))
+    game = Game(spec)
+    agent_moves = 0
+    while True:
+        game.play_engine_turns(seats)
+        if game.done:
+            break
+        assert game.to_move is Color.BLACK and game.has_legal_move()
+        game.play(game.legal_cells()[0])
+        agent_moves += 1
+    assert agent_moves > 5
+    replayed = Game(spec)
+    greedy = make_opponent("greedy", spec, 3)
+    for move in game.moves:
+        if move == "pass":
+            replayed.pass_turn()
+        elif replayed.to_move is Color.WHITE:
+            assert greedy.act(replayed) == move
+            replayed.play(move)
+        else:
+            replayed.play(move)
+    assert replayed.done

@@ -75,18 +75,43 @@ def launch(local_sandbox, tmp_path):
         handle.close()
 
 
-def runner_processes() -> list[str]:
-    """Command lines of live processes that belong to some sandbox (runner or grandchild)."""
+def _cmdline(pid: str) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+
+
+def _ppid(pid: str) -> str:
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat[stat.rindex(")") + 2:].split()[1]
+
+
+def _ours(pid: str, marker: str) -> bool:
+    """Whether `pid` descends from this test process, or from a sandbox whose command line
+    names this run's temporary folder (an orphaned bwrap is reparented away from us). Other
+    arenas running on the machine at the same time are not this test's business."""
+    me = str(os.getpid())
+    seen = 0
+    while pid not in ("0", "1") and seen < 64:
+        if pid == me or marker in _cmdline(pid):
+            return True
+        pid = _ppid(pid)
+        seen += 1
+    return False
+
+
+def runner_processes(marker: str) -> list[str]:
+    """Command lines of this test run's live processes that belong to some sandbox (runner
+    or grandchild); `marker` is the run's temporary folder, which every sandbox binds."""
     found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
-            cmd = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "/arena/runner/runner.py" in cmd or "ARENA_GRANDCHILD_MARKER" in cmd or "time.sleep(10**6)" in cmd:
-            found.append(f"{entry}: {cmd[:120]}")
+            cmd = _cmdline(entry)
+            if ("/arena/runner/runner.py" in cmd or "ARENA_GRANDCHILD_MARKER" in cmd
+                    or "time.sleep(10**6)" in cmd) and _ours(entry, marker):
+                found.append(f"{entry}: {cmd[:120]}")
+        except (OSError, IndexError):
+            continue  # the process ended while we looked
     return found
 
 
@@ -105,17 +130,18 @@ def play(handle: AgentHandle, moves: int = 20) -> list:
 
 
 @pytest.fixture
-def assert_unharmed(launch):
+def assert_unharmed(launch, tmp_path_factory):
     """Call after a hostile agent is closed: no sandbox process survives, and a
     well-behaved agent starts and plays right after."""
 
     def _check() -> None:
-        leftovers = runner_processes()
+        marker = str(tmp_path_factory.getbasetemp())
+        leftovers = runner_processes(marker)
         assert not leftovers, f"processes left running: {leftovers}"
         good = launch("random_agent")
         assert good.fault is None, f"well-behaved agent failed after a hostile one: {good.fault}"
         assert play(good, 20) == []
         good.close()
-        assert not runner_processes()
+        assert not runner_processes(marker)
 
     return _check
