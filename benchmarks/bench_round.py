@@ -22,8 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
+from grader.sandbox.local import LocalSandbox
 from grader.rounds.records import read_record, record_path
 from grader.schedule import games_per_env
 from grader.session import parse_entrant, python_entrant
@@ -89,11 +91,32 @@ def measure(tmp: Path) -> dict:
         agent = python_entrant("inproc-random", "benchmarks.bench_round:InProcessRandom")
     field = [parse_entrant(n) for n in ("random", "greedy", "minimax")] + [agent]
     plan = make_plan("public", field, ENVS, BUDGET, CHECKPOINTS, GAMES, GAMES, "bench", None, "local")
-    # Warm the kernels' compile caches so the round measures play, not compilation.
-    warm = make_plan("public", field[:2], "1", 2, [0, 2], 2, 2, "warm", None, "local")
+    # Warm what a worker does once: the kernels' compile caches and the sandbox's runtime
+    # binds (found with ldd). The round then measures play, not set-up.
+    warm = make_plan("public", field, "1", 2, [0, 2], 2, 2, "warm", None, "local")
     run_round(warm, tmp / "warm", tmp / "warm-private", stream=open("/dev/null", "w"))
+    # A launch is the sandbox's set-up (the arena's: bwrap, cgroup) and then the agent's own
+    # start (its interpreter, numpy and agent.py importing, until it says ready): timed apart.
+    launches: list[float] = []
+    setups: list[float] = []
+    launch, setup = AgentHandle.launch.__func__, LocalSandbox.start
+
+    def timed(into: list[float], fn):
+        def wrapper(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                into.append(time.perf_counter() - t)
+        return wrapper
+
+    AgentHandle.launch, LocalSandbox.start = classmethod(timed(launches, launch)), timed(setups, setup)
     start = time.perf_counter()
-    outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench", stream=open("/dev/null", "w"))
+    try:
+        outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
+                            stream=open("/dev/null", "w"))
+    finally:
+        AgentHandle.launch, LocalSandbox.start = classmethod(launch), setup
     wall = time.perf_counter() - start
     records = [read_record(record_path(tmp / "private" / plan.round_id, e.index)) for e in plan.envs]
     agent_seconds = sum(e.agent_seconds for r in records for e in r.entrants.values())
@@ -102,21 +125,28 @@ def measure(tmp: Path) -> dict:
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
     return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies,
-            "sandboxed": sandboxed}
+            "sandboxed": sandboxed, "launches": launches, "setups": setups}
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-round-") as tmp:
         m = measure(Path(tmp))
-    arena = m["wall"] - m["agent"]
+    setup = sum(m["setups"])
+    startup = sum(m["launches"]) - setup  # the agents' own start, after the sandbox's set-up
+    arena = m["wall"] - m["agent"] - startup
     share = arena / m["wall"]
     per_game = m["wall"] / m["games"]
     arena_per_game = arena / m["games"]
     print(f"round: 4 agents ({'one sandboxed' if m['sandboxed'] else 'all in-process'}), {ENVS} public environments, "
           f"budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES}, pairings of {GAMES}")
-    print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies); "
-          f"in agents {m['agent']:.1f} s, in the arena {arena:.1f} s = {share:.0%} of the wall time "
-          f"(target < 10%: {'met' if share < 0.10 else 'NOT met'})")
+    print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies)")
+    n = max(len(m["launches"]), 1)
+    print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
+          f"agents to start in their sandboxes ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)")
+    print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
+          f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s setting up sandboxes "
+          f"({setup / n * 1e3:.0f} ms each); counting the agents' start as the arena's too: "
+          f"{(arena + startup) / m['wall']:.1%}")
     pace = DEFAULT_LIMITS.pace_seconds(*PACE_BOARD)
     at_pace = arena_per_game + m["plies"] * pace  # every move of a game an agent's, at the full pace
     print(f"full ladder round ({LADDER_ENVS} environments, budget {LADDER_BUDGET}, pairings of {GAMES}); "

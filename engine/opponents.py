@@ -9,6 +9,7 @@ replays from its seed).
 from __future__ import annotations
 
 import abc
+import functools
 import time
 from dataclasses import dataclass
 
@@ -17,7 +18,7 @@ import numpy as np
 from . import bitboard as bb
 from . import search
 from .game import Game, turn_limit_arg
-from .rules import Win, band_bounds
+from .rules import Rules, Win, band_bounds
 from .spec import EnvSpec
 
 OPPONENT_NAMES = ("random", "greedy", "minimax", "mcts")
@@ -27,10 +28,16 @@ MCTS_ITERATIONS = 400
 
 def win_args(spec: EnvSpec) -> tuple[int, int, int, int, int]:
     """(win code, lo_num, lo_den, hi_num, hi_den) for the search kernels."""
-    code = {Win.MOST: 0, Win.FEWEST: 1, Win.BAND: 2}[spec.rules.win]
-    if spec.rules.win is not Win.BAND:
+    return _win_args(spec.rules)
+
+
+@functools.lru_cache(maxsize=1024)
+def _win_args(rules: Rules) -> tuple[int, int, int, int, int]:
+    # Cached: exact fractions cost more than a random game, and every game asks per player.
+    code = {Win.MOST: 0, Win.FEWEST: 1, Win.BAND: 2}[rules.win]
+    if rules.win is not Win.BAND:
         return code, 0, 1, 1, 1
-    lo, hi = band_bounds(spec.rules.k_fraction)
+    lo, hi = band_bounds(rules.k_fraction)
     return code, lo.numerator, lo.denominator, hi.numerator, hi.denominator
 
 

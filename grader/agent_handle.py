@@ -81,6 +81,7 @@ class AgentHandle:
         self.fault: Fault | None = None
         self.versions: dict[str, str] = {}
         self.act_stats = ActStats()
+        self.call_seconds = 0.0  # waiting on prepare, observe_outcome and freeze
         self.conduct = Conduct(limits)
         self.log = OutputLog(limits.log_keep_bytes)
         self.frozen = False
@@ -266,7 +267,9 @@ class AgentHandle:
     def _simple_call(self, header: dict, limit: float, what: str) -> Fault | None:
         if self.fault is not None:
             return self.fault
+        start = time.perf_counter()
         reply = self._call(protocol.encode(header), limit, what)
+        self.call_seconds += time.perf_counter() - start
         if reply is None:
             return self.fault
         op = reply["op"]

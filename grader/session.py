@@ -143,7 +143,8 @@ class Session(ABC):
 
     @abstractmethod
     def agent_seconds(self) -> float:
-        """Time the host spent waiting on this entrant's moves."""
+        """Time the host spent waiting on this entrant: its moves, and its replies to prepare,
+        observe_outcome and freeze."""
 
     def stderr_text(self) -> str:
         """The entrant's own output, for its owner only (never published)."""
@@ -183,7 +184,7 @@ class HandleSession(Session):
         self.handle.close()
 
     def agent_seconds(self) -> float:
-        return self.handle.act_stats.total_seconds
+        return self.handle.act_stats.total_seconds + self.handle.call_seconds
 
     def stderr_text(self) -> str:
         return self.handle.stderr_text()

@@ -99,10 +99,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
-def gzip_bytes(data: bytes) -> bytes:
+def gzip_bytes(data: bytes, level: int = 6) -> bytes:
     """gzip with no file name and a zero mtime: the same input gives the same bytes."""
     buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz:
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=level) as gz:
         gz.write(data)
     return buf.getvalue()
 
@@ -117,7 +117,8 @@ def record_path(work: Path, index: int) -> Path:
 
 def write_record(work: Path, record: EnvRecord) -> Path:
     path = record_path(work, record.index)
-    atomic_write_bytes(path, gzip_bytes(dumps_json(record.to_dict()).encode()))
+    # Level 1: a staff-side working file, read back once (level 9 took a tenth of the round).
+    atomic_write_bytes(path, gzip_bytes(dumps_json(record.to_dict()).encode(), level=1))
     return path
 
 
