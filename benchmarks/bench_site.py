@@ -9,40 +9,44 @@ with nothing changed, each with how many pages it rendered and reused.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import random
+import re
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import yaml
 
 from grader.results import GAMES_FILE, games_bytes
 
 ROUNDS, AGENTS, ENVS = 100, 60, 28
 CHECKPOINTS = [0, 100, 500, 1000, 2000]
 TARGET_SECONDS = 10.0
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_./](?:[A-Za-z0-9_./: -]*[A-Za-z0-9_./-])?")
+RESOLVER = yaml.resolver.Resolver()
 FAULTS = ("timeout", "eof", "agent_error", "protocol", "budget", "forfeit")
 
 
 def emit(value, indent: int = 0) -> list[str]:
-    """Block-style YAML lines as `yaml.safe_dump` writes this data (plain names only): the
-    history is written this way because PyYAML's own dumper would take minutes for it."""
+    """The lines `grader.results.dump_yaml` writes for this data (block style, plain names
+    only): the history is written by hand because PyYAML's own dumper would take minutes for
+    it; a test holds the two equal."""
     pad = " " * indent
     lines: list[str] = []
     if isinstance(value, dict):
         for k, v in value.items():
-            if isinstance(v, dict) and v:
+            if _nested(v):
                 lines.append(f"{pad}{k}:")
-                lines += emit(v, indent + 2)
-            elif isinstance(v, list) and v:
-                lines.append(f"{pad}{k}:")
-                lines += emit(v, indent)
+                lines += emit(v, indent + 2 if isinstance(v, dict) else indent)
             else:
                 lines.append(f"{pad}{k}: {scalar(v)}")
     else:
         for item in value:
-            if isinstance(item, (dict, list)) and item:
+            if _nested(item):
                 sub = emit(item, indent + 2)
                 lines.append(f"{pad}- {sub[0].lstrip()}")
                 lines += sub[1:]
@@ -51,7 +55,13 @@ def emit(value, indent: int = 0) -> list[str]:
     return lines
 
 
+def _nested(v) -> bool:
+    """A non-empty collection: written in block style."""
+    return isinstance(v, (dict, list)) and bool(v)
+
+
 def scalar(v) -> str:
+    """A value as PyYAML's safe dumper writes it in block style."""
     if v is None:
         return "null"
     if v is True or v is False:
@@ -59,8 +69,20 @@ def scalar(v) -> str:
     if isinstance(v, (list, dict)):
         return "[]" if isinstance(v, list) else "{}"
     if isinstance(v, str):
-        return v if v.replace("-", "").replace("_", "").replace(":", "").isalnum() and not v[0].isdigit() else f"'{v}'"
+        return v if _plain_ok(v) else f"'{v}'"
+    if isinstance(v, float):
+        text = repr(v).lower()
+        return text.replace("e", ".0e", 1) if "." not in text and "e" in text else text
     return repr(v)
+
+
+@functools.lru_cache(maxsize=None)
+def _plain_ok(text: str) -> bool:
+    """Whether the dumper writes this name unquoted: it reads back as a string, and has no
+    character a plain scalar cannot carry."""
+    if not PLAIN_NAME.fullmatch(text) or ": " in text:
+        return False
+    return RESOLVER.resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
 
 
 def synthetic_round(n: int, rng: random.Random) -> tuple[str, dict]:
