@@ -1,0 +1,98 @@
+"""Print one agent's per-environment results of a round as Markdown tables.
+
+    python scripts/round_tables.py rounds/<round-id>.yaml --agent adaptive [--group condition|rules]
+
+Reads the round's results file (a tier whose rules are disclosed: public or paper) and prints
+a table per group of environments (win rate against random at each checkpoint, draw rate at
+the last one, SAE; means over the group's environments), then one row per environment. This
+is how examples/adaptive/README.md's tables are made: run the round, then this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import yaml
+
+
+def condition(rules: dict) -> str:
+    """The paper's name for a win condition: majority, minority or K = k (with a turn limit)."""
+    win = rules["win"]
+    if win == "most":
+        label = "majority"
+    elif win == "fewest":
+        label = "minority"
+    else:
+        k = rules["k"]
+        label = "majority (K = 1.01)" if k > 1 else "minority (K = -0.01)" if k < 0 else f"K = {k}"
+    if rules.get("turn_limit") is not None:
+        label += f", {rules['turn_limit']} placements"
+    return label
+
+
+def rows_of(doc: dict, agent: str) -> list[dict]:
+    rows = []
+    for env in doc["environments"]:
+        if env.get("spec") is None:
+            raise SystemExit(f"{env['label']}: the rules of this round's environments are not disclosed")
+        entry = next((a for a in env["agents"] if a["name"] == agent), None)
+        if entry is None:
+            raise SystemExit(f"{agent!r} did not play {env['label']}")
+        rules = env["spec"]["rules"]
+        rows.append({"env": env["name"] or env["label"], "condition": condition(rules),
+                     "rules": f"{condition(rules)} / {rules['capture']}", "status": entry["status"],
+                     "curve": {p["games"]: p for p in entry["curve"]}, "sae": entry["sae"]})
+    return rows
+
+
+def pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def mean(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def tables(doc: dict, agent: str, group: str) -> str:
+    rows = rows_of(doc, agent)
+    checkpoints = doc["provenance"]["config"]["checkpoints"]
+    last = checkpoints[-1]
+    head = " | ".join(f"win {c}" for c in checkpoints)
+    lines = [f"| {group} | environments | {head} | draw {last} | SAE |",
+             "|---|---|" + "---|" * (len(checkpoints) + 2)]
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[row[group]].append(row)
+    for name, members in groups.items():
+        wins = [pct(mean([m["curve"].get(c, {}).get("win_rate") for m in members])) for c in checkpoints]
+        draw = pct(mean([m["curve"].get(last, {}).get("draw_rate") for m in members]))
+        sae = mean([m["sae"] for m in members])
+        lines.append(f"| {name} | {len(members)} | {' | '.join(wins)} | {draw} | "
+                     f"{'-' if sae is None else f'{sae:.3f}'} |")
+    lines += ["", f"| environment | status | {head} | draw {last} | SAE |",
+              "|---|---|" + "---|" * (len(checkpoints) + 2)]
+    for row in rows:
+        wins = [pct(row["curve"].get(c, {}).get("win_rate")) for c in checkpoints]
+        draw = pct(row["curve"].get(last, {}).get("draw_rate"))
+        sae = "-" if row["sae"] is None else f"{row['sae']:.3f}"
+        lines.append(f"| {row['env']} | {row['status']} | {' | '.join(wins)} | {draw} | {sae} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("round", type=Path, help="a round's results file")
+    parser.add_argument("--agent", required=True)
+    parser.add_argument("--group", choices=("condition", "rules"), default="condition")
+    args = parser.parse_args(argv)
+    doc = yaml.load(args.round.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    sys.stdout.write(tables(doc, args.agent, args.group))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,40 @@
+"""scripts/round_tables.py: the tables the adaptive agent's README is made from."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.site.goldens import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("round_tables", ROOT / "scripts" / "round_tables.py")
+round_tables = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(round_tables)
+
+PUBLIC = FIXTURES / "rounds" / "public-335bc0b253.yaml"
+
+
+def test_groups_average_their_environments():
+    doc = yaml.safe_load(PUBLIC.read_text())
+    doc["environments"].append(yaml.safe_load(yaml.safe_dump(doc["environments"][0])))
+    doc["environments"][-1]["agents"][0]["curve"][-1]["win_rate"] = 0.5  # alice: 0.0 before
+    text = round_tables.tables(doc, "alice", "rules")
+    assert "| majority / standard | 2 | 50.0% | 100.0% | 25.0% | 0.0% | 0.500 |" in text
+    assert "| random-2 fewest/short-1 | ok | 50.0% | 100.0% | 50.0% | 0.0% | 0.750 |" in text
+
+
+@pytest.mark.parametrize("rules,label", [({"win": "most", "capture": "standard"}, "majority"),
+                                         ({"win": "band", "k": -0.01, "capture": "standard"}, "minority (K = -0.01)"),
+                                         ({"win": "band", "k": 0.6, "capture": "standard", "turn_limit": 10},
+                                          "K = 0.6, 10 placements")])
+def test_conditions_are_named_as_the_paper_names_them(rules, label):
+    assert round_tables.condition(rules) == label
+
+
+def test_an_agent_not_in_the_round_is_named(capsys):
+    with pytest.raises(SystemExit, match="'zed' did not play"):
+        round_tables.main([str(PUBLIC), "--agent", "zed"])
