@@ -216,14 +216,18 @@ class Game:
         g = self.geo
         bb.advance(self._st, self._meta, cell, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit)
 
-    def play(self, cell: int) -> None:
-        """Place a disc for the side to move; raises IllegalMoveError if the rules forbid it."""
+    def play(self, cell: int, seats=None) -> None:
+        """Place a disc for the side to move; raises IllegalMoveError if the rules forbid it.
+        With `seats`, then play on as `play_engine_turns(seats)` does, in the same kernel call."""
         if not self.is_legal(cell):
             self._require_running()
             raise IllegalMoveError(f"cell {cell!r} is not a legal move for {self.to_move.label}")
         cell = int(cell)
         self.moves.append(cell)
-        self._advance(cell)
+        if seats is None:
+            self._advance(cell)
+        else:
+            self._engine_turns(cell, seats)
 
     def play_engine_turns(self, seats) -> None:
         """Play on inside one kernel call while the engine holds the move: forced passes and
@@ -233,13 +237,15 @@ class Game:
         The moves are the ones the players' `act` would make; each player's meter is charged
         the time spent choosing them, the stepping is not.
         """
-        if self.done:
-            return
+        if not self.done:
+            self._engine_turns(-1, seats)
+
+    def _engine_turns(self, first: int, seats) -> None:
         if self._turns is None:
             self._turns = np.empty(2 * self.geo.cells + 2, dtype=np.int64)
         g = self.geo
         n = search.engine_turns(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit,
-                                seats.packed, seats.states, self._turns)
+                                first, seats.packed, seats.states, self._turns)
         if n:
             self.moves.extend([PASS if m < 0 else m for m in self._turns[:n].tolist()])
             seats.settle()

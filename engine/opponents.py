@@ -138,7 +138,6 @@ class EngineSeats:
             if p is not None:
                 self.states[i] = p.state
                 p.state = self.states[i]
-        self.any = any(p is not None for p in self.players)
 
     def settle(self) -> None:
         """Move the time the kernel charged each seat onto its player's meter."""

@@ -308,9 +308,10 @@ AGENT, RANDOM, GREEDY, MINIMAX, MCTS = -1, 0, 1, 2, 3
 
 
 @njit(cache=True)
-def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, states, moves_out) -> int:
+def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, seats, states, moves_out) -> int:
     """Play a game's forced passes and its reference players' moves, from the state arrays
-    of engine.game.Game, until the game ends or a seat of kind AGENT must move.
+    of engine.game.Game, until the game ends or a seat of kind AGENT must move. When
+    `first` >= 0 the side to move places there first (a legal cell, checked by the caller).
 
     seats (int64, 11) packs, per side: kind (0, 1), depth of minimax or iterations of mcts
     (2, 3), the time spent choosing moves in ns, to which this adds (4, 5); then the win
@@ -319,6 +320,8 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, sta
     player's own `act` would choose in the same position with the same state.
     """
     win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]
+    if first >= 0:
+        advance(st, meta, first, like, masks, shifts, nxt, cap, turn_limit)
     n = 0
     while meta[2] < 0:
         side = meta[0]

@@ -109,18 +109,17 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         if isinstance(player, str):
             player = make_opponent(player, spec, derive_seed(seed, color.label))
         players.append(player)
-    seats = EngineSeats(spec, *(p if isinstance(p, Opponent) else None for p in players))
+    held = [p if isinstance(p, Opponent) else None for p in players]
+    seats = EngineSeats(spec, *held) if held != [None, None] else None
     sides = (SideStats(), SideStats())
     game = Game(spec)
+    if seats is not None:
+        game.play_engine_turns(seats)
     forfeit = None
-    while True:
-        if seats.any:
-            game.play_engine_turns(seats)
-        elif not game.done and not game.has_legal_move():
-            game.pass_turn()
+    while not game.done:
+        if seats is None and not game.has_legal_move():
+            game.pass_turn()  # with reference seats, the engine plays passes itself
             continue
-        if game.done:
-            break
         turn = game.side_to_move
         player, side = players[turn], sides[turn]
         obs, mask = game.agent_view()
@@ -134,11 +133,13 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         if fault is None:
             verdict = player.conduct.judge(bool(mask[action]), side.illegal)
             if verdict is Verdict.PLAY:
-                game.play(action)
+                game.play(action, seats)
                 continue
             side.illegal += 1
             if verdict is Verdict.LOSE_TURN:
                 game.lose_turn()
+                if seats is not None:
+                    game.play_engine_turns(seats)
                 continue
             if verdict is Verdict.FORFEIT_GAME:
                 fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
