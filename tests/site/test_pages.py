@@ -123,6 +123,7 @@ def test_missing_inputs_are_said_plainly(tmp_path):
     build(tmp_path / "no-rounds", out, docs_dir=tmp_path / "no-docs", accounts=tmp_path / "none.yaml",
           data_commit=DATA_COMMIT, log=lambda m: None)
     assert "No round of" in (out / "index.html").read_text()
+    assert "No site settings given: no series, no final." in (out / "index.html").read_text()
     assert "has not been built for this site yet" in (out / "kit.html").read_text()
     assert "does not exist yet" in (out / "accounts" / "index.html").read_text()
     assert "No ladder round has been published yet" in (out / "environments.html").read_text()
