@@ -19,6 +19,7 @@ from . import bitboard as bb
 from . import search
 from .game import Game, turn_limit_arg
 from .rules import Rules, Win, band_bounds
+from .seeding import derive_seed
 from .spec import EnvSpec
 
 OPPONENT_NAMES = ("random", "greedy", "minimax", "mcts")
@@ -149,6 +150,13 @@ class EngineSeats:
 
 
 _CLASSES = {c.name: c for c in (RandomOpponent, GreedyOpponent, MinimaxOpponent, MctsOpponent)}
+
+
+def seated_opponent(name: str, spec: EnvSpec, game_seed: int, color: str, meter: Meter | None = None) -> Opponent:
+    """The reference opponent `name` holding `color` ("black" or "white") in the game seeded
+    `game_seed`: its own seed is derive_seed(game_seed, color), wherever the game is played
+    or replayed."""
+    return make_opponent(name, spec, derive_seed(game_seed, color), meter)
 
 
 def make_opponent(name: str, spec: EnvSpec, seed: int, meter: Meter | None = None) -> Opponent:

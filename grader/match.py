@@ -15,8 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from engine import Color, EnvSpec, Game, derive_seed, make_opponent
-from engine.opponents import EngineSeats, Opponent
+from engine import Color, EnvSpec, Game
+from engine.opponents import EngineSeats, Opponent, seated_opponent
 
 from grader.faults import Fault, FaultKind
 from grader.policy import Verdict
@@ -107,7 +107,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     players = []
     for color, player in zip(COLORS, (black, white)):
         if isinstance(player, str):
-            player = make_opponent(player, spec, derive_seed(seed, color.label))
+            player = seated_opponent(player, spec, seed, color.label)
         players.append(player)
     held = [p if isinstance(p, Opponent) else None for p in players]
     seats = EngineSeats(spec, *held) if held != [None, None] else None

@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from engine import Color, EnvSpec, derive_seed, make_opponent
-from engine.opponents import Meter, Opponent
+from engine import Color, EnvSpec
+from engine.opponents import Meter, Opponent, seated_opponent
 from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
@@ -207,7 +207,7 @@ class ReferenceSession(Session):
         return None
 
     def seat(self, color: Color, seed: int) -> Opponent:
-        return make_opponent(self.opponent, self.spec, derive_seed(seed, color.label), self.meter)
+        return seated_opponent(self.opponent, self.spec, seed, color.label, self.meter)
 
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return None

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, derive_seed, make_opponent, parse_spec
+from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, parse_spec
+from engine.opponents import seated_opponent
 from grader.disclosure import PROFILES, project_game, project_result
 from grader.metrics import generalisation_gap
 from grader.results import ResultsError, load_games, load_results
@@ -78,7 +79,7 @@ def replay_game(spec, game: dict, references: dict[str, str]) -> None:
     for color in (Color.BLACK, Color.WHITE):
         name = references.get(game[color.label])
         if name is not None:
-            opponents[color] = make_opponent(name, spec, derive_seed(game["seed"], color.label))
+            opponents[color] = seated_opponent(name, spec, game["seed"], color.label)
     g = Game(spec)
     for i, move in enumerate(game["moves"]):
         if g.done:
