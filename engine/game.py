@@ -218,37 +218,50 @@ class Game:
 
     def play(self, cell: int, seats=None) -> None:
         """Place a disc for the side to move; raises IllegalMoveError if the rules forbid it.
-        With `seats`, then play on as `play_engine_turns(seats)` does, in the same kernel call."""
-        if not self.is_legal(cell):
-            self._require_running()
-            raise IllegalMoveError(f"cell {cell!r} is not a legal move for {self.to_move.label}")
-        cell = int(cell)
-        self.moves.append(cell)
-        if seats is None:
+        With `seats`, then play on as `play_engine_turns(seats)` does, in the same kernel call
+        (which also checks the move)."""
+        if seats is not None:
+            if isinstance(cell, np.integer):
+                cell = int(cell)
+            if type(cell) is int and 0 <= cell < self.geo.cells and not self._forfeited and \
+                    self._engine_turns(cell, seats):
+                return
+        elif self.is_legal(cell):
+            cell = int(cell)
+            self.moves.append(cell)
             self._advance(cell)
-        else:
-            self._engine_turns(cell, seats)
+            return
+        self._require_running()
+        raise IllegalMoveError(f"cell {cell!r} is not a legal move for {self.to_move.label}")
 
     def play_engine_turns(self, seats) -> None:
         """Play on inside one kernel call while the engine holds the move: forced passes and
         the moves of the reference players in `seats` (an `opponents.EngineSeats`), until the
         game ends or a seat the engine does not hold must place a disc.
 
-        The moves are the ones the players' `act` would make; each player's meter is charged
-        the time spent choosing them, the stepping is not.
+        The moves are the ones the players' `act` would make. The time each player spent
+        choosing them (and not the stepping) is charged to its meter when the game ends, or
+        at `seats.settle()`.
         """
         if not self.done:
             self._engine_turns(-1, seats)
 
-    def _engine_turns(self, first: int, seats) -> None:
+    def _engine_turns(self, first: int, seats) -> bool:
+        """The kernel call; False (nothing changed) when `first` is not a legal move."""
         if self._turns is None:
             self._turns = np.empty(2 * self.geo.cells + 2, dtype=np.int64)
         g = self.geo
         n = search.engine_turns(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit,
                                 first, seats.packed, seats.states, self._turns)
+        if n < 0:
+            return False
+        if first >= 0:
+            self.moves.append(first)
         if n:
             self.moves.extend([PASS if m < 0 else m for m in self._turns[:n].tolist()])
+        if self._meta[2] >= 0:
             seats.settle()
+        return True
 
     def pass_turn(self) -> None:
         """A forced pass: allowed only when the side to move has no legal move."""

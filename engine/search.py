@@ -311,16 +311,19 @@ AGENT, RANDOM, GREEDY, MINIMAX, MCTS = -1, 0, 1, 2, 3
 def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, seats, states, moves_out) -> int:
     """Play a game's forced passes and its reference players' moves, from the state arrays
     of engine.game.Game, until the game ends or a seat of kind AGENT must move. When
-    `first` >= 0 the side to move places there first (a legal cell, checked by the caller).
+    `first` >= 0 the side to move places there first, and -1 is returned at once, with
+    nothing changed, if that is not a legal move.
 
     seats (int64, 11) packs, per side: kind (0, 1), depth of minimax or iterations of mcts
     (2, 3), the time spent choosing moves in ns, to which this adds (4, 5); then the win
     condition (6-10, as `win_args`). states[side] is the seat's seeded xorshift state. Moves
-    go to moves_out (-1 a pass); returns how many. A move here is exactly the one the
+    go to moves_out (-1 a pass); returns how many (`first` not counted). A move here is exactly the one the
     player's own `act` would choose in the same position with the same state.
     """
     win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]
     if first >= 0:
+        if meta[2] >= 0 or (st[2, first >> 6] >> np.uint64(first & 63)) & ONE == ZERO:
+            return -1  # not a legal move: nothing changed
         advance(st, meta, first, like, masks, shifts, nxt, cap, turn_limit)
     n = 0
     while meta[2] < 0:

@@ -149,6 +149,8 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         color = COLORS[turn]
         game.forfeit(color)
         forfeit = color.label
+    if seats is not None:
+        seats.settle()  # a game ended by a forfeit stops outside the kernel
     outcome = game.outcome()
     return GameRecord(
         env_id=spec.id, seed=seed,

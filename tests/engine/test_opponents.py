@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from engine import OPPONENT_NAMES, Color, Game, make_opponent, public_tier
+from engine import OPPONENT_NAMES, Color, Game, IllegalMoveError, make_opponent, public_tier
 from engine.opponents import EngineSeats
 from engine import bitboard as bb
 
@@ -85,7 +86,7 @@ def test_engine_turns_play_as_act_does(black, white, index):
     game.play_engine_turns(EngineSeats(spec, *players))
     assert game.done and game.moves == by_act.moves
     assert game.outcome() == by_act.outcome()
-    assert all(p.meter.seconds > 0 for p in players)
+    assert all(p.meter.seconds > 0 for p in players)  # charged when the game ended
 
 
 def test_engine_turns_stop_for_an_agent_seat():
@@ -114,3 +115,16 @@ def test_engine_turns_stop_for_an_agent_seat():
         else:
             replayed.play(move)
     assert replayed.done
+
+
+def test_an_illegal_move_with_engine_seats_changes_nothing():
+    spec = public_tier()[0]
+    seats = EngineSeats(spec, None, make_opponent("random", spec, 3))
+    game = Game(spec)
+    illegal = next(c for c in range(64) if not game.is_legal(c))
+    for bad in (illegal, -1, 64, True, "19", 19.0):
+        with pytest.raises(IllegalMoveError):
+            game.play(bad, seats)
+    assert game.moves == [] and game.to_move is Color.BLACK
+    game.play(np.int64(game.legal_cells()[0]), seats)  # then the engine's reply, in the same call
+    assert len(game.moves) >= 2 and type(game.moves[0]) is int
