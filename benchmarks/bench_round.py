@@ -4,7 +4,10 @@ Prints, measured in the same run:
 - a public round of 4 agents (random, greedy and minimax as reference players, and one
   submission playing random moves in the local sandbox, or in-process when there is no
   sandbox) on 8 environments at budget 200, one worker: wall time, games, and the share of
-  the wall time spent in the arena rather than waiting on agents (target: under 10%);
+  the wall time spent in the arena rather than waiting on agents (target: under 10%).
+  Waiting on agents is their moves and replies, and each sandboxed agent's own start (its
+  interpreter, numpy and agent.py importing); setting the sandbox up is the arena's. The
+  share with the agents' start counted as the arena's is printed beside it;
 - from the per-game costs measured there, the cost of a full ladder round (28 environments,
   budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
   30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
