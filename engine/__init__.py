@@ -1,23 +1,39 @@
 """The game engine of the arena: layouts, rules, tiers, kernels and reference opponents.
 
-Imports only numpy, numba and pyyaml: nothing else of the arena's.
+Imports only numpy, numba and pyyaml: nothing else of the arena's. The names below load
+their module on first use, so a tool that needs only specs or tiers (the site's
+environments page, most CLI commands) does not pay for importing numba.
 """
 
-from .game import (LOST, PASS, Color, Game, IllegalMoveError, Outcome, ReplayError, Termination,
-                   replay)
-from .layout import Layout, make_layout
-from .opponents import OPPONENT_NAMES, make_opponent
-from .perft import perft, perft_divide
-from .rules import Capture, Rules, Win
-from .seeding import derive_seed
-from .simulate import PlayStats, random_stats
-from .spec import EnvSpec, SpecError, dump_specs, load_spec, parse_spec
-from .tiers import TIERS, generate_tier, paper_tier, public_tier, tier_specs
+from __future__ import annotations
 
-__all__ = [
-    "LOST", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError", "Termination",
-    "replay", "Layout", "make_layout", "OPPONENT_NAMES", "make_opponent", "perft", "perft_divide",
-    "Capture", "Rules", "Win", "derive_seed", "PlayStats", "random_stats", "EnvSpec", "SpecError",
-    "dump_specs", "load_spec", "parse_spec", "TIERS", "generate_tier", "paper_tier", "public_tier",
-    "tier_specs",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "game": ("LOST", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError", "Termination", "replay"),
+    "layout": ("Layout", "make_layout"),
+    "opponents": ("OPPONENT_NAMES", "make_opponent"),
+    "perft": ("perft", "perft_divide"),
+    "rules": ("Capture", "Rules", "Win"),
+    "seeding": ("derive_seed",),
+    "simulate": ("PlayStats", "random_stats"),
+    "spec": ("EnvSpec", "SpecError", "dump_specs", "load_spec", "parse_spec"),
+    "tiers": ("TIERS", "generate_tier", "paper_tier", "public_tier", "tier_specs"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = list(_MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

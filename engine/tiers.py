@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 from importlib import resources
 
 import yaml
@@ -12,8 +13,10 @@ import yaml
 from .layout import Layout, make_layout, opening_cells
 from .rules import Capture, Win
 from .seeding import derive_seed
-from .simulate import PlayStats, random_stats
 from .spec import EnvSpec, parse_spec
+
+if TYPE_CHECKING:
+    from .simulate import PlayStats
 
 TIERS = ("public", "paper", "ladder", "final")
 DEFAULT_GENERATED_COUNT = 28
@@ -113,6 +116,8 @@ class ScreenResult:
 
 def screen(spec: EnvSpec, seed: int, games: int = SCREEN_GAMES) -> ScreenResult:
     """Random play decides whether a generated environment is worth scoring (design §3)."""
+    from .simulate import random_stats  # numba: only when a tier is generated
+
     stats = random_stats(spec, games, seed)
     reasons = []
     if not stats.first_move_exists:

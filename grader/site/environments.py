@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from importlib import resources
+import importlib.util
+from pathlib import Path
 
 from grader.site.model import rules_label, rules_text
 
@@ -47,8 +48,9 @@ def public_tier_version() -> str:
     """A digest of what the public tier is made from (for the page's cache key, without
     importing the engine)."""
     digest = hashlib.sha256()
+    folder = Path(importlib.util.find_spec("engine").submodule_search_locations[0])
     for name in ("tiers.py", "data/paper_layouts.yaml"):
-        digest.update(resources.files("engine").joinpath(name).read_bytes())
+        digest.update((folder / name).read_bytes())
     return digest.hexdigest()
 
 
