@@ -1,9 +1,9 @@
 """The rounds the site renders: read from `rounds/*.yaml`, checked, and cached between builds.
 
 A round document is large (a 60-agent, 28-environment round is about 0.9 MB of YAML) and most
-pages need only its summary (everything but `environments`), so the two halves are cached
-apart: an incremental build loads the summaries of unchanged rounds, and the per-environment
-detail only of the rounds whose pages it re-renders. The cache is keyed by the file's size,
+pages need only its summary (everything but `environments`), so only the summary is cached:
+an incremental build loads the summaries of unchanged rounds, and parses the per-environment
+detail only of the rounds whose pages it renders again. The cache is keyed by the file's size,
 mtime and sha256, and is the build's own (marshal files, written and read by this module only).
 Of each environment's curve the site keeps only the last point (see `parse_round`).
 
@@ -28,7 +28,7 @@ from grader.results import SCHEMA_VERSION, load_games, schema
 from grader.schema import validate as schema_validate
 from grader.site import fastyaml
 
-CACHE_FORMAT = f"site-rounds-1-py{sys.version_info[0]}.{sys.version_info[1]}"
+CACHE_FORMAT = f"site-rounds-2-py{sys.version_info[0]}.{sys.version_info[1]}"
 
 # What the site reads of a round: key -> expected type(s), for the document and each entry.
 _SHAPE = {
@@ -104,7 +104,6 @@ class RoundSource:
     sha256: str
     summary: dict
     _environments: list | None = field(default=None, repr=False)
-    _cache_file: Path | None = field(default=None, repr=False)
 
     @property
     def tier(self) -> str:
@@ -115,12 +114,13 @@ class RoundSource:
         return self.summary["disclosure"]["profile"]
 
     def environments(self) -> list[dict]:
-        """The per-environment results (loaded from the cache or the file when first asked)."""
+        """The per-environment results; a round whose summary came from the cache reads them
+        from its file when first asked (only for a page that is rendered again)."""
         if self._environments is None:
-            if self._cache_file is not None and self._cache_file.exists():
-                self._environments = marshal.loads(self._cache_file.read_bytes())
-            else:
-                self._environments = fastyaml.load(self.path.read_text(encoding="utf-8"))["environments"]
+            blob = self.path.read_bytes()
+            if "sha256:" + hashlib.sha256(blob).hexdigest() != self.sha256:
+                raise SiteDataError(str(self.path), ["(file): changed while the site was being built"])
+            self._environments = parse_round(self.path, blob, validate=False)["environments"]
         return self._environments
 
     def games_path(self) -> Path:
@@ -164,12 +164,11 @@ class RoundCache:
         summary_file = self.folder / f"{entry['id']}.summary"
         return entry | {"summary": marshal.loads(summary_file.read_bytes())} if summary_file.exists() else None
 
-    def store(self, rid: str, summary: dict, environments: list) -> None:
+    def store(self, rid: str, summary: dict) -> None:
         if self.folder is None:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / f"{rid}.summary").write_bytes(marshal.dumps(summary))
-        (self.folder / f"{rid}.envs").write_bytes(marshal.dumps(environments))
 
     def remember(self, path: Path, stat: os.stat_result, sha: str, rid: str) -> None:
         self.seen[path.name] = {"stat": [stat.st_size, stat.st_mtime_ns], "sha256": sha, "id": rid}
@@ -179,9 +178,6 @@ class RoundCache:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "rounds.index").write_bytes(marshal.dumps({"format": CACHE_FORMAT, "files": self.seen}))
-
-    def detail_file(self, rid: str) -> Path | None:
-        return None if self.folder is None else self.folder / f"{rid}.envs"
 
 
 def load_round(path: Path, cache: RoundCache, validate: bool = False) -> RoundSource:
@@ -196,11 +192,11 @@ def load_round(path: Path, cache: RoundCache, validate: bool = False) -> RoundSo
             doc = parse_round(path, blob, validate)
             rid = doc["round"]["id"]
             summary = {k: v for k, v in doc.items() if k != "environments"}
-            cache.store(rid, summary, doc["environments"])
+            cache.store(rid, summary)
             cache.remember(path, stat, sha, rid)
-            return RoundSource(rid, path, sha, summary, doc["environments"], cache.detail_file(rid))
+            return RoundSource(rid, path, sha, summary, doc["environments"])
     cache.remember(path, stat, hit["sha256"], hit["id"])
-    return RoundSource(hit["id"], path, hit["sha256"], hit["summary"], None, cache.detail_file(hit["id"]))
+    return RoundSource(hit["id"], path, hit["sha256"], hit["summary"])
 
 
 # Of an environment's curve, a page shows only the last point (the final win rate); the
