@@ -1,7 +1,9 @@
 """arena: the Expanded Othello AI Arena command line.
 
-Each subcommand lives in its own module under grader.commands and exposes
-`register(subparsers)`, which adds its parser and sets `func(args) -> int`.
+Each subcommand lives in its own module under grader.commands, named as the command, and
+exposes `register(subparsers)`, which adds its parser and sets `func(args) -> int`. Only the
+module of the command given is imported (`arena --help` and a mistyped command import all),
+so a light command does not pay for the heavy ones' imports (numba, jinja2, docker).
 Data goes to stdout; logs and progress to stderr. Exit 0 success, 1 a check
 failed, 2 a usage error or bad input.
 """
@@ -40,18 +42,22 @@ class UsageError(Exception):
     """Bad input from the user: printed as `arena: error: ...`, exit 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `command` alone."""
     parser = argparse.ArgumentParser(prog="arena", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name in COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+        if command is None or name.rpartition(".")[2] == command:
+            importlib.import_module(name).register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `arena` command line; returns the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = argv[0] if argv and argv[0] in {m.rpartition(".")[2] for m in COMMAND_MODULES} else None
+    parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
