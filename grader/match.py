@@ -101,8 +101,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
 
     A named opponent is seeded with `derive_seed(seed, colour)`. The same AgentSeat may hold
     both seats (self-play). The engine plays the reference opponents' moves and forced passes
-    in its kernels, coming back here only when an agent must move: the arena's own cost per
-    move stays small beside even the fastest agent's.
+    in its kernels, coming back here only when an agent must move.
     """
     players = []
     for color, player in zip(COLORS, (black, white)):
