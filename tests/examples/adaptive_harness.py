@@ -8,8 +8,8 @@ come from `Game.observation()` and masks from `Game.legal_mask()`, and the agent
 act only when it has a legal move, as in the arena's game loop.
 
 It is not the arena: no sandbox, no pace enforcement, no faults. It times `act()` calls
-in-process (without the wire's framing), and it is what the numbers in
-examples/adaptive/README.md were measured with. Run it directly for a table:
+in-process (without the wire's framing): a quick version of what `arena round` measures for
+examples/adaptive/README.md. Run it directly for a table:
 
     python tests/examples/adaptive_harness.py --envs public:standard --budget 500
 """

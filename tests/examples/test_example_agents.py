@@ -3,7 +3,8 @@
 The adaptive agent must (1) model every capture rule exactly as the engine plays it,
 (2) pick out the real rule from what the wire shows it, (3) pin down the win condition from
 budget outcomes, and (4) beat the random opponent clearly once it has. Longer curves are
-marked slow; the README's numbers come from the same harness run for 2,000 games.
+marked slow. The README's numbers come from `arena round`; this harness is the quick in-process
+version of the same protocol.
 """
 
 from __future__ import annotations
