@@ -28,7 +28,7 @@ import numpy as np
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
-from grader.sandbox.local import LocalSandbox
+from grader.sandbox.local import LocalSandbox, bwrap_problem
 from grader.rounds.records import read_record, record_path
 from grader.schedule import games_per_env
 from grader.session import parse_entrant, python_entrant
@@ -73,20 +73,11 @@ class InProcessRandom:
         pass
 
 
-def _sandbox_works() -> bool:
-    from grader.sandbox.local import find_bwrap
-    if find_bwrap() is None:
-        return False
-    import subprocess
-    r = subprocess.run(["bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"], capture_output=True)
-    return r.returncode == 0
-
-
 def measure(tmp: Path) -> dict:
     folder = tmp / "sbx-random"
     folder.mkdir()
     (folder / "agent.py").write_text(AGENT)
-    sandboxed = _sandbox_works()
+    sandboxed = bwrap_problem() is None
     if sandboxed:
         agent = parse_entrant(f"sbx-random={folder}")
     else:

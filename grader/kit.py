@@ -385,24 +385,6 @@ def write_submission_zip(folder: Path, files: list[str], dest: Path) -> Path:
 # Which sandbox the check can have on this machine.
 
 
-def bwrap_problem() -> str | None:
-    """Why the arena's local sandbox (bubblewrap) cannot run here, or None when it can."""
-    if not sys.platform.startswith("linux"):
-        return f"bubblewrap is Linux only and this is {sys.platform}"
-    from grader.sandbox.local import find_bwrap
-    bwrap = find_bwrap()
-    if bwrap is None:
-        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: sudo apt install bubblewrap)"
-    try:
-        proc = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
-                              capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap cannot run here: {exc}"
-    if proc.returncode != 0:
-        return "bwrap cannot create its namespaces here: " + proc.stderr.decode(errors="replace").strip()[:200]
-    return None
-
-
 def choose_sandbox(name: str = "auto"):
     """(sandbox, the sentence check.py prints about it) for `name`: auto, local, docker or none.
 
@@ -410,6 +392,7 @@ def choose_sandbox(name: str = "auto"):
     `unsafe` backend: the agent is a plain process of the student's, and the kit says so.
     """
     from grader.sandbox import get_sandbox
+    from grader.sandbox.local import bwrap_problem
     if name not in ("auto", "local", "docker", "none"):
         raise KitError(f"unknown sandbox {name!r}: choose auto, local, docker or none")
     if name in ("auto", "local"):

@@ -52,6 +52,23 @@ def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
 
+def bwrap_problem() -> str | None:
+    """Why the local sandbox (bubblewrap) cannot run here, or None when it can."""
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap is Linux only and this is {sys.platform}"
+    bwrap = find_bwrap()
+    if bwrap is None:
+        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap; here: scripts/system-deps.sh)"
+    try:
+        proc = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
+                              capture_output=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap cannot run here: {exc}"
+    if proc.returncode != 0:
+        return "bwrap cannot create its namespaces here: " + proc.stderr.decode(errors="replace").strip()[:200]
+    return None
+
+
 @functools.cache
 def runtime_binds() -> tuple[tuple[str, str], ...]:
     """(host source, sandbox destination) read-only binds of the Python runtime.

@@ -230,10 +230,10 @@ def test_writes_need_a_token(hub, repo_files, tmp_path, monkeypatch):
 
 def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files, tmp_path, token):
     """collect -> smoke (local sandbox, on the files fetched as data) -> report."""
-    from tests.sandbox.conftest import _local_works
+    from grader.sandbox.local import bwrap_problem
     from tests.smoke.test_smoke import FAST
-    if _local_works():
-        pytest.skip(_local_works())
+    if bwrap_problem():
+        pytest.skip(bwrap_problem())
     from grader.sandbox.local import LocalSandbox
     from grader.smoke import run_smoke
     original = agent_files("alice")["submissions/alice/agent.py"]

@@ -13,7 +13,7 @@ from engine import public_tier
 from grader.kit import (KitError, choose_sandbox, kit_excludes, stage_submission, submission_files,
                         write_submission_zip)
 from grader.submission import load_submission
-from tests.sandbox.conftest import _local_works
+from grader.sandbox.local import bwrap_problem
 
 pytestmark = pytest.mark.timeout(180)
 RAISES_ON_8X8 = textwrap.dedent("""\
@@ -92,7 +92,7 @@ def test_none_is_the_unsafe_backend_and_says_so():
 
 
 def test_auto_is_bubblewrap_where_it_works():
-    reason = _local_works()
+    reason = bwrap_problem()
     sandbox, note = choose_sandbox("auto")
     if reason:
         assert sandbox.name == "unsafe" and note.startswith("none:")
@@ -102,7 +102,7 @@ def test_auto_is_bubblewrap_where_it_works():
 
 @pytest.fixture
 def local_only():
-    reason = _local_works()
+    reason = bwrap_problem()
     if reason:
         pytest.skip(reason)
 

@@ -13,7 +13,7 @@ import pytest
 
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
-from grader.sandbox.local import LocalSandbox, find_bwrap
+from grader.sandbox.local import LocalSandbox, bwrap_problem
 from grader.submission import load_submission
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -30,23 +30,9 @@ def board(rows: int = 8, cols: int = 8) -> tuple[np.ndarray, np.ndarray]:
     return obs, mask
 
 
-def _local_works() -> str | None:
-    if find_bwrap() is None:
-        return "bubblewrap (bwrap) is not installed; run scripts/system-deps.sh"
-    import subprocess
-    try:
-        r = subprocess.run(["bwrap", "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
-                           capture_output=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"bwrap cannot run here: {exc}"
-    if r.returncode != 0:
-        return f"bwrap cannot create namespaces here: {r.stderr.decode(errors='replace').strip()}"
-    return None
-
-
 @pytest.fixture(scope="session")
 def local_sandbox() -> LocalSandbox:
-    reason = _local_works()
+    reason = bwrap_problem()
     if reason:
         pytest.skip(reason)
     return LocalSandbox()

@@ -13,7 +13,8 @@ import yaml
 from grader.cli import main
 from grader.limits import DEFAULT_LIMITS
 from grader.smoke import SmokeSettings, run_smoke, smoke_boards
-from tests.sandbox.conftest import AGENTS, _local_works
+from grader.sandbox.local import bwrap_problem
+from tests.sandbox.conftest import AGENTS
 
 pytestmark = pytest.mark.timeout(120)
 FAST = SmokeSettings(games_vs_random=2, self_play_games=1, frozen_games=1,
@@ -22,7 +23,7 @@ FAST = SmokeSettings(games_vs_random=2, self_play_games=1, frozen_games=1,
 
 @pytest.fixture(scope="module")
 def sandbox():
-    reason = _local_works()
+    reason = bwrap_problem()
     if reason:
         pytest.skip(reason)
     from grader.sandbox.local import LocalSandbox
