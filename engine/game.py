@@ -205,9 +205,7 @@ class Game:
 
     def is_legal(self, cell: object) -> bool:
         """Whether `cell` is an int index of a legal placement for the side to move."""
-        if type(cell) is not int and (isinstance(cell, bool) or not isinstance(cell, (int, np.integer))):
-            return False
-        if self._forfeited or self._meta[2] >= 0:
+        if self.done or type(cell) is not int and (isinstance(cell, bool) or not isinstance(cell, (int, np.integer))):
             return False
         cell = int(cell)
         return 0 <= cell < self.geo.cells and bool((int(self._st[2, cell >> 6]) >> (cell & 63)) & 1)

@@ -149,7 +149,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         game.forfeit(color)
         forfeit = color.label
     if seats is not None:
-        seats.settle()  # a game ended by a forfeit stops outside the kernel
+        seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
     outcome = game.outcome()
     return GameRecord(
         env_id=spec.id, seed=seed,
