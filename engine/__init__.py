@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "game": ("LOST", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError", "Termination", "replay"),
+    "game": ("LOST", "NO_VIEW", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError", "Termination", "replay"),
     "layout": ("Layout", "make_layout"),
     "opponents": ("OPPONENT_NAMES", "make_opponent"),
     "perft": ("perft", "perft_divide"),

@@ -18,6 +18,10 @@ from .spec import EnvSpec
 PASS = "pass"
 LOST = "lost"  # the side to move submitted an illegal move and lost its turn
 
+# An empty view pair: `play_to_agent` writes nothing into it (the side's player reads the
+# position itself).
+NO_VIEW = (np.empty((3, 0), dtype=np.float32), np.empty(0, dtype=np.int8))
+
 
 class Color(enum.IntEnum):
     BLACK = 0
@@ -95,6 +99,20 @@ def turn_limit_arg(rules: Rules) -> int:
     return -1 if rules.turn_limit is None else rules.turn_limit
 
 
+@lru_cache(maxsize=1024)
+def _opening(layout: Layout, cap: int, turn_limit: int) -> tuple[np.ndarray, np.ndarray]:
+    """The state arrays of a game at its opening (cached; every Game copies them)."""
+    g = geometry(layout)
+    st = np.zeros((3, g.words), dtype=np.uint64)
+    st[0] = g.black0
+    st[1] = g.white0
+    # side to move, placements, termination, has a legal move (see bitboard.refresh)
+    meta = np.array([0, 0, -1, 0], dtype=np.int64)
+    bb.refresh(st, meta, g.black0, g.masks, g.shifts, g.nxt, cap, turn_limit)
+    st.flags.writeable = meta.flags.writeable = False
+    return st, meta
+
+
 class Game:
     """One game from the opening, black to move.
 
@@ -110,17 +128,13 @@ class Game:
         self.geo = geometry(spec.layout)
         self.cap = spec.rules.capture.code
         self._limit = turn_limit_arg(spec.rules)
-        self._st = np.zeros((3, self.geo.words), dtype=np.uint64)
-        self._st[0] = self.geo.black0
-        self._st[1] = self.geo.white0
-        # side to move, placements, termination, has a legal move (see bitboard.refresh)
-        self._meta = np.array([0, 0, -1, 0], dtype=np.int64)
+        st, meta = _opening(spec.layout, self.cap, self._limit)
+        self._st = st.copy()  # black, white, legal cells of the side to move
+        self._meta = meta.copy()  # side to move, placements, termination, has a legal move
         self.moves: list[int | str] = []
         self._forfeit_winner: Color | None = None
         self._forfeited = False
         self._turns: np.ndarray | None = None  # play_engine_turns' move buffer
-        g = self.geo
-        bb.refresh(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit)
 
     # -- position ---------------------------------------------------------------------
     @property
@@ -183,7 +197,8 @@ class Game:
 
     def counts(self) -> tuple[int, int]:
         """(black discs, white discs)."""
-        return (sum(int(w).bit_count() for w in self._st[0]), sum(int(w).bit_count() for w in self._st[1]))
+        black, white = self._st[:2].tolist()
+        return sum(w.bit_count() for w in black), sum(w.bit_count() for w in white)
 
     def board(self) -> np.ndarray:
         """int8 (rows, cols): 0 empty, 1 black, 2 white, 3 obstacle."""
@@ -244,13 +259,35 @@ class Game:
         if not self.done:
             self._engine_turns(-1, seats)
 
-    def _engine_turns(self, first: int, seats) -> bool:
+    def play_to_agent(self, seats, views, cell: int = -1) -> int:
+        """Place `cell` for the side to move (when it is >= 0), play on as
+        `play_engine_turns(seats)` does, and write the view of the agent that must move next
+        into its pair of `views`, all in one kernel call: an agent's whole turn on the
+        engine's side.
+
+        `views` is ((obs, mask) of black, (obs, mask) of white), each obs float32
+        (3, rows*cols) and mask int8 (rows*cols,) as `agent_view` returns them, flat and
+        C-contiguous; one pair may serve both colours, and `NO_VIEW` takes nothing. `cell`
+        must be an int. Returns the side to move (0 black, 1 white) when an agent must
+        move, -1 when the game is over, and -2 when `cell` is not a legal move (nothing
+        changed).
+        """
+        if self._forfeited or cell >= self.geo.cells:
+            return -2 if cell >= 0 else -1
+        if not self._engine_turns(cell, seats, views):
+            return -2
+        meta = self._meta
+        return -1 if meta[2] >= 0 else int(meta[0])
+
+    def _engine_turns(self, first: int, seats, views=(NO_VIEW, NO_VIEW)) -> bool:
         """The kernel call; False (nothing changed) when `first` is not a legal move."""
         if self._turns is None:
             self._turns = np.empty(2 * self.geo.cells + 2, dtype=np.int64)
         g = self.geo
+        (obs_black, mask_black), (obs_white, mask_white) = views
         n = search.engine_turns(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit,
-                                first, seats.packed, seats.states, self._turns)
+                                first, seats.packed, seats.states, self._turns, g.obstacle_flat,
+                                obs_black, mask_black, obs_white, mask_white)
         if n < 0:
             return False
         if first >= 0:

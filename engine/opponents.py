@@ -9,16 +9,14 @@ replays from its seed).
 from __future__ import annotations
 
 import abc
-import functools
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import bitboard as bb
-from . import search
+from . import scoring, search
 from .game import Game, turn_limit_arg
-from .rules import Rules, Win, band_bounds
 from .seeding import derive_seed
 from .spec import EnvSpec
 
@@ -29,17 +27,7 @@ MCTS_ITERATIONS = 400
 
 def win_args(spec: EnvSpec) -> tuple[int, int, int, int, int]:
     """(win code, lo_num, lo_den, hi_num, hi_den) for the search kernels."""
-    return _win_args(spec.rules)
-
-
-@functools.lru_cache(maxsize=1024)
-def _win_args(rules: Rules) -> tuple[int, int, int, int, int]:
-    # Cached: exact fractions cost more than a random game, and every game asks per player.
-    code = {Win.MOST: 0, Win.FEWEST: 1, Win.BAND: 2}[rules.win]
-    if rules.win is not Win.BAND:
-        return code, 0, 1, 1, 1
-    lo, hi = band_bounds(rules.k_fraction)
-    return code, lo.numerator, lo.denominator, hi.numerator, hi.denominator
+    return scoring.win_args(spec.rules)
 
 
 @dataclass

@@ -2,16 +2,40 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .rules import Rules, Win, band_bounds
 
 BLACK_WINS, WHITE_WINS, DRAW = 0, 1, -1
+WIN_CODES = {Win.MOST: 0, Win.FEWEST: 1, Win.BAND: 2}
+
+
+@functools.lru_cache(maxsize=1024)
+def win_args(rules: Rules) -> tuple[int, int, int, int, int]:
+    """(win code, lo_num, lo_den, hi_num, hi_den): the win condition as the kernels take it,
+    the band's bounds as exact fractions. Cached: exact fractions cost more than a game."""
+    code = WIN_CODES[rules.win]
+    if rules.win is not Win.BAND:
+        return code, 0, 1, 1, 1
+    lo, hi = band_bounds(rules.k_fraction)
+    return code, lo.numerator, lo.denominator, hi.numerator, hi.denominator
 
 
 def winner_code(rules: Rules, black: int, white: int) -> int:
-    """0 black wins, 1 white wins, -1 draw, for the final disc counts."""
-    return int(winner_codes(rules, np.array([black]), np.array([white]))[0])
+    """0 black wins, 1 white wins, -1 draw, for the final disc counts (integer arithmetic)."""
+    code, lo_num, lo_den, hi_num, hi_den = win_args(rules)
+    if code == 0:
+        return BLACK_WINS if black > white else WHITE_WINS if white > black else DRAW
+    if code == 1:
+        return BLACK_WINS if black < white else WHITE_WINS if white < black else DRAW
+    total = black + white
+    if total > 0:
+        for result, mine in ((BLACK_WINS, black), (WHITE_WINS, white)):
+            if mine * lo_den > lo_num * total and mine * hi_den < hi_num * total:
+                return result
+    return DRAW
 
 
 def winner_codes(rules: Rules, black: np.ndarray, white: np.ndarray) -> np.ndarray:
@@ -27,9 +51,9 @@ def winner_codes(rules: Rules, black: np.ndarray, white: np.ndarray) -> np.ndarr
         out[white < black] = WHITE_WINS
     else:
         # share = mine / total lies in (lo, hi) with lo = a/b, hi = c/d, compared by cross-multiplying.
-        lo, hi = band_bounds(rules.k_fraction)
+        _, lo_num, lo_den, hi_num, hi_den = win_args(rules)
         total = black + white
         for code, mine in ((BLACK_WINS, black), (WHITE_WINS, white)):
-            inside = (mine * lo.denominator > lo.numerator * total) & (mine * hi.denominator < hi.numerator * total)
+            inside = (mine * lo_den > lo_num * total) & (mine * hi_den < hi_num * total)
             out[inside & (total > 0)] = code
     return out

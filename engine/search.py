@@ -13,8 +13,8 @@ import time
 import numpy as np
 from numba import njit
 
-from .bitboard import (ONE, ZERO, advance, apply_move, bit, flips, legal_moves, lowest_index, next_random,
-                       nonzero, nth_cell, popcount, random_cell, random_playout, row)
+from .bitboard import (ONE, ZERO, advance, apply_move, bit, fill_view, flips, legal_moves, lowest_index,
+                       next_random, nonzero, nth_cell, popcount, random_cell, random_playout, row)
 
 WIN_SCORE = 10_000.0
 
@@ -308,7 +308,14 @@ AGENT, RANDOM, GREEDY, MINIMAX, MCTS = -1, 0, 1, 2, 3
 
 
 @njit(cache=True)
-def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, seats, states, moves_out) -> int:
+def _view_fits(obs, mask, obstacles) -> bool:
+    cells = obstacles.shape[0]
+    return obs.shape[1] == 0 or (obs.shape[0] == 3 and obs.shape[1] == cells and mask.shape[0] == cells)
+
+
+@njit(cache=True)
+def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, seats, states, moves_out,
+                 obstacles, obs_black, mask_black, obs_white, mask_white) -> int:
     """Play a game's forced passes and its reference players' moves, from the state arrays
     of engine.game.Game, until the game ends or a seat of kind AGENT must move. When
     `first` >= 0 the side to move places there first, and -1 is returned at once, with
@@ -319,7 +326,13 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
     condition (6-10, as `win_args`). states[side] is the seat's seeded xorshift state. Moves
     go to moves_out (-1 a pass); returns how many (`first` not counted). A move here is exactly the one the
     player's own `act` would choose in the same position with the same state.
+
+    When it stops for an agent, that side's view (observation and legal mask, as
+    bitboard.fill_view writes them) goes to its obs/mask pair, unless the pair is empty
+    (obs of shape (3, 0)): the caller then reads the position itself.
     """
+    if not (_view_fits(obs_black, mask_black, obstacles) and _view_fits(obs_white, mask_white, obstacles)):
+        raise ValueError("engine_turns: a view is obs (3, cells) and mask (cells,), or empty")
     win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]
     if first >= 0:
         if meta[2] >= 0 or (st[2, first >> 6] >> np.uint64(first & 63)) & ONE == ZERO:
@@ -358,4 +371,10 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
         moves_out[n] = cell
         n += 1
         advance(st, meta, cell, like, masks, shifts, nxt, cap, turn_limit)
+    if meta[2] < 0:
+        if meta[0] == 0:
+            if obs_black.shape[1]:
+                fill_view(st, 0, obstacles, obs_black, mask_black)
+        elif obs_white.shape[1]:
+            fill_view(st, 1, obstacles, obs_white, mask_white)
     return n

@@ -30,6 +30,30 @@ CPU_CHECK_INTERVAL = 0.5
 _POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 
 
+class ActFrame:
+    """The `act` frame of one board shape, built once: its constant head (prefix and header),
+    the pace threshold, and a buffer whose body the engine fills in place (see
+    `AgentHandle.view_buffers`), so a move is sent without building the frame anew."""
+
+    __slots__ = ("shape", "head", "pace_stop", "frame", "obs", "mask")
+
+    def __init__(self, shape: tuple[int, int], limits: Limits):
+        rows, cols = self.shape = shape
+        cells = rows * cols
+        header = protocol.act_header(rows, cols)
+        self.head = protocol.PREFIX.pack(len(header), 3 * cells * 4 + cells) + header
+        self.pace_stop = limits.pace_stop_factor * limits.pace_seconds(rows, cols)
+        size = len(self.head) + 13 * cells
+        raw = np.zeros(size + 4, dtype=np.uint8)
+        # Start the frame so that the float32 observation after the head is 4-byte aligned.
+        start = -(raw.ctypes.data + len(self.head)) % 4
+        self.frame = raw[start:start + size]
+        self.frame[:len(self.head)] = np.frombuffer(self.head, dtype=np.uint8)
+        body = len(self.head)
+        self.obs = self.frame[body:body + 12 * cells].view(np.float32).reshape(3, rows, cols)
+        self.mask = self.frame[body + 12 * cells:].view(np.int8)
+
+
 @dataclass
 class ActStats:
     """Timing of the agent's act() replies, as the host measured them."""
@@ -92,8 +116,8 @@ class AgentHandle:
         self._next_cpu_check = self.started + CPU_CHECK_INTERVAL
         self._reader = protocol.FrameReader(protocol.REPLY_MAX_HEADER, protocol.REPLY_MAX_BODY,
                                             cached_ops=frozenset({protocol.OP_ACTION, protocol.OP_OK}))
-        # Per board shape: the act frame's prefix+header (constant) and the pace thresholds.
-        self._act_heads: dict[tuple[int, int], tuple[bytes, float]] = {}
+        self._act_frames: dict[tuple[int, int], ActFrame] = {}  # per board shape
+        self._filled: ActFrame | None = None  # the frame whose views `view_buffers` handed out last
         if process is not None:
             for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
                 os.set_blocking(fd, False)
@@ -186,25 +210,40 @@ class AgentHandle:
         self.frozen = True
         return self._simple_call({"op": protocol.OP_FREEZE}, self.limits.prepare_seconds, "freeze")
 
+    def view_buffers(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
+        """(obs, mask) of a rows x cols board, float32 (3, rows, cols) and int8 (rows*cols,):
+        views into this handle's prebuilt act frame. Whoever fills them in place and passes
+        these very arrays to `act` saves building the frame for every move; their contents
+        change with every move."""
+        act_frame = self._act_frame((rows, cols))
+        self._filled = act_frame
+        return act_frame.obs, act_frame.mask
+
+    def _act_frame(self, shape: tuple[int, int]) -> ActFrame:
+        act_frame = self._act_frames.get(shape)
+        if act_frame is None:
+            act_frame = self._act_frames[shape] = ActFrame(shape, self.limits)
+        return act_frame
+
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]:
         """Ask for a move: (cell, None), or (None, fault). The cell is an int in
         range(mask.size) but not necessarily legal: that is the policy's call.
 
         This is the hot path of a round (hundreds of thousands of calls per
-        environment), hence the cached frame head and the inlined checks.
+        environment), hence the prebuilt frame and the inlined checks.
         """
         if self.fault is not None:
             return None, self.fault
-        shape = obs.shape[1:]
-        cached = self._act_heads.get(shape)
-        if cached is None:
-            cached = self._act_heads[shape] = self._act_head(shape)
-        head, pace_stop = cached
-        if obs.dtype != np.float32:
-            obs = obs.astype(np.float32)
-        if mask.dtype != np.int8:
-            mask = mask.astype(np.int8)
-        frame = head + obs.tobytes() + mask.tobytes()
+        act_frame = self._filled
+        if act_frame is not None and obs is act_frame.obs and mask is act_frame.mask:
+            frame = act_frame.frame  # filled in place: nothing to build
+        else:
+            act_frame = self._act_frame(obs.shape[1:])
+            if obs.dtype != np.float32:
+                obs = obs.astype(np.float32)
+            if mask.dtype != np.int8:
+                mask = mask.astype(np.int8)
+            frame = act_frame.head + obs.tobytes() + mask.tobytes()
         start = time.perf_counter()
         header = self._call(frame, self.limits.act_hard_seconds, "act")
         elapsed = time.perf_counter() - start
@@ -220,19 +259,13 @@ class AgentHandle:
         action = header.get("action")
         if header["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
             return None, self._bad_act_reply(header, mask.size)
-        if stats.total_seconds > pace_stop * stats.count and stats.count >= self.limits.pace_min_acts:
-            fault = pace_stop_fault(stats, shape, self.limits)
+        if stats.total_seconds > act_frame.pace_stop * stats.count and stats.count >= self.limits.pace_min_acts:
+            fault = pace_stop_fault(stats, act_frame.shape, self.limits)
             if fault is not None:
                 return None, self._fail(fault.kind, fault.detail)
         if time.monotonic() >= self._next_cpu_check and self._check_cpu():
             return None, self.fault
         return action, None
-
-    def _act_head(self, shape: tuple[int, int]) -> tuple[bytes, float]:
-        rows, cols = shape
-        head = protocol.act_header(rows, cols)
-        body_len = 3 * rows * cols * 4 + rows * cols
-        return protocol.PREFIX.pack(len(head), body_len) + head, self.limits.pace_stop_factor * self.limits.pace_seconds(rows, cols)
 
     def _bad_act_reply(self, header: dict, cells: int) -> Fault:
         op = header["op"]

@@ -15,7 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
-from engine import Color, EnvSpec, Game
+from engine import NO_VIEW, Color, EnvSpec, Game
 from engine.opponents import EngineSeats, Opponent, seated_opponent
 
 from grader.faults import Fault, FaultKind
@@ -80,7 +80,10 @@ class AgentSeat(Protocol):
     """A seat held by a submission over the wire: an AgentHandle or anything shaped like one.
 
     The other kind of seat is a reference opponent (`engine.opponents.Opponent`), which the
-    engine plays itself and which has no conduct to judge.
+    engine plays itself and which has no conduct to judge. A seat may also offer
+    `view_buffers(rows, cols) -> (obs, mask)`: the engine then writes each view into those
+    arrays and `act` is given them (an AgentHandle sends them without a copy); a seat
+    without it is given fresh arrays for every move.
     """
 
     label: str
@@ -95,50 +98,74 @@ def _label(player) -> str:
     return player.name if isinstance(player, Opponent) else player.label
 
 
+def _views(players: list, spec: EnvSpec) -> tuple[list, list]:
+    """Per seat, the (obs, mask) pair the engine fills for it, as the player sees it and as
+    the kernel writes it (flat). An agent seat with `view_buffers` gets its own (its act
+    frame, filled in place); any other agent seat a pair of the game's, copied to it each
+    move; a reference seat none."""
+    rows, cols = spec.layout.rows, spec.layout.cols
+    shown, flat = [], []
+    for player in players:
+        if isinstance(player, Opponent):
+            pair = NO_VIEW
+            shown.append(pair)
+        else:
+            buffers = getattr(player, "view_buffers", None)
+            if buffers is not None:
+                obs, mask = buffers(rows, cols)
+            else:
+                obs, mask = np.empty((3, rows, cols), dtype=np.float32), np.empty(rows * cols, dtype=np.int8)
+            shown.append((obs, mask))
+            pair = (obs.reshape(3, rows * cols), mask)
+        flat.append(pair)
+    return shown, flat
+
+
 def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     """Play one game of `spec`; each player is an AgentSeat, a reference opponent
     (`engine.opponents.Opponent`) or its name (engine.OPPONENT_NAMES).
 
     A named opponent is seeded with `derive_seed(seed, colour)`. The same AgentSeat may hold
-    both seats (self-play). The engine plays the reference opponents' moves and forced passes
-    in its kernels, coming back here only when an agent must move.
+    both seats (self-play). The engine plays the reference opponents' moves and forced
+    passes in its kernels and writes the agent's view, coming back here only for the
+    agent's move.
     """
     players = []
     for color, player in zip(COLORS, (black, white)):
         if isinstance(player, str):
             player = seated_opponent(player, spec, seed, color.label)
         players.append(player)
-    held = [p if isinstance(p, Opponent) else None for p in players]
-    seats = EngineSeats(spec, *held) if held != [None, None] else None
+    seats = EngineSeats(spec, *(p if isinstance(p, Opponent) else None for p in players))
+    shown, flat = _views(players, spec)
+    copies = [not hasattr(p, "view_buffers") for p in players]
     sides = (SideStats(), SideStats())
     game = Game(spec)
-    if seats is not None:
-        game.play_engine_turns(seats)
+    turn = game.play_to_agent(seats, flat)
     forfeit = None
-    while not game.done:
-        if seats is None and not game.has_legal_move():
-            game.pass_turn()  # with reference seats, the engine plays passes itself
-            continue
-        turn = game.side_to_move
+    perf_counter = time.perf_counter
+    while turn >= 0:
         player, side = players[turn], sides[turn]
-        obs, mask = game.agent_view()
-        start = time.perf_counter()
-        action, fault = player.act(obs, mask)
-        elapsed = time.perf_counter() - start
+        obs, mask = shown[turn]
+        start = perf_counter()
+        if copies[turn]:
+            action, fault = player.act(obs.copy(), mask.copy())
+        else:
+            action, fault = player.act(obs, mask)
+        elapsed = perf_counter() - start
         side.acts += 1
         side.act_seconds += elapsed
         if elapsed > side.max_act_seconds:
             side.max_act_seconds = elapsed
         if fault is None:
-            verdict = player.conduct.judge(bool(mask[action]), side.illegal)
+            legal = bool(mask[action])
+            verdict = player.conduct.judge(legal, side.illegal)
             if verdict is Verdict.PLAY:
-                game.play(action, seats)
+                turn = game.play_to_agent(seats, flat, action)
                 continue
             side.illegal += 1
             if verdict is Verdict.LOSE_TURN:
                 game.lose_turn()
-                if seats is not None:
-                    game.play_engine_turns(seats)
+                turn = game.play_to_agent(seats, flat)
                 continue
             if verdict is Verdict.FORFEIT_GAME:
                 fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
@@ -148,8 +175,8 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         color = COLORS[turn]
         game.forfeit(color)
         forfeit = color.label
-    if seats is not None:
-        seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
+        break
+    seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
     outcome = game.outcome()
     return GameRecord(
         env_id=spec.id, seed=seed,

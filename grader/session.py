@@ -276,6 +276,9 @@ class InProcessAgent(AgentHandle):
         return self.fault
 
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]:
+        # Copies: obs and mask may be the handle's view buffers, refilled for every move,
+        # and an agent may keep what it is given (a sandboxed one gets fresh arrays too).
+        obs, mask = obs.copy(), mask.copy()
         start = time.perf_counter()
         action, fault = self._call("act", obs, mask)
         elapsed = time.perf_counter() - start

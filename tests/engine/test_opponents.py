@@ -128,3 +128,42 @@ def test_an_illegal_move_with_engine_seats_changes_nothing():
     assert game.moves == [] and game.to_move is Color.BLACK
     game.play(np.int64(game.legal_cells()[0]), seats)  # then the engine's reply, in the same call
     assert len(game.moves) >= 2 and type(game.moves[0]) is int
+
+
+def _view_pair(spec):
+    cells = spec.layout.cells
+    return np.full((3, cells), 7, dtype=np.float32), np.full(cells, 7, dtype=np.int8)
+
+
+def test_play_to_agent_hands_back_each_agent_turn_with_its_view():
+    """An agent's whole turn on the engine's side: its move, the reference's reply and any
+    forced passes, and the view of the side that must move next, written in place."""
+    spec = public_tier()[7]
+    seats = EngineSeats(spec, make_opponent("greedy", spec, 3), None)
+    black_view, white_view = _view_pair(spec), _view_pair(spec)
+    views = (black_view, white_view)
+    game = Game(spec)
+    turn = game.play_to_agent(seats, views)
+    agent_moves = 0
+    while turn >= 0:
+        assert turn == 1 and game.to_move is Color.WHITE and game.has_legal_move()
+        obs, mask = game.agent_view()
+        assert np.array_equal(white_view[0], obs.reshape(3, -1)) and np.array_equal(white_view[1], mask)
+        illegal = int(np.flatnonzero(mask == 0)[0])
+        moves = list(game.moves)
+        assert game.play_to_agent(seats, views, illegal) == -2 and game.moves == moves  # nothing changed
+        assert game.play_to_agent(seats, views, spec.layout.cells) == -2
+        turn = game.play_to_agent(seats, views, int(np.flatnonzero(mask)[-1]))
+        agent_moves += 1
+    assert game.done and agent_moves > 5
+    assert (black_view[0] == 7).all()  # the engine's side never gets a view
+    assert game.play_to_agent(seats, views) == -1 and game.play_to_agent(seats, views, 0) == -2
+
+
+def test_play_to_agent_refuses_a_view_of_the_wrong_shape():
+    spec = public_tier()[0]
+    seats = EngineSeats(spec, None, None)
+    obs, mask = _view_pair(spec)
+    for bad in ((obs[:2], mask), (obs, mask[:-1]), (obs[:, :-1], mask[:-1])):
+        with pytest.raises(ValueError, match="a view is obs"):
+            Game(spec).play_to_agent(seats, (bad, (obs, mask)))

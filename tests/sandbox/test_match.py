@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import Color, public_tier, replay
+from engine import Color, Game, public_tier, replay
 from grader.faults import FaultKind
 from grader.limits import DEFAULT_LIMITS
 from grader.match import env_info, outcome_for, play_game
@@ -84,3 +84,49 @@ def test_launch_failure_is_the_arenas_fault(tmp_path, spec):
     assert handle.fault.kind is FaultKind.LAUNCH_FAILED and not handle.fault.is_agents_fault
     record = play_game(spec, handle, "random", seed=0)
     assert record.forfeit == "black" and record.sides["black"].faults[0].kind is FaultKind.LAUNCH_FAILED
+
+
+class _Keeper:
+    """A seat that keeps every view it is given, as an agent that learns from history may."""
+
+    label = "keeper"
+
+    def __init__(self):
+        self.conduct = Conduct(DEFAULT_LIMITS)
+        self.seen = []
+
+    def act(self, obs, mask):
+        self.seen.append((obs, mask))
+        return int(mask.nonzero()[0][0]), None
+
+    def fail(self, fault):
+        return fault
+
+
+def test_a_seat_keeps_the_views_it_was_given(spec):
+    """The engine writes views in place; a seat without view_buffers (and an in-process
+    agent) must still get arrays of its own that later moves do not overwrite."""
+    from grader.session import InProcessAgent
+
+    keeper = _Keeper()
+    record = play_game(spec, keeper, "random", seed=3)
+    game = Game(spec)
+    for move in record.moves:
+        if game.has_legal_move() and game.to_move is Color.BLACK:
+            obs, mask = keeper.seen.pop(0)
+            expected = game.agent_view()
+            assert (obs == expected[0]).all() and (mask == expected[1]).all()
+        if move == "pass":
+            game.pass_turn()
+        else:
+            game.play(move)
+    assert keeper.seen == []
+    class Agent(_Keeper):
+        def act(self, obs, mask):
+            return super().act(obs, mask)[0]
+
+    inner = Agent()
+    handle = InProcessAgent(inner, DEFAULT_LIMITS, "inner")
+    play_game(spec, handle, handle, seed=4)
+    assert len({id(obs) for obs, _ in inner.seen}) == len(inner.seen) > 10
+    assert not all((obs == inner.seen[-1][0]).all() for obs, _ in inner.seen[:-1])

@@ -113,3 +113,15 @@ def test_unknown_op_is_refused_and_a_protocol_fault(launch):
     handle = launch("random_agent")
     fault = handle._simple_call({"op": "unknown-op"}, 5.0, "probe")
     assert fault is not None and fault.kind is FaultKind.PROTOCOL and "refused" in fault.detail
+
+
+def test_an_act_frame_filled_in_place_is_the_frame_built_by_copying():
+    from grader.agent_handle import ActFrame
+    from grader.limits import DEFAULT_LIMITS
+
+    obs, mask = board()
+    act_frame = ActFrame((8, 8), DEFAULT_LIMITS)
+    act_frame.obs[...] = obs
+    act_frame.mask[...] = mask
+    assert act_frame.obs.ctypes.data % 4 == 0 and act_frame.obs.flags.c_contiguous
+    assert bytes(act_frame.frame) == protocol.encode_raw(protocol.act_header(8, 8), obs.tobytes(), mask.tobytes())
