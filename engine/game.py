@@ -12,7 +12,7 @@ from . import bitboard as bb
 from . import search
 from .layout import Layout
 from .rules import Rules
-from .scoring import DRAW, winner_code
+from .scoring import DRAW, winner_by_args
 from .spec import EnvSpec
 
 PASS = "pass"
@@ -337,7 +337,7 @@ class Game:
         if self._forfeited:
             winner = self._forfeit_winner
         else:
-            code = winner_code(self.rules, black, white)
+            code = winner_by_args(self.spec.win_args, black, white)
             winner = None if code == DRAW else Color(code)
         return Outcome(self.termination, winner, black, white)
 

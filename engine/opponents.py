@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import bitboard as bb
-from . import scoring, search
+from . import search
 from .game import Game, turn_limit_arg
 from .seeding import derive_seed
 from .spec import EnvSpec
@@ -27,7 +27,7 @@ MCTS_ITERATIONS = 400
 
 def win_args(spec: EnvSpec) -> tuple[int, int, int, int, int]:
     """(win code, lo_num, lo_den, hi_num, hi_den) for the search kernels."""
-    return scoring.win_args(spec.rules)
+    return spec.win_args
 
 
 @dataclass

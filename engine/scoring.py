@@ -9,14 +9,13 @@ import numpy as np
 from .rules import Rules, Win, band_bounds
 
 BLACK_WINS, WHITE_WINS, DRAW = 0, 1, -1
-WIN_CODES = {Win.MOST: 0, Win.FEWEST: 1, Win.BAND: 2}
 
 
 @functools.lru_cache(maxsize=1024)
 def win_args(rules: Rules) -> tuple[int, int, int, int, int]:
     """(win code, lo_num, lo_den, hi_num, hi_den): the win condition as the kernels take it,
     the band's bounds as exact fractions. Cached: exact fractions cost more than a game."""
-    code = WIN_CODES[rules.win]
+    code = rules.win.code
     if rules.win is not Win.BAND:
         return code, 0, 1, 1, 1
     lo, hi = band_bounds(rules.k_fraction)
@@ -24,8 +23,13 @@ def win_args(rules: Rules) -> tuple[int, int, int, int, int]:
 
 
 def winner_code(rules: Rules, black: int, white: int) -> int:
-    """0 black wins, 1 white wins, -1 draw, for the final disc counts (integer arithmetic)."""
-    code, lo_num, lo_den, hi_num, hi_den = win_args(rules)
+    """0 black wins, 1 white wins, -1 draw, for the final disc counts."""
+    return winner_by_args(win_args(rules), black, white)
+
+
+def winner_by_args(args: tuple[int, int, int, int, int], black: int, white: int) -> int:
+    """winner_code from the rules' `win_args` (integer arithmetic)."""
+    code, lo_num, lo_den, hi_num, hi_den = args
     if code == 0:
         return BLACK_WINS if black > white else WHITE_WINS if white > black else DRAW
     if code == 1:

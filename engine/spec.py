@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from .layout import MAX_SIDE, MIN_SIDE, Layout, make_layout, opening_cells
+from . import scoring
 from .rules import Capture, Rules, Win
 
 SPEC_VERSION = 1
@@ -54,6 +55,12 @@ class EnvSpec:
         """`env-` and 12 hex digits of the sha256 of the canonical content (layout and rules)."""
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return "env-" + hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+    @functools.cached_property
+    def win_args(self) -> tuple[int, int, int, int, int]:
+        """The win condition as the kernels take it (`scoring.win_args`), kept per spec:
+        every game asks for it, and hashing the rules costs more than reading it."""
+        return scoring.win_args(self.rules)
 
     def with_rules(self, **changes: Any) -> "EnvSpec":
         data = self.rules.to_dict() | {k: (v.value if hasattr(v, "value") else v) for k, v in changes.items()}

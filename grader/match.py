@@ -22,6 +22,7 @@ from grader.faults import Fault, FaultKind
 from grader.policy import Verdict
 
 COLORS = (Color.BLACK, Color.WHITE)
+LABELS = tuple(c.label for c in COLORS)
 
 
 @dataclass
@@ -94,19 +95,15 @@ class AgentSeat(Protocol):
     def fail(self, fault: Fault) -> Fault: ...
 
 
-def _label(player) -> str:
-    return player.name if isinstance(player, Opponent) else player.label
-
-
-def _views(players: list, spec: EnvSpec) -> tuple[list, list]:
+def _views(players: list, held: list, spec: EnvSpec) -> tuple[list, list]:
     """Per seat, the (obs, mask) pair the engine fills for it, as the player sees it and as
     the kernel writes it (flat). An agent seat with `view_buffers` gets its own (its act
     frame, filled in place); any other agent seat a pair of the game's, copied to it each
-    move; a reference seat none."""
+    move; a seat the engine holds (`held`) none."""
     rows, cols = spec.layout.rows, spec.layout.cols
     shown, flat = [], []
-    for player in players:
-        if isinstance(player, Opponent):
+    for player, opponent in zip(players, held):
+        if opponent is not None:
             pair = NO_VIEW
             shown.append(pair)
         else:
@@ -135,8 +132,9 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         if isinstance(player, str):
             player = seated_opponent(player, spec, seed, color.label)
         players.append(player)
-    seats = EngineSeats(spec, *(p if isinstance(p, Opponent) else None for p in players))
-    shown, flat = _views(players, spec)
+    held = [p if isinstance(p, Opponent) else None for p in players]
+    seats = EngineSeats(spec, *held)
+    shown, flat = _views(players, held, spec)
     copies = [not hasattr(p, "view_buffers") for p in players]
     sides = (SideStats(), SideStats())
     game = Game(spec)
@@ -180,9 +178,9 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     outcome = game.outcome()
     return GameRecord(
         env_id=spec.id, seed=seed,
-        players={color.label: _label(p) for color, p in zip(COLORS, players)},
+        players={label: p.label if o is None else o.name for label, p, o in zip(LABELS, players, held)},
         moves=game.moves, termination=outcome.termination.value,
         winner=None if outcome.winner is None else outcome.winner.label,
         black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
-        sides={color.label: side for color, side in zip(COLORS, sides)},
+        sides=dict(zip(LABELS, sides)),
     )
