@@ -15,7 +15,7 @@ _MASK64 = (1 << 64) - 1
 
 def derive_seed(*parts: object) -> int:
     """A 64-bit non-zero seed from any sequence of printable parts (root seed, env id, phase, index)."""
-    text = "\x1f".join(str(p) for p in parts).encode()
+    text = "\x1f".join(map(str, parts)).encode()
     value = int.from_bytes(hashlib.sha256(text).digest()[:8], "little")
     return value or 0x9E3779B97F4A7C15
 
