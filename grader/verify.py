@@ -11,6 +11,7 @@ same way and the public file is checked to be exactly its projection.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,10 +20,15 @@ from typing import Any
 from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, parse_spec
 from engine.opponents import seated_opponent
 from grader.disclosure import PROFILES, project_game, project_result
+from grader.limits import Limits
 from grader.metrics import generalisation_gap
 from grader.results import ResultsError, load_games, load_results
+from grader.rounds.orchestrate import public_round_baseline
+from grader.rounds.plan import EnvEntry, RoundPlan
+from grader.rounds.publish import round_notes
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
 from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed
+from grader.session import Entrant
 
 
 class Difference(Exception):
@@ -233,6 +239,95 @@ def check_gap(path: Path, data: dict, report: Report) -> None:
             raise Difference(diff)
 
 
+def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
+    """The round plan that a results file states (configuration, limits, field, environments,
+    versions), or None and why the file cannot restate it. The round id is a hash of this
+    plan, so a change to any of them shows as a different id."""
+    config, provenance = data["provenance"]["config"], data["provenance"]
+    if config["seed"] is None:
+        return None, "the round seed is not public"
+    if provenance["tier_seed_commitment"] is not None:
+        return None, "the tier was generated from a secret seed"
+    if any(e["spec"] is None for e in data["environments"]):
+        return None, "the environments' rules are withheld"
+    public_round = None
+    if config["public_round"] is not None:
+        other = path.parent / f"{config['public_round']['id']}.yaml"
+        if not other.exists():
+            return None, f"the public round {other.name} is not beside this file"
+        public_round = public_round_baseline(other)
+    try:
+        envs = tuple(EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
+                     for i, e in enumerate(data["environments"]))
+        field = tuple(Entrant(f["name"], f["kind"], "", f["digest"], f["account"]) for f in data["field"])
+        plan = RoundPlan(
+            tier=config["tier"], envs=envs, field=field, budget=config["budget"],
+            checkpoints=tuple(config["checkpoints"]), games_per_checkpoint=config["games_per_checkpoint"],
+            pairing_games=config["pairing_games"], seed=config["seed"], tier_seed=None,
+            limits=Limits(**provenance["limits"]), sandbox=config["sandbox"], disclosure=config["disclosure"],
+            commit=provenance["commit"], arena_version=provenance["arena_version"],
+            arena_retries=config["arena_retries"], max_arena_faults=config["max_arena_faults"],
+            public_round=public_round)
+    except (SpecError, ValueError, TypeError) as exc:
+        raise Difference(f"provenance: the stated configuration is not a round's: {exc}") from None
+    return plan, ""
+
+
+def check_statement(path: Path, data: dict, report: Report) -> None:
+    """What the file says about the round itself, wherever it follows from the rest: the round
+    id (a hash of the configuration, limits, field and environments stated), the environment
+    ids, the disclosure's description, the notes, and the self-play summaries' arithmetic.
+    The summaries themselves (self-play games are not stored) and how the round was run
+    (`provenance.execution`) are not recomputable."""
+    config, info = data["provenance"]["config"], data["round"]
+    ids = [e["id"] for e in data["environments"]]
+    if config["env_ids"] is not None and config["env_ids"] != ids:
+        raise Difference(f"provenance.config.env_ids: the file says {config['env_ids']}, its environments are {ids}")
+    profile = PROFILES[data["disclosure"]["profile"]]
+    if data["disclosure"]["description"] != profile.describe():
+        raise Difference(f"disclosure.description: the file says {data['disclosure']['description']!r}, "
+                         f"the {profile.name} profile is {profile.describe()!r}")
+    notes = round_notes(info["tier"], len(data["environments"]), len(data["field"]), info["standing_published"])
+    diff = first_difference(info["notes"], notes, "round.notes")
+    if diff:
+        raise Difference(diff)
+    for e, env in enumerate(data["environments"]):
+        for a, row in enumerate(env["agents"]):
+            check_self_play(row, config["budget"], f"environments[{e}].agents[{a}].self_play")
+    faults = data["provenance"]["execution"]["arena_faults"]
+    if len(faults) > config["max_arena_faults"]:
+        raise Difference(f"provenance.config.max_arena_faults: {len(faults)} arena faults are recorded, more than "
+                         f"the {config['max_arena_faults']} a published round allows")
+    for label in {f["env"] for f in faults}:
+        count = sum(f["env"] == label for f in faults)
+        if count > config["arena_retries"]:
+            raise Difference(f"provenance.config.arena_retries: environment {label} is recorded after {count} "
+                             f"arena faults, more than the {config['arena_retries']} retries allowed")
+    plan, why = stated_plan(path, data)
+    if plan is None:
+        report.notes.append(f"round id not recomputed: {why}")
+    elif plan.round_id != info["id"]:
+        raise Difference(f"round.id: the file says {info['id']}, the configuration, limits, field and "
+                         f"environments it states give {plan.round_id}")
+
+
+def check_self_play(row: dict, budget: int, where: str) -> None:
+    """A self-play summary adds up: its games within the budget (all of it unless the entrant
+    faulted there), and wins and draws that sum to its games."""
+    sp = row["self_play"]
+    games = sp["games"]
+    if games > budget or (row["status"] == "ok" and games != budget):
+        raise Difference(f"{where}.games: {games} self-play games for an entrant whose status is "
+                         f"{row['status']!r}, with a budget of {budget}")
+    if "black_wins" not in sp:
+        return  # the profile publishes only the count
+    if sp["black_wins"] + sp["white_wins"] + sp["draws"] != games:
+        raise Difference(f"{where}: black_wins + white_wins + draws is "
+                         f"{sp['black_wins'] + sp['white_wins'] + sp['draws']}, not its {games} games")
+    if (sp["mean_plies"] is None) != (games == 0):
+        raise Difference(f"{where}.mean_plies: {sp['mean_plies']!r} for {games} games")
+
+
 def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
     try:
         data = load_results(path)
@@ -240,6 +335,7 @@ def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
     except ResultsError as exc:
         raise Difference(f"{exc.args[0].splitlines()[0]} {exc.problems[0]}") from None
     report.games += len(games)
+    check_statement(path, data, report)
     check_games(data, games, report)
     check_numbers(path, data, games, report)
     return data, games

@@ -37,18 +37,24 @@ def config_of(plan: RoundPlan) -> dict:
             {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]}}
 
 
+def round_notes(tier: str, environments: int, field_size: int, standing_published: bool) -> list[str]:
+    """The notes a results file gives on what the round is and is not (research, private, no standing)."""
+    notes = []
+    if tier == "paper":
+        notes.append("a paper-tier round is research: it never enters the leaderboard")
+    if environments < MIN_ENVS_FOR_PUBLIC:
+        notes.append(f"{environments} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
+                     "it does not move the leaderboard")
+    if not standing_published:
+        notes.append(f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: no standing or Elo is "
+                     "published; the pairwise results are the result")
+    return notes
+
+
 def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
     private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC
     research = plan.tier == "paper"
-    notes = []
-    if research:
-        notes.append("a paper-tier round is research: it never enters the leaderboard")
-    if private:
-        notes.append(f"{len(plan.envs)} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
-                     "it does not move the leaderboard")
-    if not scores.standing_published:
-        notes.append(f"a field of {len(plan.field)}, fewer than {MIN_FIELD_FOR_STANDING}: no standing or Elo is "
-                     "published; the pairwise results are the result")
+    notes = round_notes(plan.tier, len(plan.envs), len(plan.field), scores.standing_published)
     leaderboard = plan.tier in ("ladder", "final") and not private and scores.standing_published
     return RoundInfo(plan.round_id, plan.tier, "complete", private, research, scores.standing_published,
                      leaderboard, notes)

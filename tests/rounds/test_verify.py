@@ -105,3 +105,29 @@ def test_the_loader_lists_every_problem_by_path(published, tmp_path):
     assert "agents[0].curve[1].win_rate: must be <= 1, got 1.5" in problems
     assert "field[0].digest: missing" in problems
     assert "bogus: unknown field" in problems
+
+
+@pytest.mark.parametrize("where, change, message", [
+    ("budget", lambda d: d["provenance"]["config"].update(budget=d["provenance"]["config"]["budget"] + 1),
+     r"self_play\.games"),
+    ("a limit", lambda d: d["provenance"]["limits"].update(act_hard_seconds=4.5), r"round\.id"),
+    ("the arena's version", lambda d: d["provenance"].update(arena_version="9.9.9"), r"round\.id"),
+    ("an entrant's digest", lambda d: d["field"][0].update(digest="sha256:" + "0" * 64), r"round\.id"),
+    ("an environment's name", lambda d: d["environments"][0].update(name="renamed"), r"round\.id"),
+    ("a self-play count", lambda d: d["environments"][0]["agents"][0]["self_play"].update(
+        black_wins=d["environments"][0]["agents"][0]["self_play"]["black_wins"] + 1), "black_wins"),
+    ("the notes", lambda d: d["round"]["notes"].append("an extra note"), r"round\.notes"),
+    ("the description", lambda d: d["disclosure"].update(description="everything"), "disclosure"),
+    ("the environment ids", lambda d: d["provenance"]["config"]["env_ids"].__setitem__(0, "env-000000000000"),
+     "env_ids"),
+    ("the retries", lambda d: d["provenance"]["execution"]["arena_faults"].extend(
+        [{"env": "E01", "entrant": "alpha", "kind": "pipe", "phase": "act"}] * 3), "arena"),
+])
+def test_what_the_file_says_of_the_round_itself_is_checked(published, tmp_path, where, change, message):
+    """The configuration, limits, field and environments are held by the round id (a hash of
+    them); the rest of what a file states about itself is held to what it follows from."""
+    data, lines = copy_round(published, tmp_path)
+    change(data)
+    path = write(tmp_path, data, lines)
+    with pytest.raises(Difference, match=message):
+        verify(path)
