@@ -1,9 +1,9 @@
 """Re-verify a published round from its own files: `arena verify rounds/<round-id>.yaml`.
 
 In order, and stopping at the first difference (which it names): the results file against
-its schema; what the file states about the round itself (`check_statement`: the round id
-recomputed from the plan it states, where it states all of it); the games file against the
-sha256 and count the results file gives; every game
+its schema; the games file against the sha256 and count the results file gives; what the
+file states about the round itself (`check_statement`: the round id recomputed from the plan
+it states, where it states all of it); every game
 with moves replayed through the engine (result, disc counts, how it ended), its seed
 re-derived where the round seed is public, and every move of a reference player (the curve's
 `random`, and reference entrants) re-played from its seed; then every number of the file
