@@ -3,11 +3,10 @@
 In order, and stopping at the first difference (which it names): the results file against
 its schema; the games file against the sha256 and count the results file gives; what the
 file states about the round itself (`check_statement`: the round id recomputed from the plan
-it states, where it states all of it); every game
-with moves replayed through the engine (result, disc counts, how it ended), its seed
-re-derived where the round seed is public, and every move of a reference player (the curve's
-`random`, and reference entrants) re-played from its seed; then every number of the file
-recomputed from the per-game outcomes. With `--private DIR` the staff record is verified the
+it states, where it states all of it); every game with moves replayed through the engine
+(result, disc counts, how it ended), its seed re-derived where the round seed is public, and
+every move of a reference player (the curve's `random`, and reference entrants) re-played
+from its seed; then every number of the file recomputed from the per-game outcomes. With `--private DIR` the staff record is verified the
 same way and the public file is checked to be exactly its projection.
 """
 
