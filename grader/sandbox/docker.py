@@ -183,6 +183,7 @@ class DockerSandbox:
             network_mode="none" if network == "none" else "bridge",
             read_only=True,
             tmpfs={"/tmp": f"size={limits.tmpfs_bytes},mode=1777"},
+            shm_size=limits.tmpfs_bytes,  # /dev/shm, as capped as /tmp (the local backend's policy)
             pids_limit=limits.pids,
             mem_limit=limits.memory_bytes,
             memswap_limit=limits.memory_bytes,

@@ -6,8 +6,8 @@ empty tmpfs), the shared libraries they link, numpy (at /arena/site), the
 runner (/arena/runner) and the agent's folder (/agent). Everything else of the
 host - /etc, /home, /proc of the host, other submissions - does not exist in
 it. It gets new user, pid, net, ipc, uts, mount and cgroup namespaces, a
-nobody uid/gid, no capabilities, no environment, a private size-capped /tmp,
-and dies with its parent.
+nobody uid/gid, no capabilities, no environment, a private size-capped /tmp and
+/dev/shm (and a read-only /dev), and dies with its parent.
 
 Network: every tier gets its own network namespace, so the host's loopback is
 never reachable. An egress tier would need a user-space network stack
@@ -155,6 +155,10 @@ class LocalSandbox:
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+            # /dev/shm is where POSIX shared memory lives: as capped as /tmp, and /dev itself
+            # (a tmpfs of device nodes) read-only, so no file system of the sandbox can grow
+            # past its caps into the memory limit.
+            "--size", str(limits.tmpfs_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
         ]
         for src, dest in runtime_binds():
             args += ["--ro-bind", src, dest]

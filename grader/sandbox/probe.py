@@ -31,6 +31,13 @@ for name, which in runner.RLIMITS.items():
     out["rlimits"][name] = resource.getrlimit(which)[0]
 st = os.statvfs("/tmp")
 out["tmp_bytes"] = st.f_blocks * st.f_frsize
+st = os.statvfs("/dev/shm")
+out["shm_bytes"] = st.f_blocks * st.f_frsize
+try:
+    open("/dev/arena-probe-write", "w").close()
+    out["dev_writable"] = True
+except OSError:
+    out["dev_writable"] = False
 out["interfaces"] = [name for _, name in socket.if_nameindex()]
 try:
     open("/arena-probe-write", "w").close()
@@ -72,6 +79,7 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
             checks.append(Check(f"{ns} namespace", False, "sandbox did not start"))
         checks += [Check("rlimits inside", False, "sandbox did not start"),
                    Check("private /tmp", False, "sandbox did not start"),
+                   Check("capped /dev/shm, read-only /dev", False, "sandbox did not start"),
                    Check("read-only root, host hidden", False, "sandbox did not start")]
     else:
         checks.append(Check("sandbox starts", True, f"python {inside['python']}, numpy {inside['numpy']}"))
@@ -92,6 +100,11 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
                             "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
         checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
                             f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes})"))
+        # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
+        shm_ok = inside["shm_bytes"] <= limits.tmpfs_bytes and not inside["dev_writable"]
+        checks.append(Check("capped /dev/shm, read-only /dev", shm_ok,
+                            f"/dev/shm tmpfs of {inside['shm_bytes']} bytes (limit {limits.tmpfs_bytes}), "
+                            f"/dev {'WRITABLE' if inside['dev_writable'] else 'read-only'}"))
         hidden = not inside["root_writable"] and not inside["host_etc_visible"]
         checks.append(Check("read-only root, host hidden", hidden,
                             "root read-only, host /etc absent" if hidden else

@@ -20,6 +20,7 @@ def test_container_policy_is_complete():
     assert options["pids_limit"] == DEFAULT_LIMITS.pids and options["cap_drop"] == ["ALL"]
     assert options["security_opt"] == ["no-new-privileges"] and not options["user"].startswith("0")
     assert f"size={DEFAULT_LIMITS.tmpfs_bytes}" in options["tmpfs"]["/tmp"]
+    assert options["shm_size"] == DEFAULT_LIMITS.tmpfs_bytes
     assert all(v["mode"] == "ro" for v in options["volumes"].values())
 
 

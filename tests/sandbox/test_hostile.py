@@ -32,6 +32,12 @@ HERE = Path(__file__).resolve().parent
     ("non_integer_action", FaultKind.PROTOCOL, "not an int"),
     ("out_of_range_action", FaultKind.PROTOCOL, "outside the board"),
     ("stdout_flood", FaultKind.AGENT_ERROR, "output cap"),
+    ("ignore_signals", FaultKind.TIMEOUT, "hard limit"),
+    ("partial_frame", FaultKind.TIMEOUT, "hard limit"),
+    ("channel_spammer", FaultKind.PROTOCOL, "bad frame"),
+    ("huge_announce", FaultKind.PROTOCOL, "body of 4294967280 bytes announced"),
+    ("bool_action", FaultKind.PROTOCOL, "not an int"),
+    ("exit_in_prepare", FaultKind.EOF, "ended during prepare"),
 ])
 def test_hostile_agent_faults_and_host_is_unharmed(launch, assert_unharmed, name, kind, detail):
     handle = launch(name)
@@ -185,5 +191,36 @@ def test_closing_stdin_does_not_break_the_protocol(launch, assert_unharmed):
     handle = launch("close_stdin")
     assert play(handle, 20) == []
     assert "stdin read: " in handle.stderr_text()  # it read /dev/null, not the protocol
+    handle.close()
+    assert_unharmed()
+
+
+def test_a_setsid_daemon_dies_with_the_sandbox(launch, assert_unharmed):
+    handle = launch("setsid_daemon")
+    assert play(handle, 5) == []
+    handle.close()
+    assert_unharmed()  # checks no `time.sleep(10**6)` process is alive
+
+
+def test_no_file_system_grows_past_its_cap(launch, assert_unharmed):
+    """/dev/shm and /tmp are size-capped tmpfs, /dev is read-only: filling them is refused
+    (the agent's own business), never an out-of-memory kill (which would be the arena's)."""
+    handle = launch("fill_file_systems")
+    assert play(handle, 5) == []
+    log = handle.stderr_text()
+    cap = TEST_LIMITS.tmpfs_bytes >> 20
+    for folder, why in (("/dev/shm", "No space left on device"), ("/dev", "Read-only file system"),
+                        ("/tmp", "No space left on device")):
+        line = next(line for line in log.splitlines() if line.startswith(f"FILL {folder} "))
+        assert why in line and int(line.split(" after ")[1].split(" MiB")[0]) <= cap, line
+    handle.close()
+    assert_unharmed()
+
+
+def test_a_raise_in_observe_outcome_is_the_agents_error(launch, assert_unharmed):
+    handle = launch("outcome_raises")
+    assert play(handle, 3) == []
+    fault = handle.observe_outcome({"winner": "black", "black_discs": 40, "white_discs": 24, "your_color": "black"})
+    assert fault.kind is FaultKind.AGENT_ERROR and "observe_outcome() raised RuntimeError" in fault.detail
     handle.close()
     assert_unharmed()
