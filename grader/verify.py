@@ -29,7 +29,7 @@ from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.publish import round_notes
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
 from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed
-from grader.session import Entrant
+from grader.session import REFERENCE_NAMES, Entrant
 
 
 class Difference(Exception):
@@ -284,6 +284,11 @@ def check_statement(path: Path, data: dict, report: Report) -> None:
     ids = [e["id"] for e in data["environments"]]
     if config["env_ids"] is not None and config["env_ids"] != ids:
         raise Difference(f"provenance.config.env_ids: the file says {config['env_ids']}, its environments are {ids}")
+    for i, entrant in enumerate(data["field"]):
+        if entrant["kind"] == "reference" and (entrant["name"] not in REFERENCE_NAMES
+                                               or entrant["digest"] != f"reference:{entrant['name']}"):
+            raise Difference(f"field[{i}]: a reference entrant is one of {', '.join(REFERENCE_NAMES)}, with the "
+                             f"digest reference:<name>; the file says {entrant['name']!r}, {entrant['digest']!r}")
     profile = PROFILES[data["disclosure"]["profile"]]
     if data["disclosure"]["description"] != profile.describe():
         raise Difference(f"disclosure.description: the file says {data['disclosure']['description']!r}, "

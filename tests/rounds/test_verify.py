@@ -117,6 +117,9 @@ def test_the_loader_lists_every_problem_by_path(published, tmp_path):
     ("a self-play count", lambda d: d["environments"][0]["agents"][0]["self_play"].update(
         black_wins=d["environments"][0]["agents"][0]["self_play"]["black_wins"] + 1), "black_wins"),
     ("the notes", lambda d: d["round"]["notes"].append("an extra note"), r"round\.notes"),
+    ("a reference's digest", lambda d: d["field"].append({"name": "random", "kind": "reference",
+                                                           "account": None, "digest": "reference:greedy"}),
+     "a reference entrant"),
     ("the description", lambda d: d["disclosure"].update(description="everything"), "disclosure"),
     ("the environment ids", lambda d: d["provenance"]["config"]["env_ids"].__setitem__(0, "env-000000000000"),
      "env_ids"),
