@@ -12,7 +12,8 @@ Prints, measured in the same run:
   budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
   30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
   it overnight (10 hours), for agents as fast as the measured ones and for agents that use
-  their whole act() pace on every move.
+  their whole act() pace on every move; and what one more environment adds (the cost is
+  linear in the environments).
 """
 
 from __future__ import annotations
@@ -155,6 +156,11 @@ def main() -> int:
         runners = [max(1, math.ceil(s / (NIGHT_SECONDS * WORKERS_PER_RUNNER))) for s in (fast, slow)]
         print(f"  {n:>5} {total:>13,} {pairing / per_env:>13.0%} {fast / 3600:>17.1f} {runners[0]:>7} "
               f"{slow / 3600:>16.1f} {runners[1]:>7}")
+    per_env = [games_per_env(n, LADDER_CHECKPOINTS, GAMES, GAMES, LADDER_BUDGET) for n in FIELDS]
+    print("  linear in the environments: one more environment costs "
+          + ", ".join(f"{g * per_game / 3600:.2f}" for g in per_env) + " CPU h measured and "
+          + ", ".join(f"{g * at_pace / 3600:.1f}" for g in per_env) + " at pace, for fields of "
+          + ", ".join(str(n) for n in FIELDS))
     print(f"  arena {arena_per_game * 1e3:.2f} ms a game (engine stepping, checkpoint opponent, records); beside agents "
           f"that use their pace it would be {arena_per_game / at_pace:.1%} of the wall time")
     print(f"  (at pace: {pace * 1e3:.0f} ms per act on a {PACE_BOARD[0]}x{PACE_BOARD[1]} board, "
