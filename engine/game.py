@@ -279,6 +279,22 @@ class Game:
         meta = self._meta
         return -1 if meta[2] >= 0 else int(meta[0])
 
+    def native_args(self) -> tuple:
+        """(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles): this game's state
+        arrays and its tables, as `search.engine_turns` takes them, for a caller's own kernel
+        that plays the game on natively (it must play only through `engine_turns`, and give
+        the moves it played to `record_native`)."""
+        g = self.geo
+        return (self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit, g.obstacle_flat)
+
+    def record_native(self, moves: np.ndarray, n: int, seats) -> None:
+        """Append the first `n` moves a caller's kernel played (cells, -1 a pass) to `moves`,
+        and settle `seats` if the game ended."""
+        if n:
+            self.moves.extend([PASS if m < 0 else m for m in moves[:n].tolist()])
+        if self._meta[2] >= 0:
+            seats.settle()
+
     def _engine_turns(self, first: int, seats, views=(NO_VIEW, NO_VIEW)) -> bool:
         """The kernel call; False (nothing changed) when `first` is not a legal move."""
         if self._turns is None:

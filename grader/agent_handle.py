@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grader import native_turns as native
 from grader import protocol
 from grader.faults import Fault, FaultKind
 from grader.limits import DEFAULT_LIMITS, Limits
@@ -249,6 +250,10 @@ class AgentHandle:
         elapsed = time.perf_counter() - start
         if header is None:
             return None, self.fault
+        self._count_act(elapsed)
+        return self._act_reply(header, act_frame, mask.size)
+
+    def _count_act(self, elapsed: float) -> None:
         stats = self.act_stats
         stats.count += 1
         stats.total_seconds += elapsed
@@ -256,9 +261,18 @@ class AgentHandle:
             stats.max_seconds = elapsed
         if elapsed > self.limits.act_soft_seconds:
             stats.soft_overruns += 1
+
+    def _act_reply(self, header: dict, act_frame: ActFrame, cells: int) -> tuple[int | None, Fault | None]:
+        """The move of an act reply, or the fault it is: the reply's form, then the checks
+        after every reply (`_after_act`)."""
         action = header.get("action")
-        if header["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
-            return None, self._bad_act_reply(header, mask.size)
+        if header["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < cells:
+            return None, self._bad_act_reply(header, cells)
+        return self._after_act(action, act_frame)
+
+    def _after_act(self, action: int, act_frame: ActFrame) -> tuple[int | None, Fault | None]:
+        """The pace (an agent far over it is stopped early) and the CPU share, after a reply."""
+        stats = self.act_stats
         if stats.total_seconds > act_frame.pace_stop * stats.count and stats.count >= self.limits.pace_min_acts:
             fault = pace_stop_fault(stats, act_frame.shape, self.limits)
             if fault is not None:
@@ -266,6 +280,66 @@ class AgentHandle:
         if time.monotonic() >= self._next_cpu_check and self._check_cpu():
             return None, self.fault
         return action, None
+
+    # -- native turns (grader.native_turns) -----------------------------------------
+    def native_load(self, row: np.ndarray, obs: np.ndarray) -> np.ndarray | None:
+        """Fill `row` (a seat's row of native_turns' io) so that the kernel may play this
+        agent's moves, and return the act frame it sends; None (and the kernel leaves this
+        agent to `act`) when the handle is dead or has no process, when bytes from the agent
+        are already waiting, or when `obs` is not the view buffer this handle handed out."""
+        act_frame = self._filled
+        process = self.process
+        if (self.fault is not None or process is None or act_frame is None or obs is not act_frame.obs
+                or self._reader.pending() or self._paused_at is not None):
+            return None
+        limits, stats = self.limits, self.act_stats
+        row[native.NATIVE] = 1
+        row[native.STDIN], row[native.STDOUT] = process.stdin_fd, process.stdout_fd
+        row[native.STDERR] = process.stderr_fd if self._stderr_open else -1
+        row[native.FRAME_LEN] = len(act_frame.frame)
+        row[native.HARD_NS] = round(limits.act_hard_seconds * 1e9)
+        row[native.ENV_DEADLINE_NS] = round(self.env_deadline * 1e9)
+        row[native.SOFT_NS] = round(limits.act_soft_seconds * 1e9)
+        row[native.PACE_STOP_NS] = round(act_frame.pace_stop * 1e9)
+        row[native.PACE_MIN] = limits.pace_min_acts
+        row[native.NEXT_CPU_NS] = round(self._next_cpu_check * 1e9)
+        row[native.COUNT] = stats.count
+        row[native.TOTAL_NS] = round(stats.total_seconds * 1e9)
+        row[native.MAX_NS] = round(stats.max_seconds * 1e9)
+        row[native.SOFT_OVERRUNS] = stats.soft_overruns
+        return act_frame.frame
+
+    def native_store(self, row: np.ndarray) -> None:
+        """Take back the accounting of the acts the kernel played: timings and legal moves."""
+        stats = self.act_stats
+        stats.count = int(row[native.COUNT])
+        stats.total_seconds = int(row[native.TOTAL_NS]) * 1e-9
+        stats.max_seconds = int(row[native.MAX_NS]) * 1e-9
+        stats.soft_overruns = int(row[native.SOFT_OVERRUNS])
+        self.conduct.played_legal(int(row[native.LEGAL]))
+
+    def after_native_act(self, cell: int) -> tuple[int | None, Fault | None]:
+        """Finish an act the kernel timed and read (`cell`, on the board): the checks after
+        every reply, as `act` makes them."""
+        return self._after_act(cell, self._filled)
+
+    def resume_act(self, sent: int, pending: bytes, started_ns: int) -> tuple[int | None, Fault | None, float]:
+        """Finish an act the kernel began at `started_ns` (time.monotonic_ns) and stopped: the
+        rest of its frame after `sent` bytes, then the reply after the `pending` bytes already
+        read, exactly as `act` would have. Returns (cell, fault, seconds the act took)."""
+        act_frame = self._filled
+        frame = act_frame.frame
+        deadline = min(started_ns * 1e-9 + self.limits.act_hard_seconds, self.env_deadline)
+        header = None
+        if sent == len(frame) or self._send(frame[sent:], deadline, "act"):
+            self._reader.feed(pending)
+            header = self._receive(deadline, "act")
+        elapsed = (time.monotonic_ns() - started_ns) * 1e-9
+        if header is None:
+            return None, self.fault, elapsed
+        self._count_act(elapsed)
+        action, fault = self._act_reply(header, act_frame, act_frame.mask.size)
+        return action, fault, elapsed
 
     def _bad_act_reply(self, header: dict, cells: int) -> Fault:
         op = header["op"]

@@ -19,6 +19,7 @@ from engine import NO_VIEW, Color, EnvSpec, Game
 from engine.opponents import EngineSeats, Opponent, seated_opponent
 
 from grader.faults import Fault, FaultKind
+from grader.native_turns import NativeDriver
 from grader.policy import Verdict
 
 COLORS = (Color.BLACK, Color.WHITE)
@@ -139,21 +140,30 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     sides = (SideStats(), SideStats())
     game = Game(spec)
     turn = game.play_to_agent(seats, flat)
+    driver = NativeDriver.for_game(game, seats, players, shown, flat)
+    finished = None  # (action, fault) of an act the native driver began or finished
     forfeit = None
     perf_counter = time.perf_counter
     while turn >= 0:
+        if driver is not None:
+            turn, finished = driver.run(sides)
+            if turn < 0:
+                break
         player, side = players[turn], sides[turn]
         obs, mask = shown[turn]
-        start = perf_counter()
-        if copies[turn]:
-            action, fault = player.act(obs.copy(), mask.copy())
+        if finished is not None:
+            action, fault = finished
         else:
-            action, fault = player.act(obs, mask)
-        elapsed = perf_counter() - start
-        side.acts += 1
-        side.act_seconds += elapsed
-        if elapsed > side.max_act_seconds:
-            side.max_act_seconds = elapsed
+            start = perf_counter()
+            if copies[turn]:
+                action, fault = player.act(obs.copy(), mask.copy())
+            else:
+                action, fault = player.act(obs, mask)
+            elapsed = perf_counter() - start
+            side.acts += 1
+            side.act_seconds += elapsed
+            if elapsed > side.max_act_seconds:
+                side.max_act_seconds = elapsed
         if fault is None:
             legal = bool(mask[action])
             verdict = player.conduct.judge(legal, side.illegal)

@@ -64,6 +64,12 @@ class Conduct:
             return Verdict.FORFEIT_GAME
         return Verdict.LOSE_TURN
 
+    def played_legal(self, moves: int) -> None:
+        """Count `moves` legal moves judged elsewhere (`judge(True, ...)` each, at once)."""
+        if moves:
+            self.attempts += moves
+            self.legal_seen = True
+
     def never_legal_fault(self) -> Fault:
         return Fault(FaultKind.FORFEIT, f"the first {self.attempts} moves in this environment were all illegal")
 

@@ -49,7 +49,7 @@ def launch(local_sandbox, tmp_path):
 
     def _launch(name: str, target: dict | None = None, limits=TEST_LIMITS) -> AgentHandle:
         folder = tmp_path / "subs" / name
-        shutil.copytree(AGENTS / name, folder)
+        shutil.copytree(AGENTS / name, folder, dirs_exist_ok=True)  # the same agent may be launched twice
         if target is not None:
             (folder / "target.json").write_text(json.dumps(target))
         handle = AgentHandle.launch(local_sandbox, load_submission(folder), limits)
