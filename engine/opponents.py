@@ -118,10 +118,8 @@ class EngineSeats:
 
     def __init__(self, spec: EnvSpec, black: Opponent | None, white: Opponent | None):
         self.players = (black, white)
-        kinds = [search.AGENT if p is None else p.code for p in self.players]
-        params = [0 if p is None else p.param for p in self.players]
-        # The layout search.engine_turns reads: kinds, params, charged ns, win condition.
-        self.packed = np.array(kinds + params + [0, 0] + list(win_args(spec)), dtype=np.int64)
+        self.packed = pack_seats(spec, [search.AGENT if p is None else p.code for p in self.players],
+                                 [0 if p is None else p.param for p in self.players])
         self.states = np.zeros((2, 1), dtype=np.uint64)
         for i, p in enumerate(self.players):
             if p is not None:
@@ -137,7 +135,33 @@ class EngineSeats:
                 self.packed[4 + i] = 0
 
 
+def pack_seats(spec: EnvSpec, kinds: list[int], params: list[int]) -> np.ndarray:
+    """The seats as search.engine_turns reads them: kinds, params, the ns charged to each
+    (zero), the win condition."""
+    return np.array(kinds + params + [0, 0] + list(win_args(spec)), dtype=np.int64)
+
+
 _CLASSES = {c.name: c for c in (RandomOpponent, GreedyOpponent, MinimaxOpponent, MctsOpponent)}
+
+
+def play_reference_games(name: str, spec: EnvSpec, game_seeds: list[int], meter: Meter | None = None) -> np.ndarray:
+    """The games of the reference player `name` against itself, one per seed of `game_seeds`,
+    each seat seeded as `seated_opponent` seeds it, all in one kernel call: int64 (n, 2) of
+    (1 black won, -1 white won, 0 a draw; the plies). Each game is move for move the one
+    `grader.match.play_game(spec, name, name, seed)` plays. The time spent choosing moves
+    goes to `meter`."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})")
+    seats = pack_seats(spec, [cls.code, cls.code], [cls.param, cls.param])
+    states = np.array([[[derive_seed(seed, color)] for color in ("black", "white")] for seed in game_seeds],
+                      dtype=np.uint64).reshape(len(game_seeds), 2, 1)
+    out = np.zeros((len(game_seeds), 2), dtype=np.int64)
+    st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles = Game(spec).native_args()
+    search.reference_games(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out)
+    if meter is not None:
+        meter.seconds += int(seats[4] + seats[5]) * 1e-9
+    return out
 
 
 def seated_opponent(name: str, spec: EnvSpec, game_seed: int, color: str, meter: Meter | None = None) -> Opponent:

@@ -378,3 +378,25 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
         elif obs_white.shape[1]:
             fill_view(st, 1, obstacles, obs_white, mask_white)
     return n
+
+
+@njit(cache=True)
+def reference_games(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out) -> None:
+    """Play len(states) whole games from the opening (st0, meta0) between the two reference
+    seats of `seats` (as `engine_turns` packs them), game i with the xorshift states
+    states[i] (2, 1): out[i] = (the winner as `winner_of` gives it for black, the plies).
+    Each game is the one `engine_turns` plays from the same states; the time spent choosing
+    moves is charged to seats[4], seats[5]."""
+    moves = np.empty(2 * obstacles.shape[0] + 2, dtype=np.int64)
+    no_obs = np.empty((3, 0), dtype=np.float32)
+    no_mask = np.empty(0, dtype=np.int8)
+    win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]
+    for i in range(states.shape[0]):
+        st = st0.copy()
+        meta = meta0.copy()
+        plies = engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, -1, seats, states[i], moves,
+                             obstacles, no_obs, no_mask, no_obs, no_mask)
+        black = popcount(row(st, 0, like))
+        white = popcount(row(st, 1, like))
+        out[i, 0] = winner_of(black, white, win, lo_num, lo_den, hi_num, hi_den)
+        out[i, 1] = plies

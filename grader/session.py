@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from engine import Color, EnvSpec
-from engine.opponents import Meter, Opponent, seated_opponent
+from engine.opponents import Meter, Opponent, play_reference_games, seated_opponent
 from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
@@ -129,6 +129,12 @@ class Session(ABC):
     @abstractmethod
     def observe_outcome(self, outcome: dict) -> Fault | None: ...
 
+    def self_play_batch(self, seeds: list[int]) -> list[tuple[str | None, int]] | None:
+        """The budget self-play games of `seeds` played at once, as (winner label or None for
+        a draw, plies) each, by an entrant that learns nothing from them; None (the default)
+        when the games must be played one by one, each outcome sent before the next."""
+        return None
+
     @abstractmethod
     def freeze(self) -> Fault | None: ...
 
@@ -208,6 +214,12 @@ class ReferenceSession(Session):
 
     def seat(self, color: Color, seed: int) -> Opponent:
         return seated_opponent(self.opponent, self.spec, seed, color.label, self.meter)
+
+    def self_play_batch(self, seeds: list[int]) -> list[tuple[str | None, int]]:
+        """A reference player learns nothing: its self-play is played in one kernel call,
+        each game the one `play_game` plays with the same seed."""
+        winners = {1: "black", -1: "white", 0: None}
+        return [(winners[w], p) for w, p in play_reference_games(self.opponent, self.spec, seeds, self.meter).tolist()]
 
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return None

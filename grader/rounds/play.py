@@ -77,8 +77,8 @@ class _EnvPlay:
         self.games: list[dict] = []
         self.pending = 0
 
-    def _tick(self, what: str) -> None:
-        self.pending += 1
+    def _tick(self, what: str, games: int = 1) -> None:
+        self.pending += games
         if self.pending >= PROGRESS_EVERY:
             self.report(self.entry.label, self.pending, what)
             self.pending = 0
@@ -124,6 +124,14 @@ class _EnvPlay:
         plan, session, status = self.plan, self.sessions[name], self.entrants[name]
         used = 0
         for checkpoint in plan.checkpoints:
+            if used < checkpoint:
+                seeds = [self_play_seed(plan.seed, self.spec.id, name, i) for i in range(used, checkpoint)]
+                batch = session.self_play_batch(seeds)
+                if batch is not None:  # an entrant that learns nothing: no outcome to send between games
+                    for winner, plies in batch:
+                        status.self_play.add(winner, plies)
+                    used = checkpoint
+                    self._tick(f"{name} self-play {used}/{plan.budget}", len(batch))
             while used < checkpoint:
                 seed = self_play_seed(plan.seed, self.spec.id, name, used)
                 record = play_game(self.spec, session.seat(Color.BLACK, seed), session.seat(Color.WHITE, seed), seed)

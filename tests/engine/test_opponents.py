@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine import OPPONENT_NAMES, Color, Game, IllegalMoveError, make_opponent, public_tier
-from engine.opponents import EngineSeats
+from engine.opponents import EngineSeats, Meter, play_reference_games, seated_opponent
 from engine import bitboard as bb
 
 from tests.conftest import NO_JIT
@@ -167,3 +167,25 @@ def test_play_to_agent_refuses_a_view_of_the_wrong_shape():
     for bad in ((obs[:2], mask), (obs, mask[:-1]), (obs[:, :-1], mask[:-1])):
         with pytest.raises(ValueError, match="a view is obs"):
             Game(spec).play_to_agent(seats, (bad, (obs, mask)))
+
+
+@pytest.mark.parametrize("name", ["random", "greedy", "minimax"])
+@pytest.mark.parametrize("index", [0, 5, 12, 40])
+def test_reference_games_in_one_call_are_the_games_played_one_by_one(name, index):
+    """A reference player's self-play in one kernel call: the winners and lengths of the games
+    that seating it on both sides (`seated_opponent`) plays, and its time charged."""
+    if NO_JIT and (name != "random" or index):
+        pytest.skip("the searchers are slow in pure Python")
+    spec = public_tier()[index]
+    seeds = [17, 4242, 2**63 + 5]
+    meter = Meter()
+    out = play_reference_games(name, spec, seeds, meter)
+    for seed, (winner, plies) in zip(seeds, out.tolist()):
+        seats = EngineSeats(spec, seated_opponent(name, spec, seed, "black"), seated_opponent(name, spec, seed, "white"))
+        game = Game(spec)
+        game.play_engine_turns(seats)
+        code = game.outcome().winner
+        assert (winner, plies) == ({None: 0, Color.BLACK: 1, Color.WHITE: -1}[code], len(game.moves))
+    assert meter.seconds > 0
+    with pytest.raises(ValueError, match="unknown opponent"):
+        play_reference_games("oracle", spec, seeds)

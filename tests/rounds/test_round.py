@@ -12,7 +12,7 @@ from grader.results import load_results
 from grader.rounds.orchestrate import run_round
 from grader.rounds.records import read_record, record_path
 from grader.verify import verify
-from tests.rounds.conftest import EIGHT, field, small_plan
+from tests.rounds.conftest import EIGHT, field, small_plan, without_execution
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -105,3 +105,17 @@ def test_games_file_is_deterministic_gzip(dirs):
     header, *games = gzip.decompress(blob).decode().splitlines()
     assert json.loads(header)["kind"] == "games" and len(games) == yaml.safe_load(outcome.public_path.read_text())["games"]["count"]
     assert blob[4:8] == b"\0\0\0\0"  # gzip mtime zero
+
+
+def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path, monkeypatch):
+    """A reference entrant's budget self-play is played in one kernel call; the round's
+    results are those of playing it game by game."""
+    from grader.session import ReferenceSession
+
+    plan = small_plan(field(("alpha", "Learner")), budget=12, checkpoints=(0, 5, 12))
+    batched = run_round(plan, tmp_path / "a" / "rounds", tmp_path / "a" / "private", command="test")
+    monkeypatch.setattr(ReferenceSession, "self_play_batch", lambda self, seeds: None)
+    one_by_one = run_round(plan, tmp_path / "b" / "rounds", tmp_path / "b" / "private", command="test")
+    assert without_execution(batched.full_path) == without_execution(one_by_one.full_path)
+    sp = yaml.safe_load(batched.full_path.read_text())["environments"][0]["agents"]
+    assert all(a["self_play"]["games"] == 12 for a in sp) and any(a["self_play"]["black_wins"] for a in sp)
