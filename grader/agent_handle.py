@@ -282,6 +282,11 @@ class AgentHandle:
         return action, None
 
     # -- native turns (grader.native_turns) -----------------------------------------
+    @property
+    def plays_natively(self) -> bool:
+        """Whether grader.native_turns may play this agent's moves (a live sandboxed agent)."""
+        return self.process is not None and self.fault is None
+
     def native_load(self, row: np.ndarray, obs: np.ndarray) -> np.ndarray | None:
         """Fill `row` (a seat's row of native_turns' io) so that the kernel may play this
         agent's moves, and return the act frame it sends; None (and the kernel leaves this

@@ -263,8 +263,9 @@ class NativeDriver:
     """The native play of one game's agent seats: loads each seat's row before a kernel call,
     and afterwards hands back the moves, the timings and whatever needs Python.
 
-    A seat takes part when it has `native_load` (an `AgentHandle`) and says yes; any other
-    seat, and any moment a seat says no, is Python's (`run` returns it to be asked)."""
+    A seat takes part when it has `native_load` (an `AgentHandle` with a sandbox) and says
+    yes; any other seat, and any moment a seat says no, is Python's (`run` returns it to be
+    asked)."""
 
     def __init__(self, game, seats, players: list, shown: list, flat: list):
         self.game, self.seats, self.players = game, seats, players
@@ -279,7 +280,7 @@ class NativeDriver:
     @classmethod
     def for_game(cls, game, seats, players: list, shown: list, flat: list) -> "NativeDriver | None":
         """A driver when some seat could be played natively, else None."""
-        if not any(hasattr(p, "native_load") for p in players):
+        if not any(getattr(p, "plays_natively", False) for p in players):
             return None
         return cls(game, seats, players, shown, flat)
 
