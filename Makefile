@@ -23,7 +23,7 @@ demo: install
 
 test: install
 	$(PY) -m pytest -q
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py tests/sandbox/test_native_turns.py
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"
