@@ -184,18 +184,26 @@ def dump_yaml(data: dict) -> bytes:
     return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=120).encode()
 
 
-def games_bytes(round_id: str, profile: str, games: list[dict]) -> bytes:
+def games_body(games: list[dict]) -> bytes:
+    """The lines of `games` (one JSON object each), as one gzip member."""
+    return gzip_bytes("".join(dumps_json(g) + "\n" for g in games).encode())
+
+
+def games_bytes(round_id: str, profile: str, games: list[dict], body: bytes | None = None) -> bytes:
+    """A games file: its header line and then its games' lines (`body`, from `games_body`), as
+    two gzip members one after the other (one gzip stream to any reader). The staff record
+    and a public file that publishes the same games share the second member."""
     header = {"schema_version": SCHEMA_VERSION, "kind": "games", "round": round_id, "profile": profile,
               "count": len(games)}
-    lines = [dumps_json(header)] + [dumps_json(g) for g in games]
-    return gzip_bytes(("\n".join(lines) + "\n").encode())
+    return gzip_bytes((dumps_json(header) + "\n").encode()) + (games_body(games) if body is None else body)
 
 
-def write_round(folder: Path, data: dict, games: list[dict]) -> Path:
+def write_round(folder: Path, data: dict, games: list[dict], body: bytes | None = None) -> Path:
     """Write `<folder>/<id>.yaml` and `<folder>/<id>/games.jsonl.gz` atomically (games first,
-    so a results file on disk always has its games); `data["games"]` is filled in here."""
+    so a results file on disk always has its games); `data["games"]` is filled in here.
+    `body` is `games_body(games)` when the caller has it already."""
     round_id = data["round"]["id"]
-    blob = games_bytes(round_id, data["disclosure"]["profile"], games)
+    blob = games_bytes(round_id, data["disclosure"]["profile"], games, body)
     atomic_write_bytes(folder / round_id / GAMES_FILE, blob)
     data["games"] = {"path": f"{round_id}/{GAMES_FILE}", "sha256": "sha256:" + hashlib.sha256(blob).hexdigest(),
                      "count": len(games)}

@@ -129,11 +129,10 @@ class Session(ABC):
     @abstractmethod
     def observe_outcome(self, outcome: dict) -> Fault | None: ...
 
-    def self_play_batch(self, seeds: list[int]) -> list[tuple[str | None, int]] | None:
-        """The budget self-play games of `seeds` played at once, as (winner label or None for
-        a draw, plies) each, by an entrant that learns nothing from them; None (the default)
-        when the games must be played one by one, each outcome sent before the next."""
-        return None
+    # True for an entrant that learns nothing from its self-play: it then has
+    # `self_play_batch(seeds)`, which plays those games at once. Otherwise the games are played
+    # one by one, each outcome sent before the next.
+    batches_self_play = False
 
     @abstractmethod
     def freeze(self) -> Fault | None: ...
@@ -214,6 +213,8 @@ class ReferenceSession(Session):
 
     def seat(self, color: Color, seed: int) -> Opponent:
         return seated_opponent(self.opponent, self.spec, seed, color.label, self.meter)
+
+    batches_self_play = True
 
     def self_play_batch(self, seeds: list[int]) -> list[tuple[str | None, int]]:
         """A reference player learns nothing: its self-play is played in one kernel call,

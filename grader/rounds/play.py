@@ -124,14 +124,12 @@ class _EnvPlay:
         plan, session, status = self.plan, self.sessions[name], self.entrants[name]
         used = 0
         for checkpoint in plan.checkpoints:
-            if used < checkpoint:
+            if used < checkpoint and session.batches_self_play:  # no outcome to send between games
                 seeds = [self_play_seed(plan.seed, self.spec.id, name, i) for i in range(used, checkpoint)]
-                batch = session.self_play_batch(seeds)
-                if batch is not None:  # an entrant that learns nothing: no outcome to send between games
-                    for winner, plies in batch:
-                        status.self_play.add(winner, plies)
-                    used = checkpoint
-                    self._tick(f"{name} self-play {used}/{plan.budget}", len(batch))
+                for winner, plies in session.self_play_batch(seeds):
+                    status.self_play.add(winner, plies)
+                self._tick(f"{name} self-play {checkpoint}/{plan.budget}", checkpoint - used)
+                used = checkpoint
             while used < checkpoint:
                 seed = self_play_seed(plan.seed, self.spec.id, name, used)
                 record = play_game(self.spec, session.seat(Color.BLACK, seed), session.seat(Color.WHITE, seed), seed)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from grader.disclosure import PROFILES, project_game, project_result
 from grader.metrics import generalisation_gap
-from grader.results import SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, write_round
+from grader.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
+                            write_round)
 from grader.rounds.plan import RoundPlan, commitment
 from grader.rounds.records import EnvRecord
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
@@ -122,6 +123,8 @@ def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path,
     full, games = build(plan, records, execution_of(command, shards, records))
     profile = plan.profile
     public = project_result(full, profile)
-    full_path = write_round(private, full, games)
-    public_path = write_round(out, public, [project_game(g, profile) for g in games])
+    body = games_body(games)
+    full_path = write_round(private, full, games, body)
+    public_games = [project_game(g, profile) for g in games]
+    public_path = write_round(out, public, public_games, body if public_games == games else None)
     return public_path, full_path

@@ -105,6 +105,10 @@ def test_games_file_is_deterministic_gzip(dirs):
     header, *games = gzip.decompress(blob).decode().splitlines()
     assert json.loads(header)["kind"] == "games" and len(games) == yaml.safe_load(outcome.public_path.read_text())["games"]["count"]
     assert blob[4:8] == b"\0\0\0\0"  # gzip mtime zero
+    assert (out / plan.round_id / "games.jsonl.gz").read_bytes().endswith(
+        (private / plan.round_id / "games.jsonl.gz").read_bytes()[-200:])  # one body, two headers
+    with gzip.open(out / plan.round_id / "games.jsonl.gz", "rt") as f:  # one stream to any gzip reader
+        assert f.read().splitlines() == [header, *games]
 
 
 def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path, monkeypatch):
@@ -114,7 +118,7 @@ def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path,
 
     plan = small_plan(field(("alpha", "Learner")), budget=12, checkpoints=(0, 5, 12))
     batched = run_round(plan, tmp_path / "a" / "rounds", tmp_path / "a" / "private", command="test")
-    monkeypatch.setattr(ReferenceSession, "self_play_batch", lambda self, seeds: None)
+    monkeypatch.setattr(ReferenceSession, "batches_self_play", False)
     one_by_one = run_round(plan, tmp_path / "b" / "rounds", tmp_path / "b" / "private", command="test")
     assert without_execution(batched.full_path) == without_execution(one_by_one.full_path)
     sp = yaml.safe_load(batched.full_path.read_text())["environments"][0]["agents"]
