@@ -6,8 +6,10 @@ Prints, measured in the same run:
   sandbox) on 8 environments at budget 200, one worker: wall time, games, and the share of
   the wall time spent in the arena rather than waiting on agents (target: under 10%).
   Waiting on agents is their moves and replies, and each sandboxed agent's own start (its
-  interpreter, numpy and agent.py importing); setting the sandbox up is the arena's. The
-  share with the agents' start counted as the arena's is printed beside it;
+  interpreter, numpy and agent.py importing: as long as the same agent takes to start
+  outside any sandbox, measured in the same run); the rest of each launch (the cgroup,
+  bwrap's namespaces and mounts) is the arena's. The share with the agents' start counted
+  as the arena's is printed beside it;
 - from the per-game costs measured there, the cost of a full ladder round (28 environments,
   budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
   30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
@@ -19,6 +21,7 @@ Prints, measured in the same run:
 from __future__ import annotations
 
 import math
+import statistics
 import sys
 import tempfile
 import time
@@ -26,13 +29,16 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.bench_sandbox import bench_start
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
-from grader.sandbox.local import LocalSandbox, bwrap_problem
+from grader.sandbox.local import bwrap_problem
+from grader.sandbox.unsafe import UnsafeSandbox
 from grader.rounds.records import read_record, record_path
 from grader.schedule import games_per_env
 from grader.session import parse_entrant, python_entrant
+from grader.submission import load_submission
 
 ENVS = "8"
 BUDGET = 200
@@ -90,28 +96,28 @@ def measure(tmp: Path) -> dict:
     # binds (found with ldd). The round then measures play, not set-up.
     warm = make_plan("public", field, "1", 2, [0, 2], 2, 2, "warm", None, "local")
     run_round(warm, tmp / "warm", tmp / "warm-private", stream=open("/dev/null", "w"))
-    # A launch is the sandbox's set-up (the arena's: bwrap, cgroup) and then the agent's own
-    # start (its interpreter, numpy and agent.py importing, until it says ready): timed apart.
+    # A launch is the sandbox's (the arena's: cgroup, bwrap's namespaces and mounts) and then
+    # the agent's own start (its interpreter, numpy and agent.py importing, until it says
+    # ready). The agent's part is what the same agent takes to start outside any sandbox.
     launches: list[float] = []
-    setups: list[float] = []
-    launch, setup = AgentHandle.launch.__func__, LocalSandbox.start
+    bare = statistics.median(bench_start(UnsafeSandbox(quiet=True), load_submission(folder), DEFAULT_LIMITS)) \
+        if sandboxed else 0.0
+    launch = AgentHandle.launch.__func__
 
-    def timed(into: list[float], fn):
-        def wrapper(*args, **kwargs):
-            t = time.perf_counter()
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                into.append(time.perf_counter() - t)
-        return wrapper
+    def timed(*args, **kwargs):
+        t = time.perf_counter()
+        try:
+            return launch(*args, **kwargs)
+        finally:
+            launches.append(time.perf_counter() - t)
 
-    AgentHandle.launch, LocalSandbox.start = classmethod(timed(launches, launch)), timed(setups, setup)
+    AgentHandle.launch = classmethod(timed)
     start = time.perf_counter()
     try:
         outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
                             stream=open("/dev/null", "w"))
     finally:
-        AgentHandle.launch, LocalSandbox.start = classmethod(launch), setup
+        AgentHandle.launch = classmethod(launch)
     wall = time.perf_counter() - start
     records = [read_record(record_path(tmp / "private" / plan.round_id, e.index)) for e in plan.envs]
     agent_seconds = sum(e.agent_seconds for r in records for e in r.entrants.values())
@@ -120,14 +126,15 @@ def measure(tmp: Path) -> dict:
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
     return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies,
-            "sandboxed": sandboxed, "launches": launches, "setups": setups}
+            "sandboxed": sandboxed, "launches": launches, "bare_start": bare}
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-round-") as tmp:
         m = measure(Path(tmp))
-    setup = sum(m["setups"])
-    startup = sum(m["launches"]) - setup  # the agents' own start, after the sandbox's set-up
+    n = len(m["launches"])
+    startup = n * m["bare_start"]  # the agents' own start, as long as outside a sandbox
+    setup = sum(m["launches"]) - startup  # the rest of each launch is the sandbox's
     arena = m["wall"] - m["agent"] - startup
     share = arena / m["wall"]
     per_game = m["wall"] / m["games"]
@@ -135,13 +142,14 @@ def main() -> int:
     print(f"round: 4 agents ({'one sandboxed' if m['sandboxed'] else 'all in-process'}), {ENVS} public environments, "
           f"budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES}, pairings of {GAMES}")
     print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies)")
-    n = max(len(m["launches"]), 1)
+    n = max(n, 1)
     print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
-          f"agents to start in their sandboxes ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)")
+          f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py, as the same agent "
+          "starts outside any sandbox)")
     print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
-          f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s setting up sandboxes "
-          f"({setup / n * 1e3:.0f} ms each); counting the agents' start as the arena's too: "
-          f"{(arena + startup) / m['wall']:.1%}")
+          f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
+          f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts); counting the agents' "
+          f"start as the arena's too: {(arena + startup) / m['wall']:.1%}")
     pace = DEFAULT_LIMITS.pace_seconds(*PACE_BOARD)
     at_pace = arena_per_game + m["plies"] * pace  # every move of a game an agent's, at the full pace
     print(f"full ladder round ({LADDER_ENVS} environments, budget {LADDER_BUDGET}, pairings of {GAMES}); "

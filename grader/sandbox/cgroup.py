@@ -3,7 +3,7 @@
 One `Cgroup` holds one sandbox: memory (no swap), processes, CPU quota, and the
 accounting the host reads back (CPU time, OOM kills). It is created beside this
 process's own cgroup in each controller, joined by the sandbox's first process
-before it execs (see `attach_self`), and removed after every process in it is
+before it execs bwrap (see `attaching`), and removed after every process in it is
 killed. A controller the host does not let us create is simply absent;
 `arena doctor` reports which are active.
 """
@@ -126,11 +126,14 @@ class Cgroup:
                 _write(path / "cpu.max", f"{quota} {CFS_PERIOD_US}")
 
     # -- use --------------------------------------------------------------
-    def attach_self(self) -> None:
-        """Move the calling process into every controller (run in the child before exec)."""
-        pid = str(os.getpid())
-        for path in set(self.dirs.values()):
-            _write(path / "cgroup.procs", pid)
+    def attaching(self, argv: list[str]) -> list[str]:
+        """`argv` started inside the group: a shell writes its own pid into every controller
+        and then becomes `argv` (exec), so nothing of it runs outside the group, and it exits
+        125 without running it if a write fails. (A preexec_fn would do the same, but makes
+        Python fork the whole host process instead of vfork: milliseconds per sandbox.)"""
+        files = [str(path / "cgroup.procs") for path in sorted(set(self.dirs.values()))]
+        script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+        return ["/bin/sh", "-c", script, "arena-cgroup", *files, "--", *argv]
 
     def pids(self) -> list[int]:
         """Every process in the group (any controller's list is complete)."""

@@ -189,11 +189,12 @@ class LocalSandbox:
                 cgroup = Cgroup.create(limits.memory_bytes, limits.pids, limits.cpu_cores)
             except OSError as exc:
                 raise LaunchError(f"cannot set up the sandbox's cgroup: {exc}") from exc
+        if cgroup is not None:
+            argv = cgroup.attaching(argv)
         try:
             popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 bufsize=0, env=BWRAP_ENV, close_fds=True, start_new_session=True,
-                preexec_fn=cgroup.attach_self if cgroup else None,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             if cgroup is not None:
