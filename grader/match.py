@@ -165,8 +165,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
             if elapsed > side.max_act_seconds:
                 side.max_act_seconds = elapsed
         if fault is None:
-            legal = bool(mask[action])
-            verdict = player.conduct.judge(legal, side.illegal)
+            verdict = player.conduct.judge(bool(mask[action]), side.illegal)
             if verdict is Verdict.PLAY:
                 turn = game.play_to_agent(seats, flat, action)
                 continue

@@ -110,6 +110,10 @@ class Session(ABC):
     """An entrant's session in one environment (fresh for every environment)."""
 
     name: str
+    # True for an entrant that learns nothing from its self-play: it then has
+    # `self_play_batch(seeds)`, which plays those games at once. Otherwise the games are played
+    # one by one, each outcome sent before the next.
+    batches_self_play = False
 
     @property
     @abstractmethod
@@ -128,11 +132,6 @@ class Session(ABC):
 
     @abstractmethod
     def observe_outcome(self, outcome: dict) -> Fault | None: ...
-
-    # True for an entrant that learns nothing from its self-play: it then has
-    # `self_play_batch(seeds)`, which plays those games at once. Otherwise the games are played
-    # one by one, each outcome sent before the next.
-    batches_self_play = False
 
     @abstractmethod
     def freeze(self) -> Fault | None: ...
