@@ -288,8 +288,8 @@ class Game:
         return (self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit, g.obstacle_flat)
 
     def record_native(self, moves: np.ndarray, n: int, seats) -> None:
-        """Append the first `n` moves a caller's kernel played (cells, -1 a pass) to `moves`,
-        and settle `seats` if the game ended."""
+        """Append the first `n` moves a kernel played (cells, -1 a pass) to `moves`, and
+        settle `seats` if the game ended."""
         if n:
             self.moves.extend([PASS if m < 0 else m for m in moves[:n].tolist()])
         if self._meta[2] >= 0:
@@ -308,10 +308,7 @@ class Game:
             return False
         if first >= 0:
             self.moves.append(first)
-        if n:
-            self.moves.extend([PASS if m < 0 else m for m in self._turns[:n].tolist()])
-        if self._meta[2] >= 0:
-            seats.settle()
+        self.record_native(self._turns, n, seats)
         return True
 
     def pass_turn(self) -> None:
