@@ -25,11 +25,6 @@ MINIMAX_DEPTH = 3
 MCTS_ITERATIONS = 400
 
 
-def win_args(spec: EnvSpec) -> tuple[int, int, int, int, int]:
-    """(win code, lo_num, lo_den, hi_num, hi_den) for the search kernels."""
-    return spec.win_args
-
-
 @dataclass
 class Meter:
     """Time spent choosing moves, summed over the players that share it (e.g. a session's)."""
@@ -52,7 +47,7 @@ class Opponent(abc.ABC):
     def __init__(self, spec: EnvSpec, seed: int, meter: Meter | None = None):
         self.spec = spec
         self.state = np.array([seed or 0x9E3779B97F4A7C15], dtype=np.uint64)
-        self.win = win_args(spec)
+        self.win = spec.win_args
         self.meter = meter if meter is not None else Meter()
 
     def act(self, game: Game) -> int:
@@ -138,7 +133,7 @@ class EngineSeats:
 def pack_seats(spec: EnvSpec, kinds: list[int], params: list[int]) -> np.ndarray:
     """The seats as search.engine_turns reads them: kinds, params, the ns charged to each
     (zero), the win condition."""
-    return np.array(kinds + params + [0, 0] + list(win_args(spec)), dtype=np.int64)
+    return np.array(kinds + params + [0, 0] + list(spec.win_args), dtype=np.int64)
 
 
 _CLASSES = {c.name: c for c in (RandomOpponent, GreedyOpponent, MinimaxOpponent, MctsOpponent)}
@@ -150,9 +145,7 @@ def play_reference_games(name: str, spec: EnvSpec, game_seeds: list[int], meter:
     (1 black won, -1 white won, 0 a draw; the plies). Each game is move for move the one
     `grader.match.play_game(spec, name, name, seed)` plays. The time spent choosing moves
     goes to `meter`."""
-    cls = _CLASSES.get(name)
-    if cls is None:
-        raise ValueError(f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})")
+    cls = _opponent_class(name)
     seats = pack_seats(spec, [cls.code, cls.code], [cls.param, cls.param])
     states = np.array([[[derive_seed(seed, color)] for color in ("black", "white")] for seed in game_seeds],
                       dtype=np.uint64).reshape(len(game_seeds), 2, 1)
@@ -173,7 +166,11 @@ def seated_opponent(name: str, spec: EnvSpec, game_seed: int, color: str, meter:
 
 def make_opponent(name: str, spec: EnvSpec, seed: int, meter: Meter | None = None) -> Opponent:
     """A reference opponent by name, seeded; its thinking time goes to `meter` when given."""
+    return _opponent_class(name)(spec, seed, meter)
+
+
+def _opponent_class(name: str) -> type[Opponent]:
     try:
-        return _CLASSES[name](spec, seed, meter)
+        return _CLASSES[name]
     except KeyError:
         raise ValueError(f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})") from None
