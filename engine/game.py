@@ -236,8 +236,7 @@ class Game:
         if seats is not None:
             if isinstance(cell, np.integer):
                 cell = int(cell)
-            if type(cell) is int and 0 <= cell < self.geo.cells and not self._forfeited and \
-                    self._engine_turns(cell, seats):
+            if type(cell) is int and cell >= 0 and self.play_to_agent(seats, (NO_VIEW, NO_VIEW), cell) != -2:
                 return
         elif self.is_legal(cell):
             cell = int(cell)
