@@ -293,11 +293,10 @@ class AgentHandle:
         agent to `act`) when the handle is dead or has no process, when bytes from the agent
         are already waiting, or when `obs` is not the view buffer this handle handed out."""
         act_frame = self._filled
-        process = self.process
-        if (self.fault is not None or process is None or act_frame is None or obs is not act_frame.obs
+        if (not self.plays_natively or act_frame is None or obs is not act_frame.obs
                 or self._reader.pending() or self._paused_at is not None):
             return None
-        limits, stats = self.limits, self.act_stats
+        process, limits, stats = self.process, self.limits, self.act_stats
         row[native.NATIVE] = 1
         row[native.STDIN], row[native.STDOUT] = process.stdin_fd, process.stdout_fd
         row[native.STDERR] = process.stderr_fd if self._stderr_open else -1

@@ -270,6 +270,7 @@ class NativeDriver:
     def __init__(self, game, seats, players: list, shown: list, flat: list):
         self.game, self.seats, self.players = game, seats, players
         self.shown, self.flat = shown, flat
+        self.self_play = players[0] is players[1]  # one session on both seats, accounted in black's row
         cells = game.geo.cells
         self.io = np.zeros((3, FIELDS), dtype=np.int64)
         self.rbuf = np.zeros(REPLY_BYTES, dtype=np.uint8)
@@ -289,8 +290,8 @@ class NativeDriver:
         io[:] = 0
         frames = [_NO_FRAME, _NO_FRAME]
         for side, player in enumerate(self.players):
-            if side == 1 and player is self.players[0]:
-                io[1] = io[0]  # self-play: one session, accounted in black's row
+            if side == 1 and self.self_play:
+                io[1] = io[0]
                 frames[1] = frames[0]
                 continue
             load = getattr(player, "native_load", None)
@@ -322,8 +323,8 @@ class NativeDriver:
                 stats.acts += acts
                 stats.act_seconds += int(io[side, GAME_NS]) * 1e-9
                 stats.max_act_seconds = max(stats.max_act_seconds, int(io[side, GAME_MAX_NS]) * 1e-9)
-        for side, player in enumerate(self.players):
-            if io[side, NATIVE] and not (side == 1 and player is self.players[0]):
+        for side, player in enumerate(self.players[:1] if self.self_play else self.players):
+            if io[side, NATIVE]:
                 player.native_store(io[side])
         if status == DONE:
             return -1, None
