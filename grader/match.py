@@ -96,27 +96,28 @@ class AgentSeat(Protocol):
     def fail(self, fault: Fault) -> Fault: ...
 
 
-def _views(players: list, held: list, spec: EnvSpec) -> tuple[list, list]:
+def _views(players: list, held: list, spec: EnvSpec) -> tuple[list, list, list]:
     """Per seat, the (obs, mask) pair the engine fills for it, as the player sees it and as
-    the kernel writes it (flat). An agent seat with `view_buffers` gets its own (its act
-    frame, filled in place); any other agent seat a pair of the game's, copied to it each
-    move; a seat the engine holds (`held`) none."""
+    the kernel writes it (flat), and whether the player is given copies of it. An agent seat
+    with `view_buffers` gets its own (its act frame, filled in place); any other agent seat
+    a pair of the game's, copied to it each move; a seat the engine holds (`held`) none."""
     rows, cols = spec.layout.rows, spec.layout.cols
-    shown, flat = [], []
+    shown, flat, copies = [], [], []
     for player, opponent in zip(players, held):
         if opponent is not None:
-            pair = NO_VIEW
-            shown.append(pair)
+            shown.append(NO_VIEW)
+            flat.append(NO_VIEW)
+            copies.append(False)
+            continue
+        buffers = getattr(player, "view_buffers", None)
+        if buffers is not None:
+            obs, mask = buffers(rows, cols)
         else:
-            buffers = getattr(player, "view_buffers", None)
-            if buffers is not None:
-                obs, mask = buffers(rows, cols)
-            else:
-                obs, mask = np.empty((3, rows, cols), dtype=np.float32), np.empty(rows * cols, dtype=np.int8)
-            shown.append((obs, mask))
-            pair = (obs.reshape(3, rows * cols), mask)
-        flat.append(pair)
-    return shown, flat
+            obs, mask = np.empty((3, rows, cols), dtype=np.float32), np.empty(rows * cols, dtype=np.int8)
+        shown.append((obs, mask))
+        flat.append((obs.reshape(3, rows * cols), mask))
+        copies.append(buffers is None)
+    return shown, flat, copies
 
 
 def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
@@ -135,8 +136,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
         players.append(player)
     held = [p if isinstance(p, Opponent) else None for p in players]
     seats = EngineSeats(spec, *held)
-    shown, flat = _views(players, held, spec)
-    copies = [not hasattr(p, "view_buffers") for p in players]
+    shown, flat, copies = _views(players, held, spec)
     sides = (SideStats(), SideStats())
     game = Game(spec)
     turn = game.play_to_agent(seats, flat)
