@@ -58,11 +58,12 @@ def profile_for(tier: str, ladder_rules_public: bool = False) -> Disclosure:
     raise ValueError(f"unknown tier {tier!r}")
 
 
-def project_game(game: dict, profile: Disclosure) -> dict:
-    """A game record as `profile` publishes it (a new dict; key order kept)."""
+def project_games(games: list[dict], profile: Disclosure) -> list[dict]:
+    """The game records as `profile` publishes them (key order kept): `games` itself when the
+    profile publishes them whole, so a caller can tell that nothing was withheld."""
     if profile.rules:
-        return dict(game)
-    return {k: v for k, v in game.items() if k not in RULE_BEARING_GAME_KEYS}
+        return games
+    return [{k: v for k, v in game.items() if k not in RULE_BEARING_GAME_KEYS} for game in games]
 
 
 def project_result(full: dict, profile: Disclosure) -> dict:

@@ -20,7 +20,7 @@ from typing import Any
 
 from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, parse_spec
 from engine.opponents import seated_opponent
-from grader.disclosure import PROFILES, project_game, project_result
+from grader.disclosure import PROFILES, project_games, project_result
 from grader.limits import Limits
 from grader.metrics import generalisation_gap
 from grader.results import ResultsError, load_games, load_results
@@ -368,7 +368,7 @@ def verify(path: str | Path, private: str | Path | None = None) -> Report:
     diff = first_difference(data, projected)
     if diff:
         raise Difference(f"the public file is not the projection of the staff record: {diff}")
-    public_games = [project_game(g, profile) for g in full_games]
+    public_games = project_games(full_games, profile)
     diff = first_difference(games, public_games, "games")
     if diff:
         raise Difference(f"the public games are not the projection of the staff games: {diff}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.disclosure import PROFILES, project_game, project_result
+from grader.disclosure import PROFILES, project_games, project_result
 from grader.metrics import generalisation_gap
 from grader.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
                             write_round)
@@ -125,6 +125,6 @@ def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path,
     public = project_result(full, profile)
     body = games_body(games)
     full_path = write_round(private, full, games, body)
-    public_games = [project_game(g, profile) for g in games]
-    public_path = write_round(out, public, public_games, body if public_games == games else None)
+    public_games = project_games(games, profile)
+    public_path = write_round(out, public, public_games, body if public_games is games else None)
     return public_path, full_path
