@@ -6,14 +6,16 @@ file states about the round itself (`check_statement`: the round id recomputed f
 it states, where it states all of it); every game with moves replayed through the engine
 (result, disc counts, how it ended), its seed re-derived where the round seed is public, and
 every move of a reference player (the curve's `random`, and reference entrants) re-played
-from its seed; then every number of the file recomputed from the per-game outcomes. With `--private DIR` the staff record is verified the
-same way and the public file is checked to be exactly its projection.
+from its seed; then every number of the file recomputed from the per-game outcomes. With
+`--private DIR` the staff record is verified the same way and the public file is checked to
+be exactly its projection.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,7 +220,7 @@ def check_gap(path: Path, data: dict, report: Report) -> None:
     ref = data["provenance"]["config"]["public_round"]
     if ref is None:
         return
-    other = path.parent / f"{ref['id']}.yaml"
+    other = public_round_file(path, ref)
     if not other.exists():
         report.notes.append(f"generalisation gap not checked: {other.name} is not beside this file")
         return
@@ -240,6 +242,11 @@ def check_gap(path: Path, data: dict, report: Report) -> None:
             raise Difference(diff)
 
 
+def public_round_file(path: Path, ref: dict) -> Path:
+    """Where the public round a results file refers to is looked for: beside it."""
+    return path.parent / f"{ref['id']}.yaml"
+
+
 def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
     """The round plan that a results file states (configuration, limits, field, environments,
     versions), or None and why the file cannot restate it. The round id is a hash of this
@@ -253,7 +260,7 @@ def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
         return None, "the environments' rules are withheld"
     public_round = None
     if config["public_round"] is not None:
-        other = path.parent / f"{config['public_round']['id']}.yaml"
+        other = public_round_file(path, config["public_round"])
         if not other.exists():
             return None, f"the public round {other.name} is not beside this file"
         public_round = public_round_baseline(other)
@@ -304,8 +311,7 @@ def check_statement(path: Path, data: dict, report: Report) -> None:
     if len(faults) > config["max_arena_faults"]:
         raise Difference(f"provenance.config.max_arena_faults: {len(faults)} arena faults are recorded, more than "
                          f"the {config['max_arena_faults']} a published round allows")
-    for label in {f["env"] for f in faults}:
-        count = sum(f["env"] == label for f in faults)
+    for label, count in Counter(f["env"] for f in faults).items():
         if count > config["arena_retries"]:
             raise Difference(f"provenance.config.arena_retries: environment {label} is recorded after {count} "
                              f"arena faults, more than the {config['arena_retries']} retries allowed")
