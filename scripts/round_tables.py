@@ -2,10 +2,11 @@
 
     python scripts/round_tables.py rounds/<round-id>.yaml --agent adaptive [--group condition|rules]
 
-Reads the round's results file (a tier whose rules are disclosed: public or paper) and prints
-a table per group of environments (win rate against random at each checkpoint, draw rate at
-the last one, SAE; means over the group's environments), then one row per environment. This
-is how examples/adaptive/README.md's tables are made: run the round, then this.
+Reads the round's results file (with `grader.results.load_results`, which validates it; a
+tier whose rules are disclosed: public or paper) and prints a table per group of
+environments (win rate against random at each checkpoint, draw rate at the last one, SAE;
+means over the group's environments), then one row per environment. This is how
+examples/adaptive/README.md's tables are made: run the round, then this.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-import yaml
+from grader.results import ResultsError, load_results
 
 
 def condition(rules: dict) -> str:
@@ -89,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", required=True)
     parser.add_argument("--group", choices=("condition", "rules"), default="condition")
     args = parser.parse_args(argv)
-    doc = yaml.load(args.round.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    try:
+        doc = load_results(args.round)
+    except ResultsError as exc:
+        raise SystemExit(str(exc)) from None
     sys.stdout.write(tables(doc, args.agent, args.group))
     return 0
 
