@@ -36,6 +36,7 @@ COMMAND_MODULES = [
     "grader.commands.competition",
     "grader.commands.kit",
 ]
+COMMANDS = {module.rpartition(".")[2]: module for module in COMMAND_MODULES}  # command -> its module
 
 
 class UsageError(Exception):
@@ -47,16 +48,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="arena", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMAND_MODULES:
-        if command is None or name.rpartition(".")[2] == command:
-            importlib.import_module(name).register(sub)
+    for name, module in COMMANDS.items():
+        if command is None or name == command:
+            importlib.import_module(module).register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `arena` command line; returns the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    command = argv[0] if argv and argv[0] in {m.rpartition(".")[2] for m in COMMAND_MODULES} else None
+    command = argv[0] if argv and argv[0] in COMMANDS else None
     parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
