@@ -1,5 +1,6 @@
 """Hostile: a thread writes bytes that are no frame onto every file descriptor it can,
-the protocol channel included, while the agent plays.
+the protocol channel included, from its first move on (started in prepare, it could break
+the reply to prepare itself, and the tests expect the fault during play).
 
 Expected: protocol (a bad frame from the agent); nothing forged is ever taken as a move.
 """
@@ -22,9 +23,12 @@ def spam():
 
 class Agent:
     def prepare(self, env_info):
-        threading.Thread(target=spam, daemon=True).start()
+        self.spamming = False
 
     def act(self, obs, action_mask):
+        if not self.spamming:
+            self.spamming = True
+            threading.Thread(target=spam, daemon=True).start()
         return int(np.flatnonzero(action_mask)[0])
 
     def observe_outcome(self, outcome):
