@@ -286,6 +286,14 @@ class Game:
         g = self.geo
         return (self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit, g.obstacle_flat)
 
+    def restart_native(self) -> None:
+        """A caller's kernel restarted this game: it copied a fresh Game's state arrays into
+        this one's `native_args()` and played on through `engine_turns` (the moves go to
+        `record_native` next). The moves recorded before are forgotten."""
+        self.moves = []
+        self._forfeited = False
+        self._forfeit_winner = None
+
     def record_native(self, moves: np.ndarray, n: int, seats) -> None:
         """Append the first `n` moves a kernel played (cells, -1 a pass) to `moves`, and
         settle `seats` if the game ended."""

@@ -390,13 +390,19 @@ def reference_games(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obsta
     moves = np.empty(2 * obstacles.shape[0] + 2, dtype=np.int64)
     no_obs = np.empty((3, 0), dtype=np.float32)
     no_mask = np.empty(0, dtype=np.int8)
-    win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]
     for i in range(states.shape[0]):
         st = st0.copy()
         meta = meta0.copy()
         plies = engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, -1, seats, states[i], moves,
                              obstacles, no_obs, no_mask, no_obs, no_mask)
-        black = popcount(row(st, 0, like))
-        white = popcount(row(st, 1, like))
-        out[i, 0] = winner_of(black, white, win, lo_num, lo_den, hi_num, hi_den)
+        out[i, 0] = final_result(st, like, seats)[0]
         out[i, 1] = plies
+
+
+@njit(cache=True)
+def final_result(st, like, seats) -> tuple:
+    """(the winner as `winner_of` gives it for black, black's discs, white's discs) of the
+    finished position in `st`, under the win condition packed in `seats` (6-10)."""
+    black = popcount(row(st, 0, like))
+    white = popcount(row(st, 1, like))
+    return winner_of(black, white, seats[6], seats[7], seats[8], seats[9], seats[10]), black, white

@@ -311,6 +311,7 @@ class AgentHandle:
         row[native.TOTAL_NS] = round(stats.total_seconds * 1e9)
         row[native.MAX_NS] = round(stats.max_seconds * 1e9)
         row[native.SOFT_OVERRUNS] = stats.soft_overruns
+        row[native.CALL_HARD_NS] = round(limits.prepare_seconds * 1e9)
         return act_frame.frame
 
     def native_store(self, row: np.ndarray) -> None:
@@ -320,6 +321,7 @@ class AgentHandle:
         stats.total_seconds = int(row[native.TOTAL_NS]) * 1e-9
         stats.max_seconds = int(row[native.MAX_NS]) * 1e-9
         stats.soft_overruns = int(row[native.SOFT_OVERRUNS])
+        self.call_seconds += int(row[native.CALL_NS]) * 1e-9
         self.conduct.played_legal(int(row[native.LEGAL]))
 
     def after_native_act(self, cell: int) -> tuple[int | None, Fault | None]:
@@ -344,6 +346,25 @@ class AgentHandle:
         self._count_act(elapsed)
         action, fault = self._act_reply(header, act_frame, act_frame.mask.size)
         return action, fault, elapsed
+
+    def resume_outcome(self, frame: bytes, sent: int, pending: bytes, started_ns: int) -> Fault | None:
+        """Finish an observe_outcome call the kernel began at `started_ns` and stopped
+        (`native_turns.self_play_turns`): the rest of `frame` after `sent` bytes, then the
+        reply after the `pending` bytes already read, exactly as `observe_outcome` would have."""
+        what = "observe_outcome"
+        deadline = min(started_ns * 1e-9 + self.limits.prepare_seconds, self.env_deadline)
+        reply = None
+        if sent == len(frame) or self._send(frame[sent:], deadline, what):
+            self._reader.feed(pending)
+            reply = self._receive(deadline, what)
+        self.call_seconds += (time.monotonic_ns() - started_ns) * 1e-9
+        return self._call_reply(reply, what)
+
+    def after_native_outcome(self) -> Fault | None:
+        """The check after an outcome the kernel heard answered `ok` (the CPU share, when due),
+        as `observe_outcome` makes it."""
+        self._check_cpu()
+        return self.fault
 
     def _bad_act_reply(self, header: dict, cells: int) -> Fault:
         op = header["op"]
@@ -381,6 +402,10 @@ class AgentHandle:
         start = time.perf_counter()
         reply = self._call(protocol.encode(header), limit, what)
         self.call_seconds += time.perf_counter() - start
+        return self._call_reply(reply, what)
+
+    def _call_reply(self, reply: dict | None, what: str) -> Fault | None:
+        """The fault a reply to `what` (prepare, observe_outcome, freeze) is, if any."""
         if reply is None:
             return self.fault
         op = reply["op"]

@@ -129,67 +129,84 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     passes in its kernels and writes the agent's view, coming back here only for the
     agent's move.
     """
-    players = []
-    for color, player in zip(COLORS, (black, white)):
-        if isinstance(player, str):
-            player = seated_opponent(player, spec, seed, color.label)
-        players.append(player)
-    held = [p if isinstance(p, Opponent) else None for p in players]
-    seats = EngineSeats(spec, *held)
-    shown, flat, copies = _views(players, held, spec)
-    sides = (SideStats(), SideStats())
-    game = Game(spec)
-    turn = game.play_to_agent(seats, flat)
-    driver = NativeDriver.for_game(game, seats, players, shown, flat)
-    finished = None  # (action, fault) of an act the native driver began or finished
-    forfeit = None
-    perf_counter = time.perf_counter
-    while turn >= 0:
-        if driver is not None:
-            turn, finished = driver.run(sides)
-            if turn < 0:
-                break
-        player, side = players[turn], sides[turn]
-        obs, mask = shown[turn]
-        if finished is not None:
-            action, fault = finished
-        else:
-            start = perf_counter()
-            if copies[turn]:
-                action, fault = player.act(obs.copy(), mask.copy())
+    table = Table(spec, black, white, seed)
+    return table.play_on(table.game.play_to_agent(table.seats, table.flat))
+
+
+class Table:
+    """Two players seated at one game of `spec`: the engine's seats, the views it writes for
+    the agents, and the native driver when an agent can be played natively. `play_game` plays
+    one game at it; budget self-play plays game after game at the same table."""
+
+    def __init__(self, spec: EnvSpec, black, white, seed: int):
+        self.spec, self.seed = spec, seed
+        players = []
+        for color, player in zip(COLORS, (black, white)):
+            if isinstance(player, str):
+                player = seated_opponent(player, spec, seed, color.label)
+            players.append(player)
+        self.players = players
+        self.held = [p if isinstance(p, Opponent) else None for p in players]
+        self.seats = EngineSeats(spec, *self.held)
+        self.shown, self.flat, self.copies = _views(players, self.held, spec)
+        self.sides = (SideStats(), SideStats())
+        self.game = Game(spec)
+        self.driver = NativeDriver.for_game(self.game, self.seats, players, self.shown, self.flat)
+
+    def play_on(self, turn: int, finished: tuple | None = None) -> GameRecord:
+        """Play the game on from `turn` (the side to move, its view written; -1 when over) to
+        its record; `finished` is the (action, fault) of an act of that side already made."""
+        players, sides, shown, copies, game = self.players, self.sides, self.shown, self.copies, self.game
+        seats, flat, driver = self.seats, self.flat, self.driver
+        forfeit = None
+        perf_counter = time.perf_counter
+        while turn >= 0:
+            if driver is not None and finished is None:
+                turn, finished = driver.run(sides)
+                if turn < 0:
+                    break
+            player, side = players[turn], sides[turn]
+            obs, mask = shown[turn]
+            if finished is not None:
+                action, fault = finished
+                finished = None
             else:
-                action, fault = player.act(obs, mask)
-            elapsed = perf_counter() - start
-            side.acts += 1
-            side.act_seconds += elapsed
-            if elapsed > side.max_act_seconds:
-                side.max_act_seconds = elapsed
-        if fault is None:
-            verdict = player.conduct.judge(bool(mask[action]), side.illegal)
-            if verdict is Verdict.PLAY:
-                turn = game.play_to_agent(seats, flat, action)
-                continue
-            side.illegal += 1
-            if verdict is Verdict.LOSE_TURN:
-                game.lose_turn()
-                turn = game.play_to_agent(seats, flat)
-                continue
-            if verdict is Verdict.FORFEIT_GAME:
-                fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
-            else:
-                fault = player.fail(player.conduct.never_legal_fault())
-        side.faults.append(fault)
-        color = COLORS[turn]
-        game.forfeit(color)
-        forfeit = color.label
-        break
-    seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
-    outcome = game.outcome()
-    return GameRecord(
-        env_id=spec.id, seed=seed,
-        players={label: p.label if o is None else o.name for label, p, o in zip(LABELS, players, held)},
-        moves=game.moves, termination=outcome.termination.value,
-        winner=None if outcome.winner is None else outcome.winner.label,
-        black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
-        sides=dict(zip(LABELS, sides)),
-    )
+                start = perf_counter()
+                if copies[turn]:
+                    action, fault = player.act(obs.copy(), mask.copy())
+                else:
+                    action, fault = player.act(obs, mask)
+                elapsed = perf_counter() - start
+                side.acts += 1
+                side.act_seconds += elapsed
+                if elapsed > side.max_act_seconds:
+                    side.max_act_seconds = elapsed
+            if fault is None:
+                verdict = player.conduct.judge(bool(mask[action]), side.illegal)
+                if verdict is Verdict.PLAY:
+                    turn = game.play_to_agent(seats, flat, action)
+                    continue
+                side.illegal += 1
+                if verdict is Verdict.LOSE_TURN:
+                    game.lose_turn()
+                    turn = game.play_to_agent(seats, flat)
+                    continue
+                if verdict is Verdict.FORFEIT_GAME:
+                    fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
+                else:
+                    fault = player.fail(player.conduct.never_legal_fault())
+            side.faults.append(fault)
+            color = COLORS[turn]
+            game.forfeit(color)
+            forfeit = color.label
+            break
+        seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
+        outcome = game.outcome()
+        return GameRecord(
+            env_id=self.spec.id, seed=self.seed,
+            players={label: p.label if o is None else o.name for label, p, o in zip(LABELS, players, self.held)},
+            moves=game.moves, termination=outcome.termination.value,
+            winner=None if outcome.winner is None else outcome.winner.label,
+            black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
+            sides=dict(zip(LABELS, sides)),
+        )

@@ -26,25 +26,38 @@ import select
 import numpy as np
 from numba import njit
 
-from engine.search import engine_turns, monotonic_ns
+from engine.search import engine_turns, final_result, monotonic_ns
+from grader import protocol
 
 # Fields of a seat's row of `io` (int64 (3, FIELDS); rows 0 and 1 are black and white). The
 # session's accounting (COUNT .. LEGAL) is kept in the row ACCOUNT names: one agent holding
 # both seats (self-play) has one session.
 (NATIVE, STDIN, STDOUT, STDERR, FRAME_LEN, HARD_NS, ENV_DEADLINE_NS, SOFT_NS, PACE_STOP_NS, PACE_MIN,
  NEXT_CPU_NS, ACCOUNT, COUNT, TOTAL_NS, MAX_NS, SOFT_OVERRUNS, LEGAL, GAME_ACTS, GAME_NS, GAME_MAX_NS,
- CELL, SENT, PENDING, T0) = range(24)
-FIELDS = 24
-GAME = 2  # the row of the whole call: MOVES (how many moves it wrote)
-MOVES = 0
-# What stopped the kernel: the game is over; the side to move is Python's to ask; an act is
-# under way (frame sent in part or whole, reply bytes in the read buffer); an act is done and
-# its cell needs Python's judgement (illegal, pace, CPU check).
-DONE, ASK, RESUME, ACTED = 0, 1, 2, 3
+ CELL, SENT, PENDING, T0, CALL_HARD_NS, CALL_NS) = range(26)
+FIELDS = 26
+GAME = 2  # the row of the whole call: MOVES (moves of the game under way), GAMES (self-play
+MOVES, GAMES, OUTCOME_LEN = 0, 1, 2  # games finished), OUTCOME_LEN (the last outcome frame's length)
+# What stopped the kernel: the game is over (in self-play: all its games are); the side to
+# move is Python's to ask; an act is under way (frame sent in part or whole, reply bytes in the
+# read buffer); an act is done and its cell needs Python's judgement (illegal, pace, CPU
+# check). In self-play also: the outcome call of the last finished game is under way (as an
+# act under way), or it is done and the CPU check is due.
+DONE, ASK, RESUME, ACTED, HEARING, HEARD = 0, 1, 2, 3, 4, 5
 
 POLLIN = select.POLLIN
 REPLY_BYTES = 64  # an action reply is 8 + 26..31 bytes; anything longer goes to Python
 ACTION_PREFIX = np.frombuffer(b'{"op":"action","action":', dtype=np.uint8)
+# The runner's reply to an outcome, byte for byte; and the outcome message of a self-play game
+# as protocol.encode writes it: {"op":"outcome","outcome":{"winner":W,"black_discs":B,
+# "white_discs":N,"your_color":"both"}}, in pieces around the winner and the counts.
+OK_REPLY = np.frombuffer(protocol.encode({"op": protocol.OP_OK}), dtype=np.uint8)
+OUTCOME_HEAD = np.frombuffer(b'{"op":"outcome","outcome":{"winner":"', dtype=np.uint8)
+OUTCOME_WINNERS = np.frombuffer(b"whitedraw black", dtype=np.uint8)  # 5 bytes from 5 * (winner_of + 1)
+OUTCOME_BLACK = np.frombuffer(b'","black_discs":', dtype=np.uint8)
+OUTCOME_WHITE = np.frombuffer(b',"white_discs":', dtype=np.uint8)
+OUTCOME_TAIL = np.frombuffer(b',"your_color":"both"}}', dtype=np.uint8)
+OUTCOME_BYTES = 8 + 128  # the longest is 8 + 96
 
 
 # -- system calls ---------------------------------------------------------------------
@@ -164,6 +177,76 @@ def _u32(buf, at) -> int:
 
 
 @njit(cache=True)
+def _await_reply(row, rbuf, pfds, deadline) -> int:
+    """Read one reply frame from the seat's stdout into `rbuf`: its end (8 + header length)
+    when exactly one whole frame without a body came before `deadline`, else -1 and Python
+    reads on (row[PENDING] says how many bytes are in `rbuf`)."""
+    got = 0
+    end = -1
+    while True:
+        remaining = deadline - monotonic_ns()
+        if remaining <= 0:
+            break
+        pfds[0] = row[STDOUT]
+        pfds[1] = POLLIN
+        pfds[2] = row[STDERR]
+        pfds[3] = POLLIN
+        ready = sys_poll(pfds, 2, remaining // 1_000_000 + 1)
+        if ready < 0 or (pfds[3] >> 16) != 0:
+            break  # interrupted, or output on stderr: Python drains it
+        if ready == 0 or (pfds[1] >> 16) == 0:
+            continue
+        got_now = sys_read(row[STDOUT], rbuf, got, rbuf.shape[0] - got)
+        if got_now <= 0:
+            break
+        got += got_now
+        if got < 8:
+            continue
+        head = _u32(rbuf, 0)
+        if _u32(rbuf, 4) != 0 or 8 + head > rbuf.shape[0] or got > 8 + head:
+            break
+        if got == 8 + head:
+            end = got
+            break
+    row[PENDING] = got
+    return end
+
+
+@njit(cache=True)
+def _put(buf, at, piece) -> int:
+    buf[at:at + piece.shape[0]] = piece
+    return at + piece.shape[0]
+
+
+@njit(cache=True)
+def _put_int(buf, at, value) -> int:
+    digits = 1
+    while value >= 10 ** digits:
+        digits += 1
+    for i in range(digits):
+        buf[at + digits - 1 - i] = 48 + value % 10
+        value //= 10
+    return at + digits
+
+
+@njit(cache=True)
+def outcome_frame(buf, winner, black, white) -> int:
+    """Write the frame of a self-play game's outcome (winner as `winner_of` gives it for
+    black) into `buf`, exactly as protocol.encode writes it; returns its length."""
+    at = _put(buf, 8, OUTCOME_HEAD)
+    word = 5 * (winner + 1)
+    at = _put(buf, at, OUTCOME_WINNERS[word:word + (4 if winner == 0 else 5)])
+    at = _put_int(buf, _put(buf, at, OUTCOME_BLACK), black)
+    at = _put_int(buf, _put(buf, at, OUTCOME_WHITE), white)
+    at = _put(buf, at, OUTCOME_TAIL)
+    head = at - 8
+    for i in range(4):
+        buf[i] = (head >> (8 * i)) & 255
+        buf[4 + i] = 0
+    return at
+
+
+@njit(cache=True)
 def _stop(io, n, status) -> int:
     io[GAME, MOVES] = n
     return status
@@ -198,36 +281,9 @@ def agent_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, stat
             row[SENT] = written if written > 0 else 0
             return _stop(io, n, RESUME)
         row[SENT] = written
-        deadline = min(t0 + row[HARD_NS], row[ENV_DEADLINE_NS])
-        got = 0
-        cell = -1
-        while True:
-            remaining = deadline - monotonic_ns()
-            if remaining <= 0:
-                break
-            pfds[0] = row[STDOUT]
-            pfds[1] = POLLIN
-            pfds[2] = row[STDERR]
-            pfds[3] = POLLIN
-            ready = sys_poll(pfds, 2, remaining // 1_000_000 + 1)
-            if ready < 0 or (pfds[3] >> 16) != 0:
-                break  # interrupted, or output on stderr: Python drains it
-            if ready == 0 or (pfds[1] >> 16) == 0:
-                continue
-            got_now = sys_read(row[STDOUT], rbuf, got, rbuf.shape[0] - got)
-            if got_now <= 0:
-                break
-            got += got_now
-            if got < 8:
-                continue
-            head = _u32(rbuf, 0)
-            if _u32(rbuf, 4) != 0 or 8 + head > rbuf.shape[0] or got > 8 + head:
-                break
-            if got == 8 + head:
-                cell = parse_action(rbuf, 8, 8 + head, cells)
-                break
+        end = _await_reply(row, rbuf, pfds, min(t0 + row[HARD_NS], row[ENV_DEADLINE_NS]))
+        cell = parse_action(rbuf, 8, end, cells) if end > 0 else -1
         if cell < 0:
-            row[PENDING] = got
             return _stop(io, n, RESUME)
         t1 = monotonic_ns()
         elapsed = t1 - t0
@@ -255,6 +311,76 @@ def agent_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, stat
             return _stop(io, n, DONE)
 
 
+@njit(cache=True)
+def _is_ok(rbuf, end) -> bool:
+    if end != OK_REPLY.shape[0]:
+        return False
+    for i in range(end):
+        if rbuf[i] != OK_REPLY[i]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def self_play_turns(st0, meta0, st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, states, moves,
+                    obstacles, obs, mask, frame, io, rbuf, pfds, oframe, results) -> int:
+    """Play an agent's self-play games one after another, each from the opening (st0, meta0)
+    in the game arrays st and meta, and send each its outcome, until results.shape[0] games
+    are played and heard or something needs Python.
+
+    A game is played as `agent_turns` plays it, the agent on both seats (io rows 0 and 1 alike,
+    accounted in row 0); each finished game's (winner as `winner_of` gives it for black, plies,
+    black's discs, white's discs) goes to `results`, and io[GAME, GAMES] says how many. Its
+    outcome frame is then written (into `oframe`) and the reply must be exactly the runner's
+    `ok`: the call timed and bounded as `AgentHandle.observe_outcome` times it (CALL_HARD_NS,
+    the environment's deadline), its time added to CALL_NS. Returns DONE when all are heard;
+    ASK, RESUME or ACTED with the game under way (its moves so far in `moves`, io[GAME, MOVES]
+    of them); HEARING when the last finished game's outcome call stopped before a proper
+    `ok` (SENT bytes of io[GAME, OUTCOME_LEN] written, PENDING bytes read); HEARD when it was
+    heard and the CPU check is due."""
+    agent = io[0]
+    for g in range(results.shape[0]):
+        st[:] = st0
+        meta[:] = meta0
+        for side in range(2):
+            io[side, GAME_ACTS] = 0
+            io[side, GAME_NS] = 0
+            io[side, GAME_MAX_NS] = 0
+        io[GAME, MOVES] = 0
+        plies = engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, -1, seats, states, moves,
+                             obstacles, obs, mask, obs, mask)
+        if meta[2] < 0:
+            status = agent_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, seats, states, moves[plies:],
+                                 obstacles, obs, mask, obs, mask, frame, frame, io, rbuf, pfds)
+            plies += io[GAME, MOVES]
+            io[GAME, MOVES] = plies
+            if status != DONE:
+                return status
+        winner, black, white = final_result(st, like, seats)
+        results[g, 0] = winner
+        results[g, 1] = plies
+        results[g, 2] = black
+        results[g, 3] = white
+        io[GAME, GAMES] = g + 1
+        length = outcome_frame(oframe, winner, black, white)
+        io[GAME, OUTCOME_LEN] = length
+        t0 = monotonic_ns()
+        agent[T0] = t0
+        agent[PENDING] = 0
+        written = sys_write(agent[STDIN], oframe, 0, length)
+        agent[SENT] = written if written > 0 else 0
+        if written != length:
+            return HEARING
+        end = _await_reply(agent, rbuf, pfds, min(t0 + agent[CALL_HARD_NS], agent[ENV_DEADLINE_NS]))
+        if not _is_ok(rbuf, end):
+            return HEARING
+        t1 = monotonic_ns()
+        agent[CALL_NS] += t1 - t0
+        if t1 >= agent[NEXT_CPU_NS]:
+            return HEARD
+    return DONE
+
+
 # -- the Python side ----------------------------------------------------------------------
 _NO_FRAME = np.zeros(0, dtype=np.uint8)
 
@@ -270,12 +396,13 @@ class NativeDriver:
     def __init__(self, game, seats, players: list, shown: list, flat: list):
         self.game, self.seats, self.players = game, seats, players
         self.shown, self.flat = shown, flat
-        self.self_play = players[0] is players[1]  # one session on both seats, accounted in black's row
+        self.same_agent = players[0] is players[1]  # one session on both seats, accounted in black's row
         cells = game.geo.cells
         self.io = np.zeros((3, FIELDS), dtype=np.int64)
         self.rbuf = np.zeros(REPLY_BYTES, dtype=np.uint8)
         self.pfds = np.zeros(4, dtype=np.int32)
         self.moves = np.empty(6 * cells + 16, dtype=np.int64)
+        self.outcome = np.zeros(OUTCOME_BYTES, dtype=np.uint8)  # a self-play outcome frame
         self.args = game.native_args()
 
     @classmethod
@@ -290,7 +417,7 @@ class NativeDriver:
         io[:] = 0
         frames = [_NO_FRAME, _NO_FRAME]
         for side, player in enumerate(self.players):
-            if side == 1 and self.self_play:
+            if side == 1 and self.same_agent:
                 io[1] = io[0]
                 frames[1] = frames[0]
                 continue
@@ -316,6 +443,45 @@ class NativeDriver:
         status = agent_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, self.seats.packed,
                              self.seats.states, self.moves, obstacles, obs_black, mask_black, obs_white,
                              mask_white, frames[0], frames[1], io, self.rbuf, self.pfds)
+        return self._after(status, sides)
+
+    def self_play(self, opening, results: np.ndarray) -> int:
+        """Play self-play games natively from the opening state arrays `opening` (another
+        Game's `native_args()[:2]`), this driver's game restarted for each, and hear their
+        outcomes (`self_play_turns`); returns its status. The finished games are
+        results[:self.games]; a game it stopped in is `resume_game`'s."""
+        frame = self._load()[0]
+        io = self.io
+        st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles = self.args
+        obs, mask = self.flat[0]
+        io[GAME, GAMES] = 0
+        status = self_play_turns(opening[0], opening[1], st, meta, like, masks, shifts, nxt, cap, turn_limit,
+                                 self.seats.packed, self.seats.states, self.moves, obstacles, obs, mask, frame,
+                                 io, self.rbuf, self.pfds, self.outcome, results)
+        if io[0, NATIVE] and status in (DONE, HEARING, HEARD):  # else resume_game stores it
+            self.players[0].native_store(io[0])
+        return status
+
+    @property
+    def games(self) -> int:
+        """Self-play games the last `self_play` call finished."""
+        return int(self.io[GAME, GAMES])
+
+    def outcome_call(self) -> tuple[bytes, int, bytes, int]:
+        """The outcome call the last `self_play` stopped in (HEARING): (its frame, bytes of it
+        sent, reply bytes read, its start as time.monotonic_ns)."""
+        row = self.io[0]
+        return (self.outcome[:int(self.io[GAME, OUTCOME_LEN])].tobytes(), int(row[SENT]),
+                self.rbuf[:int(row[PENDING])].tobytes(), int(row[T0]))
+
+    def resume_game(self, status: int, sides: tuple) -> tuple[int, tuple | None]:
+        """After `self_play` stopped in a game (ASK, RESUME, ACTED): that game's moves so far
+        become the game's record, and as `run` returns."""
+        self.game.restart_native()
+        return self._after(status, sides)
+
+    def _after(self, status: int, sides: tuple) -> tuple[int, tuple | None]:
+        io = self.io
         self.game.record_native(self.moves, int(io[GAME, MOVES]), self.seats)
         for side, stats in enumerate(sides):
             acts = int(io[side, GAME_ACTS])
@@ -323,7 +489,7 @@ class NativeDriver:
                 stats.acts += acts
                 stats.act_seconds += int(io[side, GAME_NS]) * 1e-9
                 stats.max_act_seconds = max(stats.max_act_seconds, int(io[side, GAME_MAX_NS]) * 1e-9)
-        for side, player in enumerate(self.players[:1] if self.self_play else self.players):
+        for side, player in enumerate(self.players[:1] if self.same_agent else self.players):
             if io[side, NATIVE]:
                 player.native_store(io[side])
         if status == DONE:

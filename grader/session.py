@@ -20,7 +20,7 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from engine.opponents import Meter, Opponent, play_reference_games, seated_oppon
 from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
+from grader.self_play import SelfPlayGame, heard, played_in_python, played_natively
 from grader.submission import load_submission
 
 REFERENCE_NAMES = ("random", "greedy", "minimax")
@@ -110,10 +111,6 @@ class Session(ABC):
     """An entrant's session in one environment (fresh for every environment)."""
 
     name: str
-    # True for an entrant that learns nothing from its self-play: it then has
-    # `self_play_batch(seeds)`, which plays those games at once. Otherwise the games are played
-    # one by one, each outcome sent before the next.
-    batches_self_play = False
 
     @property
     @abstractmethod
@@ -132,6 +129,12 @@ class Session(ABC):
 
     @abstractmethod
     def observe_outcome(self, outcome: dict) -> Fault | None: ...
+
+    def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
+        """The entrant's budget self-play games seeded `seeds`, one at a time: the caller
+        checks the session after each game and after it calls the game's `hear()` (its
+        outcome), and stops iterating when the entrant died."""
+        return played_in_python(spec, self.seat, self.observe_outcome, seeds)
 
     @abstractmethod
     def freeze(self) -> Fault | None: ...
@@ -175,6 +178,11 @@ class HandleSession(Session):
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return self.handle.observe_outcome(outcome)
 
+    def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
+        if self.handle.plays_natively:
+            return played_natively(spec, self.handle, seeds)
+        return super().self_play(spec, seeds)
+
     def freeze(self) -> Fault | None:
         return self.handle.freeze()
 
@@ -213,13 +221,12 @@ class ReferenceSession(Session):
     def seat(self, color: Color, seed: int) -> Opponent:
         return seated_opponent(self.opponent, self.spec, seed, color.label, self.meter)
 
-    batches_self_play = True
-
-    def self_play_batch(self, seeds: list[int]) -> list[tuple[str | None, int]]:
+    def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
         """A reference player learns nothing: its self-play is played in one kernel call,
-        each game the one `play_game` plays with the same seed."""
+        each game the one `play_game` plays with the same seed, and no outcome is sent."""
         winners = {1: "black", -1: "white", 0: None}
-        return [(winners[w], p) for w, p in play_reference_games(self.opponent, self.spec, seeds, self.meter).tolist()]
+        return (SelfPlayGame(winners[w], p, heard)
+                for w, p in play_reference_games(self.opponent, spec, seeds, self.meter).tolist())
 
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return None

@@ -23,12 +23,12 @@ from engine import EnvSpec, derive_seed, public_tier
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.match import env_info, outcome_for, play_game
+from grader.self_play import SELF_PLAY_COLOR
 from grader.sandbox.base import Sandbox
 from grader.screening import Flag, screen
 from grader.submission import SubmissionError, load_submission
 
 SCHEMA_VERSION = 1
-SELF_PLAY_COLOR = "both"  # as a round sends it: the agent held both seats
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_CHARS = 2000
 

@@ -17,14 +17,13 @@ from typing import Callable
 
 from engine import Color
 from grader.faults import Fault
-from grader.match import GameRecord, env_info, outcome_for, play_game
+from grader.match import GameRecord, env_info, play_game
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
                              pairing_games, pairing_seed, pairs, self_play_seed)
 from grader.session import Session, open_session
 
-SELF_PLAY_COLOR = "both"  # `your_color` of a self-play outcome: the agent held both seats
 PROGRESS_EVERY = 50  # games between progress reports
 
 # report(label, games finished since the last report, what is being played)
@@ -124,21 +123,14 @@ class _EnvPlay:
         plan, session, status = self.plan, self.sessions[name], self.entrants[name]
         used = 0
         for checkpoint in plan.checkpoints:
-            if used < checkpoint and session.batches_self_play:  # no outcome to send between games
-                seeds = [self_play_seed(plan.seed, self.spec.id, name, i) for i in range(used, checkpoint)]
-                for winner, plies in session.self_play_batch(seeds):
-                    status.self_play.add(winner, plies)
-                self._tick(f"{name} self-play {checkpoint}/{plan.budget}", checkpoint - used)
-                used = checkpoint
-            while used < checkpoint:
-                seed = self_play_seed(plan.seed, self.spec.id, name, used)
-                record = play_game(self.spec, session.seat(Color.BLACK, seed), session.seat(Color.WHITE, seed), seed)
-                status.self_play.add(record.winner, len(record.moves))
+            seeds = [self_play_seed(plan.seed, self.spec.id, name, i) for i in range(used, checkpoint)]
+            for game in session.self_play(self.spec, seeds):
+                status.self_play.add(game.winner, game.plies)
                 used += 1
                 self._tick(f"{name} self-play {used}/{plan.budget}")
                 if not self._check(name, f"self-play game {used}"):
                     return False
-                session.observe_outcome(outcome_for(record, SELF_PLAY_COLOR))
+                game.hear()
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
             for i in range(plan.games_per_checkpoint):

@@ -114,11 +114,11 @@ def test_games_file_is_deterministic_gzip(dirs):
 def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path, monkeypatch):
     """A reference entrant's budget self-play is played in one kernel call; the round's
     results are those of playing it game by game."""
-    from grader.session import ReferenceSession
+    from grader.session import ReferenceSession, Session
 
     plan = small_plan(field(("alpha", "Learner")), budget=12, checkpoints=(0, 5, 12))
     batched = run_round(plan, tmp_path / "a" / "rounds", tmp_path / "a" / "private", command="test")
-    monkeypatch.setattr(ReferenceSession, "batches_self_play", False)
+    monkeypatch.setattr(ReferenceSession, "self_play", Session.self_play)
     one_by_one = run_round(plan, tmp_path / "b" / "rounds", tmp_path / "b" / "private", command="test")
     assert without_execution(batched.full_path) == without_execution(one_by_one.full_path)
     sp = yaml.safe_load(batched.full_path.read_text())["environments"][0]["agents"]

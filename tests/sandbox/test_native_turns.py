@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 
+import numba
 import numpy as np
 import pytest
 
+import grader.agent_handle as agent_handle
 import grader.native_turns as native
 from engine import public_tier
+from grader import protocol
 from grader.faults import FaultKind
 from grader.match import env_info, play_game
 from grader.native_turns import ACTION_PREFIX, parse_action
+from grader.runner.runner import OK
+from grader.self_play import SELF_PLAY_COLOR, played_in_python, played_natively
 from .conftest import TEST_LIMITS
 
 pytestmark = pytest.mark.timeout(180)
@@ -128,3 +133,83 @@ def test_the_pace_stop_and_the_cpu_check_are_made_after_native_acts(launch):
     faults = [f for s in record.sides.values() for f in s.faults]
     assert [f.kind for f in faults] == [FaultKind.TIMEOUT] and "pace" in faults[0].detail
     assert handle.act_stats.count == limits.pace_min_acts
+
+
+# -- budget self-play with its outcomes (native_turns.self_play_turns) ----------------------
+@pytest.mark.parametrize("winner, black, white", [(1, 33, 31), (-1, 0, 64), (0, 32, 32), (1, 7, 0), (-1, 100, 120)])
+def test_a_native_outcome_frame_is_the_frame_observe_outcome_sends(winner, black, white):
+    label = {1: "black", -1: "white", 0: "draw"}[winner]
+    expected = protocol.encode({"op": protocol.OP_OUTCOME, "outcome": {
+        "winner": label, "black_discs": black, "white_discs": white, "your_color": SELF_PLAY_COLOR}})
+    for kernel in (native.outcome_frame, getattr(native.outcome_frame, "py_func", native.outcome_frame)):
+        buf = np.zeros(native.OUTCOME_BYTES, dtype=np.uint8)
+        assert bytes(buf[:kernel(buf, winner, black, white)]) == expected
+    assert bytes(native.OK_REPLY) == OK
+
+
+def _heard_games(games, handle) -> list:
+    """Self-play as a round plays it: after each game and after its outcome, a fault ends it."""
+    out = []
+    for game in games:
+        out.append((game.winner, game.plies))
+        if handle.fault is None:
+            game.hear()
+            if handle.fault is None:
+                continue
+            out.append(("outcome", handle.fault.kind))
+        else:
+            out.append(("game", handle.fault.kind))
+        break
+    return out
+
+
+def _both_ways(launch, name: str, seeds) -> tuple:
+    native_handle = launch(name)
+    python_handle = launch(name)
+    for handle in (native_handle, python_handle):
+        assert handle.prepare(env_info(SPEC, len(seeds))) is None
+    played = _heard_games(played_natively(SPEC, native_handle, list(seeds)), native_handle)
+    expected = _heard_games(played_in_python(SPEC, lambda color, seed: python_handle, python_handle.observe_outcome,
+                                             list(seeds)), python_handle)
+    return played, expected, native_handle, python_handle
+
+
+def test_native_self_play_is_the_self_play_python_plays(launch, monkeypatch):
+    """Games, outcomes heard (the agent's moves depend on them), accounting and output; and
+    each way out of the kernel is taken: a game handed to Python (a CPU check due mid-game),
+    an outcome call finished by Python (output on stderr), an outcome heard with the CPU
+    check due."""
+    statuses = []
+    self_play = native.NativeDriver.self_play
+    monkeypatch.setattr(native.NativeDriver, "self_play",
+                        lambda self, *args: statuses.append(self_play(self, *args)) or statuses[-1])
+    # A CPU check due every 10 ms: the agent's 12 ms over each outcome and over one move meet
+    # it there (without the JIT a game alone takes longer: then only the stderr is counted on).
+    monkeypatch.setattr(agent_handle, "CPU_CHECK_INTERVAL", 0.5 if numba.config.DISABLE_JIT else 0.01)
+    played, expected, a, b = _both_ways(launch, "outcome_driven", range(24))
+    assert played == expected and len(played) == 24 and a.alive and b.alive
+    wanted = {native.HEARING} | (set() if numba.config.DISABLE_JIT else {native.ACTED, native.HEARD})
+    assert wanted <= set(statuses), statuses
+    assert (a.act_stats.count, a.conduct.attempts, a.conduct.legal_seen) == \
+        (b.act_stats.count, b.conduct.attempts, b.conduct.legal_seen)
+    assert a.call_seconds > 24 * 0.012 and b.call_seconds > 24 * 0.012
+    assert a.stderr_text() == b.stderr_text() and "heard 24 outcomes" in a.stderr_text()
+
+
+@pytest.mark.parametrize("name", ["random_agent", "outcome_raises", "crash_mid_game", "exit_mid_game", "always_illegal",
+                                  "stderr_chatty"])
+def test_native_self_play_ends_as_python_self_play_does(launch, assert_unharmed, name):
+    played, expected, a, b = _both_ways(launch, name, range(5))
+    assert played == expected
+    assert (a.fault is None) == (b.fault is None) and (a.fault is None or a.fault.kind == b.fault.kind)
+    for handle in (a, b):
+        handle.close()
+    assert_unharmed()
+
+
+def test_native_self_play_of_a_frozen_agent_is_refused(launch):
+    handle = launch("random_agent")
+    handle.prepare(env_info(SPEC, 1))
+    handle.freeze()
+    with pytest.raises(ValueError, match="after freeze"):
+        next(played_natively(SPEC, handle, [0]))
