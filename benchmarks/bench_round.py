@@ -6,10 +6,11 @@ Prints, measured in the same run:
   sandbox) on 8 environments at budget 200, one worker: wall time, games, and the share of
   the wall time spent in the arena rather than waiting on agents (target: under 10%).
   Waiting on agents is their moves and replies, and each sandboxed agent's own start (its
-  interpreter, numpy and agent.py importing: as long as the same agent takes to start
-  outside any sandbox, measured in the same run); the rest of each launch (the cgroup,
-  bwrap's namespaces and mounts) is the arena's. The share with the agents' start counted
-  as the arena's is printed beside it;
+  interpreter, numpy and agent.py importing); the rest of each launch (the cgroup, bwrap's
+  namespaces and mounts) is the arena's. The split of a launch between the two is measured
+  in the same run, by starting the same agent in the sandbox and outside any sandbox in
+  turn (one start is too noisy on a shared machine to subtract from another). The share
+  with the agents' start counted as the arena's is printed beside it;
 - from the per-game costs measured there, the cost of a full ladder round (28 environments,
   budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
   30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
@@ -33,7 +34,7 @@ from benchmarks.bench_sandbox import bench_start
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
-from grader.sandbox.local import bwrap_problem
+from grader.sandbox.local import LocalSandbox, bwrap_problem
 from grader.sandbox.unsafe import UnsafeSandbox
 from grader.rounds.records import read_record, record_path
 from grader.schedule import games_per_env
@@ -51,6 +52,7 @@ FIELDS = (8, 30, 100, 300)
 NIGHT_SECONDS = 10 * 3600
 WORKERS_PER_RUNNER = 2
 PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
+SPLIT_STARTS = 9  # starts in and out of the sandbox, in turn, to split a launch
 
 AGENT = '''
 import numpy as np
@@ -96,12 +98,7 @@ def measure(tmp: Path) -> dict:
     # binds (found with ldd). The round then measures play, not set-up.
     warm = make_plan("public", field, "1", 2, [0, 2], 2, 2, "warm", None, "local")
     run_round(warm, tmp / "warm", tmp / "warm-private", stream=open("/dev/null", "w"))
-    # A launch is the sandbox's (the arena's: cgroup, bwrap's namespaces and mounts) and then
-    # the agent's own start (its interpreter, numpy and agent.py importing, until it says
-    # ready). The agent's part is what the same agent takes to start outside any sandbox.
     launches: list[float] = []
-    bare = statistics.median(bench_start(UnsafeSandbox(quiet=True), load_submission(folder), DEFAULT_LIMITS)) \
-        if sandboxed else 0.0
     launch = AgentHandle.launch.__func__
 
     def timed(*args, **kwargs):
@@ -126,14 +123,28 @@ def measure(tmp: Path) -> dict:
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
     return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies,
-            "sandboxed": sandboxed, "launches": launches, "bare_start": bare}
+            "sandboxed": sandboxed, "launches": launches,
+            "agent_start_share": agent_start_share(load_submission(folder)) if sandboxed else 1.0}
+
+
+def agent_start_share(submission) -> float:
+    """The agent's own part of a sandboxed launch: a launch is the sandbox's (the arena's:
+    cgroup, bwrap's namespaces and mounts) and then the agent's start (its interpreter, numpy
+    and agent.py importing, until it says ready), which is what the same agent takes to
+    start outside any sandbox. Medians of starts made in turn, in and out of the sandbox."""
+    bare: list[float] = []
+    boxed: list[float] = []
+    for _ in range(SPLIT_STARTS):
+        bare += bench_start(UnsafeSandbox(quiet=True), submission, DEFAULT_LIMITS, 1)
+        boxed += bench_start(LocalSandbox(), submission, DEFAULT_LIMITS, 1)
+    return min(1.0, statistics.median(bare) / statistics.median(boxed))
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-round-") as tmp:
         m = measure(Path(tmp))
     n = len(m["launches"])
-    startup = n * m["bare_start"]  # the agents' own start, as long as outside a sandbox
+    startup = sum(m["launches"]) * m["agent_start_share"]  # the agents' own start
     setup = sum(m["launches"]) - startup  # the rest of each launch is the sandbox's
     arena = m["wall"] - m["agent"] - startup
     share = arena / m["wall"]
@@ -144,8 +155,8 @@ def main() -> int:
     print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies)")
     n = max(n, 1)
     print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
-          f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py, as the same agent "
-          "starts outside any sandbox)")
+          f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py; "
+          f"{m['agent_start_share']:.0%} of a launch, as the same agent starts outside any sandbox)")
     print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
           f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
           f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts); counting the agents' "

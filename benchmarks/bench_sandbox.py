@@ -110,10 +110,11 @@ def bench_bare_pipe() -> tuple[float, float]:
     return _percentiles(times)
 
 
-def bench_start(sandbox, submission, limits) -> list[float]:
+def bench_start(sandbox, submission, limits, starts: int = STARTS) -> list[float]:
+    """The seconds each of `starts` launches of `submission` took, until its runner was ready."""
     from grader.agent_handle import AgentHandle
     times = []
-    for _ in range(STARTS):
+    for _ in range(starts):
         t = time.perf_counter()
         handle = AgentHandle.launch(sandbox, submission, limits)
         elapsed = time.perf_counter() - t
