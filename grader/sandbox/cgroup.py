@@ -185,6 +185,7 @@ class Cgroup:
                 except OSError:
                     pass  # the loop below kills them one by one instead
         deadline = time.monotonic() + timeout
+        pause = 0.0002  # killed processes leave the group within a millisecond or so: look again soon
         while True:
             pids = self.pids()
             if not pids:
@@ -196,7 +197,8 @@ class Cgroup:
                     pass
             if time.monotonic() > deadline:
                 return False
-            time.sleep(0.005)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.005)
 
     def remove(self, timeout: float = 3.0) -> bool:
         """Delete the cgroup folders; a busy one (a process still exiting) is
