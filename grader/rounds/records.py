@@ -107,8 +107,12 @@ def gzip_bytes(data: bytes, level: int = 6) -> bytes:
     return buf.getvalue()
 
 
+_COMPACT = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)  # one encoder for every line
+
+
 def dumps_json(data) -> str:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    """`data` as compact JSON, one line (what json.dumps with these separators writes)."""
+    return _COMPACT.encode(data)
 
 
 def record_path(work: Path, index: int) -> Path:
