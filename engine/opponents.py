@@ -157,6 +157,35 @@ def play_reference_games(name: str, spec: EnvSpec, game_seeds: list[int], meter:
     return out
 
 
+def play_seated_games(spec: EnvSpec, black: list[Opponent], white: list[Opponent]) -> tuple[np.ndarray, np.ndarray]:
+    """The games of black[i] against white[i], all in one kernel call, each move for move the
+    game `grader.match.play_game(spec, black[i], white[i], seed)` plays (the players are
+    seated and seeded already, e.g. by `seated_opponent`). Every black player is of one
+    class, every white one too, and each side's players share one meter, to which the time
+    spent choosing moves goes. Returns int64 (n, 5) of (1 black won, -1 white won, 0 a draw;
+    the plies; black's discs; white's discs; 0 no moves left, 1 the turn limit) and the moves,
+    int64 (n, max plies), game i's in its first plies entries (-1 a pass)."""
+    for side in (black, white):
+        if len({(type(p), id(p.meter)) for p in side}) > 1:
+            raise ValueError("play_seated_games: one side's players must share a class and a meter")
+    n = len(black)
+    if n != len(white):
+        raise ValueError("play_seated_games: as many black players as white ones")
+    out = np.zeros((n, 5), dtype=np.int64)
+    game = Game(spec)
+    moves = np.empty((n, 2 * game.geo.cells + 2), dtype=np.int64)
+    if not n:
+        return out, moves
+    seats = pack_seats(spec, [black[0].code, white[0].code], [black[0].param, white[0].param])
+    states = np.array([[b.state[0], w.state[0]] for b, w in zip(black, white)], dtype=np.uint64).reshape(n, 2, 1)
+    st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles = game.native_args()
+    search.reference_records(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out,
+                             moves)
+    black[0].meter.seconds += int(seats[4]) * 1e-9
+    white[0].meter.seconds += int(seats[5]) * 1e-9
+    return out, moves
+
+
 def seated_opponent(name: str, spec: EnvSpec, game_seed: int, color: str, meter: Meter | None = None) -> Opponent:
     """The reference opponent `name` holding `color` ("black" or "white") in the game seeded
     `game_seed`: its own seed is derive_seed(game_seed, color), wherever the game is played

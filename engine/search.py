@@ -400,6 +400,27 @@ def reference_games(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obsta
 
 
 @njit(cache=True)
+def reference_records(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out,
+                      moves) -> None:
+    """As `reference_games`, keeping what a game's record needs: out[i] = (winner as `winner_of`
+    gives it for black, plies, black's discs, white's discs, termination as meta[2] holds it),
+    and the moves of game i in moves[i, :plies] (-1 a pass)."""
+    no_obs = np.empty((3, 0), dtype=np.float32)
+    no_mask = np.empty(0, dtype=np.int8)
+    for i in range(states.shape[0]):
+        st = st0.copy()
+        meta = meta0.copy()
+        plies = engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, -1, seats, states[i], moves[i],
+                             obstacles, no_obs, no_mask, no_obs, no_mask)
+        winner, black, white = final_result(st, like, seats)
+        out[i, 0] = winner
+        out[i, 1] = plies
+        out[i, 2] = black
+        out[i, 3] = white
+        out[i, 4] = meta[2]
+
+
+@njit(cache=True)
 def final_result(st, like, seats) -> tuple:
     """(the winner as `winner_of` gives it for black, black's discs, white's discs) of the
     finished position in `st`, under the win condition packed in `seats` (6-10)."""

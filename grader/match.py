@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Iterable, Protocol
 
 import numpy as np
 
-from engine import NO_VIEW, Color, EnvSpec, Game
-from engine.opponents import EngineSeats, Opponent, seated_opponent
+from engine import NO_VIEW, PASS, Color, EnvSpec, Game, Termination
+from engine.opponents import EngineSeats, Meter, Opponent, play_seated_games, seated_opponent
 
 from grader.faults import Fault, FaultKind
 from grader.native_turns import NativeDriver
@@ -131,6 +131,54 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     """
     table = Table(spec, black, white, seed)
     return table.play_on(table.game.play_to_agent(table.seats, table.flat))
+
+
+def is_engine_seat(seat) -> bool:
+    """Whether `seat` is a reference player the engine plays (an Opponent, or its name)."""
+    return isinstance(seat, (str, Opponent))
+
+
+def play_engine_games(spec: EnvSpec, games: list[tuple]) -> list[GameRecord]:
+    """The records `play_game` gives for `games`, each (black, white, seed) with both seats
+    reference players (`is_engine_seat`), in order: the games of one seating (the same
+    players' kinds, as Opponents sharing a meter or by name) are played in one kernel call.
+    The thinking time goes to the Opponents' meters, as in `play_game`."""
+    records: list[GameRecord | None] = [None] * len(games)
+    groups: dict[tuple, list[int]] = {}
+    seated = []
+    spare = {}  # a named seat's meter, one per name and colour (nobody reads it, as in play_game)
+    for i, (black, white, seed) in enumerate(games):
+        pair = []
+        for color, player in zip(COLORS, (black, white)):
+            if isinstance(player, str):
+                meter = spare.setdefault((player, color), Meter())
+                player = seated_opponent(player, spec, seed, color.label, meter)
+            pair.append(player)
+        seated.append(pair)
+        groups.setdefault(tuple((type(p), id(p.meter)) for p in pair), []).append(i)
+    for indices in groups.values():
+        out, moves = play_seated_games(spec, [seated[i][0] for i in indices], [seated[i][1] for i in indices])
+        for i, (winner, plies, black_discs, white_discs, ending), row in zip(indices, out.tolist(), moves):
+            black, white = seated[i]
+            records[i] = GameRecord(
+                env_id=spec.id, seed=games[i][2], players={"black": black.name, "white": white.name},
+                moves=[PASS if m < 0 else m for m in row[:plies].tolist()], termination=_ENDINGS[ending],
+                winner=WINNER_LABELS[winner], black_discs=black_discs, white_discs=white_discs, forfeit=None,
+                sides={"black": SideStats(), "white": SideStats()})
+    return records
+
+
+_ENDINGS = {0: Termination.NO_MOVES.value, 1: Termination.TURN_LIMIT.value}  # meta[2] of a finished game
+WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
+
+
+def play_games(spec: EnvSpec, games: list[tuple]) -> Iterable[GameRecord]:
+    """The records of `games`, each (black, white, seed), in order, as `play_game` plays them:
+    all at once (`play_engine_games`) when every seat is a reference player, else one game at
+    a time as the caller iterates (one that stops, an agent having died, plays no more)."""
+    if all(is_engine_seat(black) and is_engine_seat(white) for black, white, _ in games):
+        return play_engine_games(spec, games)
+    return (play_game(spec, black, white, seed) for black, white, seed in games)
 
 
 class Table:

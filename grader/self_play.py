@@ -19,11 +19,10 @@ from typing import Callable, Iterator
 import numpy as np
 
 from engine import Color, EnvSpec, Game
-from grader.match import SideStats, Table, outcome_for, play_game
+from grader.match import WINNER_LABELS, SideStats, Table, outcome_for, play_game
 from grader.native_turns import DONE, HEARD, HEARING
 
 SELF_PLAY_COLOR = "both"  # `your_color` of a self-play outcome: the agent held both seats
-_WINNERS = {1: "black", -1: "white", 0: None}  # engine.search.winner_of for black
 
 
 @dataclass
@@ -74,7 +73,7 @@ def played_natively(spec: EnvSpec, handle, seeds: list[int]) -> Iterator[SelfPla
         finished = driver.games
         quiet = finished - 1 if status in (HEARING, HEARD) else finished  # heard, nothing left to do
         for winner, plies in results[done:done + quiet, :2].tolist():
-            yield SelfPlayGame(_WINNERS[winner], plies, heard)
+            yield SelfPlayGame(WINNER_LABELS[winner], plies, heard)
         done += quiet
         if status == DONE:
             continue
@@ -82,7 +81,7 @@ def played_natively(spec: EnvSpec, handle, seeds: list[int]) -> Iterator[SelfPla
             winner, plies = results[done, :2].tolist()
             hear = handle.after_native_outcome if status == HEARD else \
                 partial(handle.resume_outcome, *driver.outcome_call())
-            yield SelfPlayGame(_WINNERS[winner], plies, hear)
+            yield SelfPlayGame(WINNER_LABELS[winner], plies, hear)
         else:  # stopped in a game (ASK, RESUME, ACTED): Python plays it on
             table.seed, table.sides = seeds[done], (SideStats(), SideStats())
             turn, act = driver.resume_game(status, table.sides)

@@ -29,6 +29,7 @@ from engine.opponents import Meter, Opponent, play_reference_games, seated_oppon
 from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
+from grader.match import WINNER_LABELS
 from grader.self_play import SelfPlayGame, heard, played_in_python, played_natively
 from grader.submission import load_submission
 
@@ -224,8 +225,7 @@ class ReferenceSession(Session):
     def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
         """A reference player learns nothing: its self-play is played in one kernel call,
         each game the one `play_game` plays with the same seed, and no outcome is sent."""
-        winners = {1: "black", -1: "white", 0: None}
-        return (SelfPlayGame(winners[w], p, heard)
+        return (SelfPlayGame(WINNER_LABELS[w], p, heard)
                 for w, p in play_reference_games(self.opponent, spec, seeds, self.meter).tolist())
 
     def observe_outcome(self, outcome: dict) -> Fault | None:

@@ -17,7 +17,7 @@ from typing import Callable
 
 from engine import Color
 from grader.faults import Fault
-from grader.match import GameRecord, env_info, play_game
+from grader.match import GameRecord, env_info, play_games
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
@@ -133,16 +133,15 @@ class _EnvPlay:
                 game.hear()
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
+            games = []
             for i in range(plan.games_per_checkpoint):
                 seed = checkpoint_seed(plan.seed, self.spec.id, checkpoint, i)
+                seat = session.seat(checkpoint_color(i), seed)
+                games.append((seat, CHECKPOINT_OPPONENT, seed) if checkpoint_color(i) is Color.BLACK
+                             else (CHECKPOINT_OPPONENT, seat, seed))
+            for i, record in enumerate(play_games(self.spec, games)):
                 color = checkpoint_color(i)
-                agent_seat = session.seat(color, seed)
-                if color is Color.BLACK:
-                    record = play_game(self.spec, agent_seat, CHECKPOINT_OPPONENT, seed)
-                    black, white = name, CHECKPOINT_LABEL
-                else:
-                    record = play_game(self.spec, CHECKPOINT_OPPONENT, agent_seat, seed)
-                    black, white = CHECKPOINT_LABEL, name
+                black, white = (name, CHECKPOINT_LABEL) if color is Color.BLACK else (CHECKPOINT_LABEL, name)
                 self.games.append(game_doc(self.entry.label, "checkpoint", checkpoint, i, record, black, white,
                                            set() if session.alive else {color.label}))
                 self._tick(f"{name} checkpoint {checkpoint}")
@@ -158,10 +157,14 @@ class _EnvPlay:
                 continue  # void for the survivor, zero for the dead one: nothing to play
             sa.resume()
             sb.resume()
-            for game in pairing_games(a, b, plan.pairing_games):
+            games = pairing_games(a, b, plan.pairing_games)
+            seats = []
+            for game in games:
                 seed = pairing_seed(plan.seed, self.spec.id, a, b, game.index)
+                seats.append((self.sessions[game.black].seat(Color.BLACK, seed),
+                              self.sessions[game.white].seat(Color.WHITE, seed), seed))
+            for game, record in zip(games, play_games(self.spec, seats)):
                 black, white = self.sessions[game.black], self.sessions[game.white]
-                record = play_game(self.spec, black.seat(Color.BLACK, seed), white.seat(Color.WHITE, seed), seed)
                 dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
                 self.games.append(game_doc(self.entry.label, "pairing", None, game.index, record,
                                            game.black, game.white, dead))

@@ -8,6 +8,9 @@ import json
 import pytest
 import yaml
 
+from engine import Win, public_tier
+from engine.opponents import Meter, seated_opponent
+from grader.match import play_engine_games, play_game
 from grader.results import load_results
 from grader.rounds.orchestrate import run_round
 from grader.rounds.records import read_record, record_path
@@ -123,3 +126,41 @@ def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path,
     assert without_execution(batched.full_path) == without_execution(one_by_one.full_path)
     sp = yaml.safe_load(batched.full_path.read_text())["environments"][0]["agents"]
     assert all(a["self_play"]["games"] == 12 for a in sp) and any(a["self_play"]["black_wins"] for a in sp)
+
+
+@pytest.mark.parametrize("spec", [public_tier()[0], public_tier()[13], public_tier()[22],
+                                  public_tier()[6].with_rules(win=Win.BAND, k=0.4, turn_limit=30)],
+                         ids=["standard", "obstacles-short", "obstacles-longest", "band-turn-limit"])
+def test_reference_games_in_kernel_calls_are_the_games_play_game_plays(spec):
+    """Checkpoint and pairing games between reference players are played a seating at a
+    time in one kernel call: each record is the one `play_game` gives, in order, and each
+    player's thinking goes to its meter."""
+    meters = {"greedy": Meter(), "minimax": Meter(), "random": Meter()}
+    seats = [("greedy", "random"), ("random", "greedy"), ("minimax", "greedy"), ("greedy", "minimax")]
+    seeds = [0, 17, 2**63 + 5, 99]
+
+    def seat(name, color, seed):
+        return name if name == "random" else seated_opponent(name, spec, seed, color, meters[name])
+
+    games = [(seat(black, "black", seed), seat(white, "white", seed), seed)
+             for black, white in seats for seed in seeds]
+    fresh = [(seat(black, "black", seed), seat(white, "white", seed), seed)
+             for black, white in seats for seed in seeds]
+    expected = [play_game(spec, *game).to_dict() for game in fresh]
+    charged = {name: meter.seconds for name, meter in meters.items()}
+    assert [r.to_dict() for r in play_engine_games(spec, games)] == expected
+    assert all(meters[n].seconds > charged[n] > 0 for n in ("greedy", "minimax"))
+    assert any(r["termination"] == "turn_limit" for r in expected) == (spec.rules.turn_limit is not None)
+    assert any("pass" in r["moves"] for r in expected) or spec is public_tier()[0]
+
+
+def test_reference_scored_games_in_kernel_calls_are_the_round_played_game_by_game(tmp_path, monkeypatch):
+    """A round's checkpoint and pairing games between reference players, played a seating at
+    a time in one kernel call, are the round played game by game."""
+    import grader.rounds.play as play
+
+    plan = small_plan(field(("alpha", "Learner")), budget=6, checkpoints=(0, 6))
+    batched = run_round(plan, tmp_path / "a" / "rounds", tmp_path / "a" / "private", command="test")
+    monkeypatch.setattr(play, "play_games", lambda spec, games: [play_game(spec, *game) for game in games])
+    one_by_one = run_round(plan, tmp_path / "b" / "rounds", tmp_path / "b" / "private", command="test")
+    assert without_execution(batched.full_path) == without_execution(one_by_one.full_path)
