@@ -24,6 +24,8 @@ from grader.policy import Verdict
 
 COLORS = (Color.BLACK, Color.WHITE)
 LABELS = tuple(c.label for c in COLORS)
+WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
+_ENDINGS = {0: Termination.NO_MOVES.value, 1: Termination.TURN_LIMIT.value}  # meta[2] of a finished game
 
 
 @dataclass
@@ -166,10 +168,6 @@ def play_engine_games(spec: EnvSpec, games: list[tuple]) -> list[GameRecord]:
                 winner=WINNER_LABELS[winner], black_discs=black_discs, white_discs=white_discs, forfeit=None,
                 sides={"black": SideStats(), "white": SideStats()})
     return records
-
-
-_ENDINGS = {0: Termination.NO_MOVES.value, 1: Termination.TURN_LIMIT.value}  # meta[2] of a finished game
-WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
 
 
 def play_games(spec: EnvSpec, games: list[tuple]) -> Iterable[GameRecord]:

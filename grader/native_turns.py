@@ -13,6 +13,10 @@ exactly as `act` would have (`resume_act`, `after_native_act`). The enforcement 
 place: what the kernel measures is what `act` measures (from before the write to after the
 read), with the same deadlines.
 
+Budget self-play goes further (`self_play_turns`, driven by grader/self_play.py): game after
+game, each followed by its outcome frame and the runner's exact `ok`, stopping for Python in
+the same way.
+
 The system calls are libc's `write`, `read` and `poll`, called natively through numba
 intrinsics (as `engine.search.monotonic_ns` calls `clock_gettime`), so the kernel stays
 cacheable; without the JIT the same functions run through `os` and `select`.
@@ -36,8 +40,10 @@ from grader import protocol
  NEXT_CPU_NS, ACCOUNT, COUNT, TOTAL_NS, MAX_NS, SOFT_OVERRUNS, LEGAL, GAME_ACTS, GAME_NS, GAME_MAX_NS,
  CELL, SENT, PENDING, T0, CALL_HARD_NS, CALL_NS) = range(26)
 FIELDS = 26
-GAME = 2  # the row of the whole call: MOVES (moves of the game under way), GAMES (self-play
-MOVES, GAMES, OUTCOME_LEN = 0, 1, 2  # games finished), OUTCOME_LEN (the last outcome frame's length)
+# The row of the whole call, GAME: MOVES (the moves of the game under way), GAMES (self-play
+# games finished), OUTCOME_LEN (the length of the last outcome frame).
+GAME = 2
+MOVES, GAMES, OUTCOME_LEN = 0, 1, 2
 # What stopped the kernel: the game is over (in self-play: all its games are); the side to
 # move is Python's to ask; an act is under way (frame sent in part or whole, reply bytes in the
 # read buffer); an act is done and its cell needs Python's judgement (illegal, pace, CPU
