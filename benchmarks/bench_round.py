@@ -30,12 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_sandbox import bench_start
+from benchmarks.bench_sandbox import starts_in_turn
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
-from grader.sandbox.local import LocalSandbox, bwrap_problem
-from grader.sandbox.unsafe import UnsafeSandbox
+from grader.sandbox.local import bwrap_problem
 from grader.rounds.records import read_record, record_path
 from grader.schedule import games_per_env
 from grader.session import parse_entrant, python_entrant
@@ -132,11 +131,7 @@ def agent_start_share(submission) -> float:
     cgroup, bwrap's namespaces and mounts) and then the agent's start (its interpreter, numpy
     and agent.py importing, until it says ready), which is what the same agent takes to
     start outside any sandbox. Medians of starts made in turn, in and out of the sandbox."""
-    bare: list[float] = []
-    boxed: list[float] = []
-    for _ in range(SPLIT_STARTS):
-        bare += bench_start(UnsafeSandbox(quiet=True), submission, DEFAULT_LIMITS, 1)
-        boxed += bench_start(LocalSandbox(), submission, DEFAULT_LIMITS, 1)
+    boxed, bare = starts_in_turn(submission, SPLIT_STARTS)
     return min(1.0, statistics.median(bare) / statistics.median(boxed))
 
 
