@@ -127,12 +127,18 @@ class Cgroup:
 
     # -- use --------------------------------------------------------------
     def attaching(self, argv: list[str]) -> list[str]:
-        """`argv` started inside the group: a shell writes its own pid into every controller
-        and then becomes `argv` (exec), so nothing of it runs outside the group, and it exits
-        125 without running it if a write fails. (A preexec_fn would do the same, but makes
-        Python fork the whole host process instead of vfork: milliseconds per sandbox.)"""
-        files = [str(path / "cgroup.procs") for path in sorted(set(self.dirs.values()))]
-        script = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"'
+        """`argv` started inside the group: a shell moves itself into every controller and
+        then becomes `argv` (exec), so nothing of it runs outside the group, and it exits 125
+        without running it if a write fails. (A preexec_fn would do the same, but makes
+        Python fork the whole host process instead of vfork: milliseconds per sandbox.)
+
+        On cgroup v1 the shell writes 0 (itself) to each `tasks` file: moving the calling
+        thread skips the kernel's global threadgroup lock, whose RCU grace period a write to
+        `cgroup.procs` waits for (10-20 ms a sandbox here); the shell has one thread, so the
+        whole process moves. cgroup v2 has only `cgroup.procs`."""
+        name = "tasks" if self.version == 1 else "cgroup.procs"
+        files = [str(path / name) for path in sorted(set(self.dirs.values()))]
+        script = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
         return ["/bin/sh", "-c", script, "arena-cgroup", *files, "--", *argv]
 
     def pids(self) -> list[int]:

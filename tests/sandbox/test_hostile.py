@@ -61,6 +61,19 @@ def test_crash_on_import_is_agent_error(launch, assert_unharmed):
     assert_unharmed()
 
 
+def test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller(launch):
+    """The shell that starts bwrap moves itself into each controller's group before exec
+    (on cgroup v1 through `tasks`, the calling thread alone): bwrap and everything under it
+    are counted there, in every controller."""
+    handle = launch("random_agent")
+    cgroup = handle.process.cgroup
+    if cgroup is None:
+        pytest.skip("no cgroup on this host: only the rlimits apply")
+    members = {name: {int(p) for p in (path / "cgroup.procs").read_text().split()} for name, path in cgroup.dirs.items()}
+    assert all(handle.process.pid in procs and len(procs) >= 2 for procs in members.values()), members
+    assert len({frozenset(procs) for procs in members.values()}) == 1, members
+
+
 def test_memory_hog_is_stopped_by_the_memory_cgroup(launch, assert_unharmed, local_sandbox):
     # Filling 1 GiB on one CPU can take seconds on a loaded host: a roomy deadline,
     # so that the memory limit, not the clock, is what stops it.
