@@ -7,10 +7,10 @@ Prints, measured in the same run:
   the wall time spent in the arena rather than waiting on agents (target: under 10%).
   Waiting on agents is their moves and replies, and each sandboxed agent's own start (its
   interpreter, numpy and agent.py importing); the rest of each launch (the cgroup, bwrap's
-  namespaces and mounts) is the arena's. The split of a launch between the two is measured
-  in the same run, by starting the same agent in the sandbox and outside any sandbox in
-  turn (one start is too noisy on a shared machine to subtract from another). The share
-  with the agents' start counted as the arena's is printed beside it;
+  namespaces and mounts) is the arena's. That rest is measured in the same run: the median
+  of the differences between starts of the same agent in the sandbox and outside any
+  sandbox, made in turn (one start is too noisy on a shared machine to subtract from
+  another). The share with the agents' start counted as the arena's is printed beside it;
 - from the per-game costs measured there, the cost of a full ladder round (28 environments,
   budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
   30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
@@ -22,7 +22,6 @@ Prints, measured in the same run:
 from __future__ import annotations
 
 import math
-import statistics
 import sys
 import tempfile
 import time
@@ -30,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench_sandbox import starts_in_turn
+from benchmarks.bench_sandbox import sandbox_share, starts_in_turn
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
@@ -51,7 +50,7 @@ FIELDS = (8, 30, 100, 300)
 NIGHT_SECONDS = 10 * 3600
 WORKERS_PER_RUNNER = 2
 PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
-SPLIT_STARTS = 9  # starts in and out of the sandbox, in turn, to split a launch
+SPLIT_STARTS = 15  # pairs of starts in and out of the sandbox, in turn, to split a launch
 
 AGENT = '''
 import numpy as np
@@ -123,24 +122,22 @@ def measure(tmp: Path) -> dict:
     assert outcome.status == "published"
     return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies,
             "sandboxed": sandboxed, "launches": launches,
-            "agent_start_share": agent_start_share(load_submission(folder)) if sandboxed else 1.0}
+            "sandbox_start": sandbox_start(load_submission(folder)) if sandboxed else 0.0}
 
 
-def agent_start_share(submission) -> float:
-    """The agent's own part of a sandboxed launch: a launch is the sandbox's (the arena's:
-    cgroup, bwrap's namespaces and mounts) and then the agent's start (its interpreter, numpy
-    and agent.py importing, until it says ready), which is what the same agent takes to
-    start outside any sandbox. Medians of starts made in turn, in and out of the sandbox."""
-    boxed, bare = starts_in_turn(submission, SPLIT_STARTS)
-    return min(1.0, statistics.median(bare) / statistics.median(boxed))
+def sandbox_start(submission) -> float:
+    """The sandbox's part of a launch (the arena's: cgroup, bwrap's namespaces and mounts),
+    before the agent's own start (its interpreter, numpy and agent.py importing, until it
+    says ready), which is what the same agent takes to start outside any sandbox."""
+    return sandbox_share(*starts_in_turn(submission, SPLIT_STARTS))
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-round-") as tmp:
         m = measure(Path(tmp))
     n = len(m["launches"])
-    startup = sum(m["launches"]) * m["agent_start_share"]  # the agents' own start
-    setup = sum(m["launches"]) - startup  # the rest of each launch is the sandbox's
+    setup = min(sum(m["launches"]), n * m["sandbox_start"])  # the sandbox's part of each launch
+    startup = sum(m["launches"]) - setup  # the rest is the agents' own start
     arena = m["wall"] - m["agent"] - startup
     share = arena / m["wall"]
     per_game = m["wall"] / m["games"]
@@ -150,8 +147,7 @@ def main() -> int:
     print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies)")
     n = max(n, 1)
     print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
-          f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py; "
-          f"{m['agent_start_share']:.0%} of a launch, as the same agent starts outside any sandbox)")
+          f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)")
     print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
           f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
           f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts); counting the agents' "

@@ -24,7 +24,7 @@ import numpy as np
 ROWS = COLS = 12
 WARMUP = 300
 SAMPLES = 5000
-STARTS = 8
+STARTS = 12
 
 AGENT = '''
 import numpy as np
@@ -137,6 +137,13 @@ def starts_in_turn(submission, starts: int) -> tuple[list[float], list[float]]:
     return boxed, bare
 
 
+def sandbox_share(boxed: list[float], bare: list[float]) -> float:
+    """The sandbox's own part of a start: the median of the differences of starts made in
+    turn (`starts_in_turn`), pair by pair, so that a slow spell falls on both sides of a pair;
+    never below zero."""
+    return max(0.0, statistics.median(b - u for b, u in zip(boxed, bare)))
+
+
 def main() -> int:
     from grader.agent_handle import AgentHandle
     from grader.limits import DEFAULT_LIMITS
@@ -165,13 +172,13 @@ def main() -> int:
 
     ratio = act_med / pipe_med
     start_s, start_b = statistics.median(sandboxed) * 1e3, statistics.median(bare) * 1e3
-    share = start_s - start_b
+    share = sandbox_share(sandboxed, bare) * 1e3
     print(f"sandbox act round trip {ROWS}x{COLS} ({SAMPLES} calls): median {act_med:.1f} us, p99 {act_p99:.1f} us")
     print(f"bare pipe round trip, same bytes:          median {pipe_med:.1f} us, p99 {pipe_p99:.1f} us")
     print(f"  ratio {ratio:.2f}x  [{'ok' if act_med < 60 and ratio <= 3 else 'MISS'}: target median < 60 us and <= 3x bare]")
     print(f"start to first reply (numpy imported), median of {STARTS} made in turn: sandbox {start_s:.1f} ms, "
           f"bare process {start_b:.1f} ms")
-    print(f"  sandbox share {share:.1f} ms  [{'ok' if share < 50 else 'MISS'}: target < 50 ms]"
+    print(f"  sandbox share {share:.1f} ms (median of the pairs' differences)  [{'ok' if share < 50 else 'MISS'}: target < 50 ms]"
           f"  (plus {binds_ms:.0f} ms once per host process to list the runtime's libraries)")
     return 0
 
