@@ -134,8 +134,8 @@ class Cgroup:
 
         On cgroup v1 the shell writes 0 (itself) to each `tasks` file: moving the calling
         thread skips the kernel's global threadgroup lock, whose RCU grace period a write to
-        `cgroup.procs` waits for (10-20 ms a sandbox here); the shell has one thread, so the
-        whole process moves. cgroup v2 has only `cgroup.procs`."""
+        `cgroup.procs` waits for (13-17 ms a sandbox on the v1 host measured); the shell has
+        one thread, so the whole process moves. cgroup v2 has only `cgroup.procs`."""
         name = "tasks" if self.version == 1 else "cgroup.procs"
         files = [str(path / name) for path in sorted(set(self.dirs.values()))]
         script = 'while [ "$1" != -- ]; do echo 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
