@@ -1,8 +1,8 @@
 """Well-behaved, and every move it makes depends on every outcome it has heard, so two runs
 that play the same games heard the same outcomes. It refuses an outcome of any other shape.
 
-It also paces itself so that a host whose CPU check falls due every 10 ms meets it in each
-place: it takes 12 ms over every outcome, writes to stderr on every third, and takes 12 ms
+It also paces itself so that a host whose CPU check falls due every 25 ms meets it in each
+place: it takes 30 ms over every outcome, writes to stderr on every third, and takes 30 ms
 over its first move after the second outcome.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 
 KEYS = {"winner", "black_discs", "white_discs", "your_color"}
 WINNERS = {"black": 1, "white": 2, "draw": 3}
-PAUSE = 0.012
+PAUSE = 0.03
 
 
 class Agent:
