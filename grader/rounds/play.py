@@ -76,8 +76,8 @@ class _EnvPlay:
         self.games: list[dict] = []
         self.pending = 0
 
-    def _tick(self, what: str, games: int = 1) -> None:
-        self.pending += games
+    def _tick(self, what: str) -> None:
+        self.pending += 1
         if self.pending >= PROGRESS_EVERY:
             self.report(self.entry.label, self.pending, what)
             self.pending = 0
@@ -135,9 +135,9 @@ class _EnvPlay:
                     return False
             games = []
             for i in range(plan.games_per_checkpoint):
-                seed = checkpoint_seed(plan.seed, self.spec.id, checkpoint, i)
-                seat = session.seat(checkpoint_color(i), seed)
-                games.append((seat, CHECKPOINT_OPPONENT, seed) if checkpoint_color(i) is Color.BLACK
+                seed, color = checkpoint_seed(plan.seed, self.spec.id, checkpoint, i), checkpoint_color(i)
+                seat = session.seat(color, seed)
+                games.append((seat, CHECKPOINT_OPPONENT, seed) if color is Color.BLACK
                              else (CHECKPOINT_OPPONENT, seat, seed))
             for i, record in enumerate(play_games(self.spec, games)):
                 color = checkpoint_color(i)
