@@ -146,15 +146,11 @@ def play_reference_games(name: str, spec: EnvSpec, game_seeds: list[int], meter:
     `grader.match.play_game(spec, name, name, seed)` plays. The time spent choosing moves
     goes to `meter`."""
     cls = _opponent_class(name)
-    seats = pack_seats(spec, [cls.code, cls.code], [cls.param, cls.param])
-    states = np.array([[[derive_seed(seed, color)] for color in ("black", "white")] for seed in game_seeds],
-                      dtype=np.uint64).reshape(len(game_seeds), 2, 1)
-    out = np.zeros((len(game_seeds), 2), dtype=np.int64)
-    st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles = Game(spec).native_args()
-    search.reference_games(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out)
+    states = [[derive_seed(seed, color) for color in ("black", "white")] for seed in game_seeds]
+    out, _, (black_ns, white_ns) = _play_seated(spec, (cls, cls), states)
     if meter is not None:
-        meter.seconds += int(seats[4] + seats[5]) * 1e-9
-    return out
+        meter.seconds += (black_ns + white_ns) * 1e-9
+    return out[:, :2]
 
 
 def play_seated_games(spec: EnvSpec, black: list[Opponent], white: list[Opponent]) -> tuple[np.ndarray, np.ndarray]:
@@ -168,22 +164,30 @@ def play_seated_games(spec: EnvSpec, black: list[Opponent], white: list[Opponent
     for side in (black, white):
         if len({(type(p), id(p.meter)) for p in side}) > 1:
             raise ValueError("play_seated_games: one side's players must share a class and a meter")
-    n = len(black)
-    if n != len(white):
+    if len(black) != len(white):
         raise ValueError("play_seated_games: as many black players as white ones")
-    out = np.zeros((n, 5), dtype=np.int64)
+    classes = (type(black[0]), type(white[0])) if black else ()  # no game: nobody plays
+    out, moves, charged = _play_seated(spec, classes, [[b.state[0], w.state[0]] for b, w in zip(black, white)])
+    for side, ns in zip((black, white), charged):
+        if side:
+            side[0].meter.seconds += ns * 1e-9
+    return out, moves
+
+
+def _play_seated(spec: EnvSpec, classes: tuple, states: list) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """Games between a player of classes[0] (black) and one of classes[1] (white), game i's
+    xorshift states states[i] = (black's, white's), in one `search.reference_records` call:
+    its (out, moves) and the ns of thinking charged to each side (no call for no game)."""
+    n = len(states)
     game = Game(spec)
+    out = np.zeros((n, 5), dtype=np.int64)
     moves = np.empty((n, 2 * game.geo.cells + 2), dtype=np.int64)
     if not n:
-        return out, moves
-    seats = pack_seats(spec, [black[0].code, white[0].code], [black[0].param, white[0].param])
-    states = np.array([[b.state[0], w.state[0]] for b, w in zip(black, white)], dtype=np.uint64).reshape(n, 2, 1)
-    st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles = game.native_args()
-    search.reference_records(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out,
-                             moves)
-    black[0].meter.seconds += int(seats[4]) * 1e-9
-    white[0].meter.seconds += int(seats[5]) * 1e-9
-    return out, moves
+        return out, moves, (0, 0)
+    seats = pack_seats(spec, [c.code for c in classes], [c.param for c in classes])
+    search.reference_records(*game.native_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1),
+                             out, moves)
+    return out, moves, (int(seats[4]), int(seats[5]))
 
 
 def seated_opponent(name: str, spec: EnvSpec, game_seed: int, color: str, meter: Meter | None = None) -> Opponent:

@@ -381,30 +381,14 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
 
 
 @njit(cache=True)
-def reference_games(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out) -> None:
-    """Play len(states) whole games from the opening (st0, meta0) between the two reference
-    seats of `seats` (as `engine_turns` packs them), game i with the xorshift states
-    states[i] (2, 1): out[i] = (the winner as `winner_of` gives it for black, the plies).
-    Each game is the one `engine_turns` plays from the same states; the time spent choosing
-    moves is charged to seats[4], seats[5]."""
-    moves = np.empty(2 * obstacles.shape[0] + 2, dtype=np.int64)
-    no_obs = np.empty((3, 0), dtype=np.float32)
-    no_mask = np.empty(0, dtype=np.int8)
-    for i in range(states.shape[0]):
-        st = st0.copy()
-        meta = meta0.copy()
-        plies = engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, -1, seats, states[i], moves,
-                             obstacles, no_obs, no_mask, no_obs, no_mask)
-        out[i, 0] = final_result(st, like, seats)[0]
-        out[i, 1] = plies
-
-
-@njit(cache=True)
 def reference_records(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out,
                       moves) -> None:
-    """As `reference_games`, keeping what a game's record needs: out[i] = (winner as `winner_of`
-    gives it for black, plies, black's discs, white's discs, termination as meta[2] holds it),
-    and the moves of game i in moves[i, :plies] (-1 a pass)."""
+    """Play len(states) whole games from the opening (st0, meta0) between the two reference
+    seats of `seats` (as `engine_turns` packs them), game i with the xorshift states
+    states[i] (2, 1): out[i] = (the winner as `winner_of` gives it for black, the plies,
+    black's discs, white's discs, the termination as meta[2] holds it), and game i's moves in
+    moves[i, :plies] (-1 a pass). Each game is the one `engine_turns` plays from the same
+    states; the time spent choosing moves is charged to seats[4], seats[5]."""
     no_obs = np.empty((3, 0), dtype=np.float32)
     no_mask = np.empty(0, dtype=np.int8)
     for i in range(states.shape[0]):
