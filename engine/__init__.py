@@ -11,7 +11,8 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "game": ("LOST", "NO_VIEW", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError", "Termination", "replay"),
+    "game": ("ENDINGS", "LOST", "NO_VIEW", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError",
+             "Termination", "recorded_moves", "replay"),
     "layout": ("Layout", "make_layout"),
     "opponents": ("OPPONENT_NAMES", "make_opponent"),
     "perft": ("perft", "perft_divide"),

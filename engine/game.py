@@ -44,6 +44,15 @@ class Termination(enum.Enum):
     FORFEIT = "forfeit"
 
 
+# How a game's kernels record its end (the state's meta[2]): -1 still running.
+ENDINGS = {-1: None, 0: Termination.NO_MOVES, 1: Termination.TURN_LIMIT}
+
+
+def recorded_moves(cells: np.ndarray) -> list:
+    """Cells a kernel played (-1 a pass) as a game records its moves."""
+    return [PASS if m < 0 else m for m in cells.tolist()]
+
+
 @dataclass(frozen=True)
 class Outcome:
     termination: Termination
@@ -298,7 +307,7 @@ class Game:
         """Append the first `n` moves a kernel played (cells, -1 a pass) to `moves`, and
         settle `seats` if the game ended."""
         if n:
-            self.moves.extend([PASS if m < 0 else m for m in moves[:n].tolist()])
+            self.moves.extend(recorded_moves(moves[:n]))
         if self._meta[2] >= 0:
             seats.settle()
 
@@ -347,7 +356,7 @@ class Game:
     def termination(self) -> Termination | None:
         if self._forfeited:
             return Termination.FORFEIT
-        return {-1: None, 0: Termination.NO_MOVES, 1: Termination.TURN_LIMIT}[int(self._meta[2])]
+        return ENDINGS[int(self._meta[2])]
 
     def outcome(self) -> Outcome:
         """The result; only for a finished game."""

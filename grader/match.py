@@ -15,7 +15,7 @@ from typing import Iterable, Protocol
 
 import numpy as np
 
-from engine import NO_VIEW, PASS, Color, EnvSpec, Game, Termination
+from engine import ENDINGS, NO_VIEW, Color, EnvSpec, Game, recorded_moves
 from engine.opponents import EngineSeats, Meter, Opponent, play_seated_games, seated_opponent
 
 from grader.faults import Fault, FaultKind
@@ -25,7 +25,6 @@ from grader.policy import Verdict
 COLORS = (Color.BLACK, Color.WHITE)
 LABELS = tuple(c.label for c in COLORS)
 WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
-_ENDINGS = {0: Termination.NO_MOVES.value, 1: Termination.TURN_LIMIT.value}  # meta[2] of a finished game
 
 
 @dataclass
@@ -164,7 +163,7 @@ def play_engine_games(spec: EnvSpec, games: list[tuple]) -> list[GameRecord]:
             black, white = seated[i]
             records[i] = GameRecord(
                 env_id=spec.id, seed=games[i][2], players={"black": black.name, "white": white.name},
-                moves=[PASS if m < 0 else m for m in row[:plies].tolist()], termination=_ENDINGS[ending],
+                moves=recorded_moves(row[:plies]), termination=ENDINGS[ending].value,
                 winner=WINNER_LABELS[winner], black_discs=black_discs, white_discs=white_discs, forfeit=None,
                 sides={"black": SideStats(), "white": SideStats()})
     return records
