@@ -295,9 +295,14 @@ class Game:
         g = self.geo
         return (self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit, g.obstacle_flat)
 
+    def opening_state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(st, meta) of this game's opening, read-only and shared: what a caller's kernel
+        copies into `native_args()` to restart the game (see `restart_native`)."""
+        return _opening(self.layout, self.cap, self._limit)
+
     def restart_native(self) -> None:
-        """A caller's kernel restarted this game: it copied a fresh Game's state arrays into
-        this one's `native_args()` and played on through `engine_turns` (the moves go to
+        """A caller's kernel restarted this game: it copied `opening_state()` into this one's
+        `native_args()` and played on through `engine_turns` (the moves go to
         `record_native` next). The moves recorded before are forgotten."""
         self.moves = []
         self._forfeited = False

@@ -451,17 +451,17 @@ class NativeDriver:
                              mask_white, frames[0], frames[1], io, self.rbuf, self.pfds)
         return self._after(status, sides)
 
-    def self_play(self, opening, results: np.ndarray) -> int:
-        """Play self-play games natively from the opening state arrays `opening` (another
-        Game's `native_args()[:2]`), this driver's game restarted for each, and hear their
-        outcomes (`self_play_turns`); returns its status. The finished games are
-        results[:self.games]; a game it stopped in is `resume_game`'s."""
+    def self_play(self, results: np.ndarray) -> int:
+        """Play self-play games natively, this driver's game restarted from its opening for
+        each, and hear their outcomes (`self_play_turns`); returns its status. The finished
+        games are results[:self.games]; a game it stopped in is `resume_game`'s."""
         frame = self._load()[0]
         io = self.io
         st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles = self.args
         obs, mask = self.flat[0]
         io[GAME, GAMES] = 0
-        status = self_play_turns(opening[0], opening[1], st, meta, like, masks, shifts, nxt, cap, turn_limit,
+        st0, meta0 = self.game.opening_state()
+        status = self_play_turns(st0, meta0, st, meta, like, masks, shifts, nxt, cap, turn_limit,
                                  self.seats.packed, self.seats.states, self.moves, obstacles, obs, mask, frame,
                                  io, self.rbuf, self.pfds, self.outcome, results)
         if io[0, NATIVE] and status in (DONE, HEARING, HEARD):  # else resume_game stores it

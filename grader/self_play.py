@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from engine import Color, EnvSpec, Game
+from engine import Color, EnvSpec
 from grader.match import WINNER_LABELS, SideStats, Table, outcome_for, play_game
 from grader.native_turns import DONE, HEARD, HEARING
 
@@ -62,14 +62,13 @@ def played_natively(spec: EnvSpec, handle, seeds: list[int]) -> Iterator[SelfPla
         return
     table = Table(spec, handle, handle, seeds[0])
     driver = table.driver
-    opening = Game(spec).native_args()[:2]
     results = np.zeros((len(seeds), 4), dtype=np.int64)
     done = 0
     while done < len(seeds):
         if not handle.plays_natively:  # dead, or no sandbox any more: the Python path says so
             yield from played_in_python(spec, lambda color, seed: handle, handle.observe_outcome, seeds[done:])
             return
-        status = driver.self_play(opening, results[done:])
+        status = driver.self_play(results[done:])
         finished = driver.games
         quiet = finished - 1 if status in (HEARING, HEARD) else finished  # heard, nothing left to do
         for winner, plies in results[done:done + quiet, :2].tolist():
