@@ -334,12 +334,7 @@ class AgentHandle:
         rest of its frame after `sent` bytes, then the reply after the `pending` bytes already
         read, exactly as `act` would have. Returns (cell, fault, seconds the act took)."""
         act_frame = self._filled
-        frame = act_frame.frame
-        deadline = min(started_ns * 1e-9 + self.limits.act_hard_seconds, self.env_deadline)
-        header = None
-        if sent == len(frame) or self._send(frame[sent:], deadline, "act"):
-            self._reader.feed(pending)
-            header = self._receive(deadline, "act")
+        header = self._resume_call(act_frame.frame, sent, pending, started_ns, self.limits.act_hard_seconds, "act")
         elapsed = (time.monotonic_ns() - started_ns) * 1e-9
         if header is None:
             return None, self.fault, elapsed
@@ -351,14 +346,20 @@ class AgentHandle:
         """Finish an observe_outcome call the kernel began at `started_ns` and stopped
         (`native_turns.self_play_turns`): the rest of `frame` after `sent` bytes, then the
         reply after the `pending` bytes already read, exactly as `observe_outcome` would have."""
-        what = "observe_outcome"
-        deadline = min(started_ns * 1e-9 + self.limits.prepare_seconds, self.env_deadline)
-        reply = None
+        reply = self._resume_call(frame, sent, pending, started_ns, self.limits.prepare_seconds, "observe_outcome")
+        self.call_seconds += (time.monotonic_ns() - started_ns) * 1e-9
+        return self._call_reply(reply, "observe_outcome")
+
+    def _resume_call(self, frame, sent: int, pending: bytes, started_ns: int, limit: float, what: str) -> dict | None:
+        """The reply header of a call a kernel began at `started_ns` and stopped, as `_call`
+        would have read it: the rest of `frame` after `sent` bytes, then the reply after the
+        `pending` bytes already read, within `limit` of the start and the environment's
+        deadline; None (the fault recorded) if there is none."""
+        deadline = min(started_ns * 1e-9 + limit, self.env_deadline)
         if sent == len(frame) or self._send(frame[sent:], deadline, what):
             self._reader.feed(pending)
-            reply = self._receive(deadline, what)
-        self.call_seconds += (time.monotonic_ns() - started_ns) * 1e-9
-        return self._call_reply(reply, what)
+            return self._receive(deadline, what)
+        return None
 
     def after_native_outcome(self) -> Fault | None:
         """The check after an outcome the kernel heard answered `ok` (the CPU share, when due),
