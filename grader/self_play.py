@@ -52,14 +52,15 @@ def played_in_python(spec: EnvSpec, seat: Callable[[Color, int], object], observ
 
 
 def played_natively(spec: EnvSpec, handle, seeds: list[int]) -> Iterator[SelfPlayGame]:
-    """The same games for an `AgentHandle` that plays natively (`plays_natively`), game after
-    game in one kernel call, their outcomes heard there too. Each game is the one
-    `played_in_python` gives, and the agent's accounting (acts, calls, conduct) the same."""
-    if handle.frozen:
-        raise ValueError("observe_outcome after freeze: no feedback once an agent is frozen")
+    """The self-play of an `AgentHandle`: for one that plays natively (`plays_natively`) game
+    after game in one kernel call, their outcomes heard there too; for any other, as
+    `played_in_python` plays it. Each game is the one `played_in_python` gives, and the
+    agent's accounting (acts, calls, conduct) the same."""
     if not (seeds and handle.plays_natively):
         yield from played_in_python(spec, lambda color, seed: handle, handle.observe_outcome, seeds)
         return
+    if handle.frozen:
+        raise ValueError("observe_outcome after freeze: no feedback once an agent is frozen")
     table = Table(spec, handle, handle, seeds[0])
     driver = table.driver
     results = np.zeros((len(seeds), 4), dtype=np.int64)

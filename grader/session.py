@@ -180,9 +180,7 @@ class HandleSession(Session):
         return self.handle.observe_outcome(outcome)
 
     def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
-        if self.handle.plays_natively:
-            return played_natively(spec, self.handle, seeds)
-        return super().self_play(spec, seeds)
+        return played_natively(spec, self.handle, seeds)  # which knows when it cannot
 
     def freeze(self) -> Fault | None:
         return self.handle.freeze()
