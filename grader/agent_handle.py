@@ -550,8 +550,13 @@ class AgentHandle:
         self._drain_stderr()
         if self.fault is not None:
             return self.fault
-        if process.oom_killed():
-            return self._fail(FaultKind.OOM, f"killed for memory during {what} (limit {self.limits.memory_bytes} bytes)")
+        memory_kill = process.memory_kill()
+        if memory_kill == "limit":
+            return self._fail(FaultKind.AGENT_ERROR, f"over its memory limit of {self.limits.memory_bytes >> 20} MiB "
+                              f"during {what}: the kernel killed a process of the agent for memory")
+        if memory_kill == "host":
+            return self._fail(FaultKind.OOM, f"killed for memory during {what} below its limit of "
+                              f"{self.limits.memory_bytes >> 20} MiB: the host ran short of memory")
         if self._check_cpu(force=True):
             return self.fault
         if before_start:

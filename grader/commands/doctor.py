@@ -12,7 +12,7 @@ import argparse
 import sys
 
 from grader.limits import DEFAULT_LIMITS, Limits
-from grader.sandbox.probe import Check, local_checks
+from grader.sandbox.probe import Check, docker_checks, local_checks
 
 
 class ProtectionError(RuntimeError):
@@ -28,10 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def checks_for(sandbox_name: str = "local", limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     """Every protection of the named backend, checked on this host."""
     if sandbox_name == "docker":
-        from grader.sandbox.docker import IMAGE_TAG, DockerSandbox
-        caps = DockerSandbox().capabilities()
-        return [Check("docker engine", caps["docker engine"], "answers" if caps["docker engine"] else "not answering"),
-                Check("agent image", caps["image"], IMAGE_TAG if caps["image"] else f"{IMAGE_TAG} missing: run `arena image build`")]
+        from grader.sandbox.docker import DockerSandbox
+        return docker_checks(DockerSandbox(), limits)
     from grader.sandbox.local import LocalSandbox
     return local_checks(LocalSandbox(), limits)
 

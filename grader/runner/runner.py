@@ -1,13 +1,16 @@
 """The arena's in-sandbox runner: imports the agent and serves it over the wire.
 
 Started by path (`python -I -S runner.py --agent DIR ...`), never as a package:
-it imports only the standard library, numpy and its sibling wire.py. It
+it imports only the standard library, numpy and its siblings wire.py and
+syscall_filter.py. In the docker backend it first takes the FIFOs the host made as its
+stdio (`--fifos`). It
 
 1. moves the protocol channel to private high file descriptors, points fd 1
    (the agent's stdout) at fd 2 (the captured, size-capped log) and fd 0 at
    /dev/null, so nothing the agent prints or reads can touch the protocol;
 2. lowers its own resource limits (the limits are per process or, for
-   RLIMIT_NPROC, per user inside this user namespace, so they must be set here);
+   RLIMIT_NPROC, per user inside this user namespace, so they must be set here) and
+   installs the arena's seccomp filter (syscall_filter.py), in every backend;
 3. says `started`, imports `agent.py`, builds `Agent()` and says `ready`;
 4. answers `prepare`, `act`, `outcome` and `freeze` until its input closes.
 
@@ -32,7 +35,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # first import of numpy (wire imports it), hence this look ahead of argparse.
 sys.path[0:0] = [HERE] + [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--path"]
 import numpy as np  # noqa: E402
-import wire  # noqa: E402  (sibling module, found through the line above)
+import syscall_filter  # noqa: E402  (sibling modules, found through the line above)
+import wire  # noqa: E402
 
 # Protocol fds are moved up here, out of the way of anything the agent opens.
 PROTOCOL_FD_FLOOR = 100
@@ -59,6 +63,21 @@ def isolate_stdio() -> tuple[int, int]:
     return proto_in, proto_out
 
 
+def attach_fifos(folder: str) -> None:
+    """Make the FIFOs folder/in, folder/out and folder/err this process's fds 0, 1 and 2.
+
+    The docker backend's channel: a container's own stdio passes through the engine, so
+    the host makes three FIFOs, binds their folder in and holds the other ends, which
+    makes the channel a plain pipe, as in the embedded sandbox. The writing ends are
+    opened first (the host's readers are already there), `in` last: the host opens its
+    writing end once it sees this reader, and only then removes the FIFOs.
+    """
+    for name, target, flags in (("err", 2, os.O_WRONLY), ("out", 1, os.O_WRONLY), ("in", 0, os.O_RDONLY)):
+        fd = os.open(os.path.join(folder, name), flags)
+        os.dup2(fd, target)
+        os.close(fd)
+
+
 def set_rlimits(limits: dict[str, int]) -> None:
     """Lower each named resource limit (soft = hard = value; cpu gets 5 s grace before SIGKILL)."""
     for name, value in limits.items():
@@ -77,6 +96,18 @@ def set_rlimits(limits: dict[str, int]) -> None:
             if sys.platform.startswith("linux"):
                 raise
             print(f"runner: limit {name} not available here ({exc}); continuing without it", file=sys.stderr)
+
+
+def confine(limits: dict[str, int]) -> None:
+    """Lower the resource limits and install the arena's seccomp filter: what every backend
+    applies from inside, before the agent's code runs. On Linux a filter that cannot be
+    installed stops the runner (the sandbox would be weaker than `arena doctor` says);
+    elsewhere (a student's Mac running the kit's unsandboxed check) it is skipped, said."""
+    set_rlimits(limits)
+    if sys.platform.startswith("linux"):
+        syscall_filter.install()
+    else:
+        print(f"runner: no seccomp filter on {sys.platform}; continuing without it", file=sys.stderr)
 
 
 def load_agent(agent_dir: str):
@@ -173,10 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent", required=True, help="folder holding agent.py")
     parser.add_argument("--path", action="append", default=[], help="sys.path entry for numpy")
     parser.add_argument("--rlimits", default="{}", help="JSON {name: value} resource limits")
+    parser.add_argument("--fifos", default=None, help="folder of the FIFOs in, out, err to use as stdio")
     args = parser.parse_args(argv)
 
+    if args.fifos:
+        attach_fifos(args.fifos)
     proto_in, proto_out = isolate_stdio()
-    set_rlimits(json.loads(args.rlimits))
+    confine(json.loads(args.rlimits))
     # Tells the host the sandbox is up: an end of file before this is the arena's
     # fault (launch_failed), after it the agent's.
     wire.write_all(proto_out, wire.encode({"op": "started"}))

@@ -48,8 +48,10 @@ class SandboxProcess(Protocol):
     def cpu_seconds(self) -> float | None:
         """CPU time used by the sandbox's processes so far, if measurable."""
 
-    def oom_killed(self) -> bool:
-        """True when the sandbox lost a process to the kernel's OOM killer."""
+    def memory_kill(self) -> str | None:
+        """Whether the sandbox lost a process to the kernel's out-of-memory killer: "limit"
+        (it had reached its own memory limit: the agent's fault), "host" (killed below its
+        limit: the host ran short, the arena's), or None."""
 
     def close(self) -> None:
         """Kill, then release pipes and any per-sandbox resources."""
@@ -130,8 +132,8 @@ class PopenProcess:
                 return seconds
         return proc_cpu_seconds(self.popen.pid)
 
-    def oom_killed(self) -> bool:
-        return self.cgroup is not None and self.cgroup.oom_killed()
+    def memory_kill(self) -> str | None:
+        return None if self.cgroup is None else self.cgroup.memory_kill()
 
     def close(self) -> None:
         if self._closed:

@@ -21,10 +21,10 @@ V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 CFS_PERIOD_US = 100_000
 
 
-def _own_paths() -> dict[str, str]:
-    """{controller (or "" for v2): path of this process's cgroup in it}."""
+def _own_paths(pid: int | str = "self") -> dict[str, str]:
+    """{controller (or "" for v2): path of the process's cgroup in it}."""
     paths = {}
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         _, controllers, path = line.split(":", 2)
         for c in controllers.split(",") if controllers else [""]:
             paths[c] = path
@@ -49,6 +49,21 @@ class Cgroup:
         self.version = version
 
     # -- creation ---------------------------------------------------------
+    @classmethod
+    def of_process(cls, pid: int) -> "Cgroup | None":
+        """The cgroup another process is in (a container's, made by its engine), to read its
+        accounting and kill its processes; None where the host does not show it to us."""
+        try:
+            own = _own_paths(pid)
+        except (OSError, ValueError):
+            return None
+        if (CGROUP_ROOT / "cgroup.controllers").exists():
+            path = CGROUP_ROOT / own.get("", "/").lstrip("/")
+            return cls({c: path for c in ("memory", "pids", "cpu", "cpuacct")}, 2) if path.is_dir() else None
+        dirs = {c: CGROUP_ROOT / c / own[c].lstrip("/") for c in V1_CONTROLLERS if c in own}
+        dirs = {c: path for c, path in dirs.items() if path.is_dir()}
+        return cls(dirs, 1) if dirs else None
+
     @classmethod
     def create(cls, memory_bytes: int, pids: int, cpu_cores: float) -> "Cgroup | None":
         """A new cgroup with the limits applied, or None when the host lets us create none."""
@@ -166,20 +181,29 @@ class Cgroup:
             return None
         return None
 
-    def oom_killed(self) -> bool:
-        """True when the kernel killed a process of the group for memory."""
+    def memory_kill(self) -> str | None:
+        """Whether the kernel killed a process of the group for memory, and why: "limit" when
+        the group had reached its own memory limit (the agent's doing), "host" when it was
+        killed below it (the host ran short of memory), None when nothing was killed."""
         path = self.dirs.get("memory")
         if path is None:
-            return False
+            return None
         try:
-            text = _read(path / ("memory.oom_control" if self.version == 1 else "memory.events"))
-        except OSError:
-            return False
-        for line in text.splitlines():
-            key, _, value = line.partition(" ")
-            if key == "oom_kill" and int(value) > 0:
-                return True
-        return False
+            if self.version == 1:
+                counters = _counters(_read(path / "memory.oom_control"))
+                # The high-water mark at the limit says the group reached it (the fail counters
+                # are not kept by every kernel: the v1 host measured leaves both at 0).
+                limit = int(_read(path / "memory.limit_in_bytes"))
+                limit_hit = (int(_read(path / "memory.max_usage_in_bytes")) >= limit
+                             or int(_read(path / "memory.failcnt")) > 0)
+            else:
+                counters = _counters(_read(path / "memory.events"))
+                limit_hit = counters.get("max", 0) > 0 or counters.get("oom", 0) > 0
+        except (OSError, ValueError):
+            return None
+        if counters.get("oom_kill", 0) <= 0:
+            return None
+        return "limit" if limit_hit else "host"
 
     def kill_all(self, timeout: float = 5.0) -> bool:
         """SIGKILL every process in the group until it is empty; False if some survive."""
@@ -225,6 +249,16 @@ class Cgroup:
                     self.kill_all(timeout=0.5)
                     time.sleep(0.01)
         return removed
+
+
+def _counters(text: str) -> dict[str, int]:
+    """The `key value` lines of memory.oom_control or memory.events."""
+    out = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(" ")
+        if value.strip().isdigit():
+            out[key] = int(value)
+    return out
 
 
 def probe() -> dict[str, bool]:

@@ -2,43 +2,55 @@
 
 Policy (the same as the local sandbox): no network (`network_mode="none"`; the
 egress tier gets the default bridge, its own network namespace, so the host's
-loopback stays unreachable), read-only root, a size-capped tmpfs /tmp, a pids
-limit, memory = memory+swap, a CPU quota, every capability dropped,
-no-new-privileges, a non-root user, no core dumps; the runner and the agent's
-folder are mounted read-only. The image is `python:3.11-slim` plus the pinned
-numpy, built by `arena image build`.
+loopback stays unreachable), read-only root, size-capped tmpfs /tmp and /dev/shm, a
+pids limit, memory = memory+swap, a CPU quota, every capability dropped,
+no-new-privileges, the engine's default seccomp profile (which refuses `unshare`,
+`mount`, `setns`, `ptrace`, `bpf`, `keyctl` and the like to a process without
+capabilities), a non-root user, no core dumps; the runner and the agent's folder
+are mounted read-only. The image is built by `arena image build` (grader.sandbox.image).
 
-The container's stdio is one attached socket: the host writes frames straight
-to it, and a pump thread splits docker's multiplexed stdout/stderr stream into
-two pipes, so the agent handle sees the same three fds as with any backend.
+The channel is three FIFOs, not the engine's attach stream: a container's stdio
+passes through the engine (and, without a TTY, is multiplexed into one socket), so
+the host makes `in`, `out` and `err` in a folder of its own, binds the folder in,
+holds the other ends, and removes the FIFOs once the runner has opened them. The
+host then reads and writes plain pipes, exactly as with the embedded sandbox: the
+same agent handle, the same native turns, the same end-of-file rules.
+
+Accounting is read from the container's own cgroup, found through its first
+process (`/proc/PID/cgroup`), with the same code as the embedded sandbox's
+(`grader.sandbox.cgroup`): CPU time at the handle's CPU check (every 0.5 s; `docker
+stats` costs about a second a call, so it is not used), a memory kill and whether
+the container's own limit caused it. The engine must therefore run on the same host
+as the arena, as on a self-hosted runner.
+
+Leftovers of a killed arena (containers, FIFO folders) carry its owner tag
+(grader.sandbox.owner); the first sandbox started in a later arena removes them.
 """
 
 from __future__ import annotations
 
-import io
+import errno
 import os
-import struct
-import threading
+import shutil
+import tempfile
 import time
+from pathlib import Path
 
 from grader.limits import Limits
-from grader.protocol import write_all
+from grader.sandbox import image as agent_image
+from grader.sandbox import owner
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits)
+from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
-NUMPY_VERSION = "2.4.6"
-BASE_IMAGE = "python:3.11-slim"
-IMAGE_TAG = f"arena-agent:py3.11-numpy{NUMPY_VERSION}"
-AGENT_UID = 10001
-DOCKERFILE = f"""\
-FROM {BASE_IMAGE}
-RUN pip install --no-cache-dir numpy=={NUMPY_VERSION} \\
- && useradd --uid {AGENT_UID} --no-create-home --shell /usr/sbin/nologin agent
-USER {AGENT_UID}:{AGENT_UID}
-"""
-# docker stats is slow (about a second a call), so CPU time is read at most this often.
-STATS_INTERVAL = 10.0
+IMAGE_TAG = agent_image.IMAGE_TAG
+AGENT_UID = agent_image.AGENT_UID
+FIFO_MOUNT = "/arena/io"
+LABEL_ROLE = "arena.role"
+LABEL_OWNER = "arena.owner"
+# How long the host waits, at most, between two looks at a starting container.
+START_POLL_SECONDS = 0.005
 
 
 def client():
@@ -48,65 +60,53 @@ def client():
     except ImportError as exc:
         raise LaunchError("the docker SDK is not installed (pip install docker)") from exc
     try:
-        c = docker.from_env(timeout=10)
+        c = docker.from_env(timeout=30)
         c.ping()
         return c
     except Exception as exc:
-        raise LaunchError(f"no docker engine answers: {exc}") from exc
+        raise LaunchError(f"no docker engine answers (DOCKER_HOST={os.environ.get('DOCKER_HOST', 'unset')}): "
+                          f"{exc}") from exc
 
 
-def build_image(tag: str = IMAGE_TAG, log=print) -> str:
-    """Build the agents' image (python:3.11-slim + numpy) and return its id."""
-    c = client()
-    image, stream = c.images.build(fileobj=io.BytesIO(DOCKERFILE.encode()), tag=tag, rm=True, pull=True)
-    for chunk in stream:
-        if "stream" in chunk and chunk["stream"].strip():
-            log(chunk["stream"].rstrip())
-    return image.id
+def fifo_root() -> Path:
+    """Where the per-container FIFO folders are made (the host's temporary folder)."""
+    return Path(tempfile.gettempdir()) / "arena-docker-io"
+
+
+def sweep_leftovers(c) -> list[str]:
+    """Remove the containers and FIFO folders of arenas that no longer run; what was removed."""
+    removed = []
+    try:
+        leftovers = c.containers.list(all=True, filters={"label": LABEL_ROLE + "=agent"})
+    except Exception:
+        leftovers = []  # the engine did not answer the listing: the next start tries again
+    for container in leftovers:
+        tag = (container.labels or {}).get(LABEL_OWNER, "")
+        if tag and not owner.alive(tag):
+            try:
+                container.remove(force=True)
+                removed.append(f"container {container.short_id}")
+            except Exception:
+                pass  # removed meanwhile by another arena's sweep
+    root = fifo_root()
+    if root.is_dir():
+        for folder in root.iterdir():
+            if not owner.alive(folder.name.rsplit("-", 1)[0]):
+                shutil.rmtree(folder, ignore_errors=True)
+                removed.append(f"folder {folder.name}")
+    return removed
 
 
 class DockerProcess:
-    """A SandboxProcess over a container with an attached stdio socket."""
+    """A SandboxProcess over a container whose stdio are FIFOs held by the host."""
 
-    def __init__(self, container, sock):
+    def __init__(self, container, fds: tuple[int, int, int], cgroup: Cgroup | None):
         self.container = container
-        self.sock = sock
-        raw = getattr(sock, "_sock", sock)
-        self.stdin_fd = raw.fileno()
-        self._out_r, self._out_w = os.pipe()
-        self._err_r, self._err_w = os.pipe()
-        self.stdout_fd, self.stderr_fd = self._out_r, self._err_r
-        self._raw = raw
-        self._status = None
-        self._cpu = None
-        self._cpu_at = 0.0
+        self.pid = int(container.attrs["State"]["Pid"])  # the runner, as the host sees it
+        self.stdin_fd, self.stdout_fd, self.stderr_fd = fds
+        self.cgroup = cgroup
+        self._status: int | None = None
         self._closed = False
-        self._pump = threading.Thread(target=self._demux, name="docker-stdio", daemon=True)
-        self._pump.start()
-
-    def _demux(self) -> None:
-        """Split docker's stream (8-byte header: stream id, 3 zero bytes, big-endian size) into pipes."""
-        buf = b""
-        try:
-            while True:
-                chunk = self._raw.recv(1 << 16)
-                if not chunk:
-                    break
-                buf += chunk
-                while len(buf) >= 8:
-                    kind, size = buf[0], struct.unpack(">I", buf[4:8])[0]
-                    if len(buf) < 8 + size:
-                        break
-                    payload, buf = buf[8:8 + size], buf[8 + size:]
-                    write_all(self._out_w if kind == 1 else self._err_w, payload)
-        except OSError:
-            pass  # the socket or a pipe closed: the finally below ends both streams
-        finally:
-            for fd in (self._out_w, self._err_w):
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
 
     def exit_status(self) -> int | None:
         if self._status is None:
@@ -120,40 +120,36 @@ class DockerProcess:
         return self._status
 
     def kill(self) -> None:
+        # Killing the cgroup's processes from the host takes a millisecond; the engine's
+        # kill is an API call. Either way the container stops.
+        if self.cgroup is not None and self.cgroup.kill_all():
+            return
         try:
             self.container.kill()
         except Exception:
             pass  # already stopped
 
     def cpu_seconds(self) -> float | None:
-        now = time.monotonic()
-        if self._status is None and now - self._cpu_at >= STATS_INTERVAL:
-            self._cpu_at = now
-            try:
-                stats = self.container.stats(stream=False)
-                self._cpu = stats["cpu_stats"]["cpu_usage"]["total_usage"] / 1e9
-            except Exception:
-                pass  # the container is gone or stats failed: keep the last reading
-        return self._cpu
+        return None if self.cgroup is None else self.cgroup.cpu_seconds()
 
-    def oom_killed(self) -> bool:
+    def memory_kill(self) -> str | None:
+        verdict = None if self.cgroup is None else self.cgroup.memory_kill()
+        if verdict is not None:
+            return verdict
+        # The engine removes a container's cgroup when its first process ends; what it saw
+        # then is its OOMKilled flag, which it sets on the container's own limit only.
         try:
             self.container.reload()
-            return bool(self.container.attrs["State"].get("OOMKilled"))
+            return "limit" if self.container.attrs["State"].get("OOMKilled") else None
         except Exception:
-            return False
+            return None
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
         self.kill()
-        try:
-            self.sock.close()
-        except Exception:
-            pass  # best-effort teardown: the container is killed already and removed below
-        self._pump.join(timeout=5)
-        for fd in (self._out_r, self._err_r):
+        for fd in (self.stdin_fd, self.stdout_fd, self.stderr_fd):
             try:
                 os.close(fd)
             except OSError:
@@ -161,7 +157,7 @@ class DockerProcess:
         try:
             self.container.remove(force=True)
         except Exception:
-            pass  # already removed, or the engine went away: nothing left to release here
+            pass  # already removed, or the engine went away: the next arena's sweep removes it
 
 
 class DockerSandbox:
@@ -171,18 +167,50 @@ class DockerSandbox:
 
     def __init__(self, image: str = IMAGE_TAG):
         self.image = image
+        self._client = None
+        self._record: agent_image.ImageRecord | None = None
 
-    def container_options(self, submission: Submission, limits: Limits, network: Network) -> dict:
+    def _engine(self):
+        """The engine's client, made (and the leftovers of dead arenas swept) at first use."""
+        if self._client is None:
+            c = client()
+            sweep_leftovers(c)
+            self._client = c
+        return self._client
+
+    def image_record(self) -> agent_image.ImageRecord:
+        """The record of the image agents run in (tag, id, base); LaunchError when it is missing."""
+        if self._record is None:
+            try:
+                self._record = agent_image.record_of(self._engine().images.get(self.image))
+            except LaunchError:
+                raise
+            except Exception as exc:
+                raise LaunchError(f"the agents' image {self.image} is missing: run `arena image build` ({exc})") from exc
+        return self._record
+
+    def container_options(self, submission: Submission, limits: Limits, network: Network,
+                          fifos: str | None = None, command: list[str] | None = None) -> dict:
         """The keyword arguments of `containers.create`: the whole policy in one place."""
         check_network(network)
+        volumes = {str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
+                   str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
+        if command is None:
+            command = ["python3", "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
+                       "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=True)]
+            if fifos is not None:
+                command += ["--fifos", FIFO_MOUNT]
+        if fifos is not None:
+            # Read-only: a FIFO on a read-only mount still opens for writing, and nothing else can be made there.
+            volumes[fifos] = {"bind": FIFO_MOUNT, "mode": "ro"}
         return dict(
             image=self.image,
-            command=["python", "-I", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
-                     "--rlimits", runner_rlimits(limits, per_user_nproc=True)],
-            stdin_open=True, tty=False, detach=True,
+            command=command,
+            stdin_open=False, tty=False, detach=True,
             network_mode="none" if network == "none" else "bridge",
             read_only=True,
-            tmpfs={"/tmp": f"size={limits.tmpfs_bytes},mode=1777"},
+            # Empty files cost no blocks but kernel memory: one inode per page of the cap.
+            tmpfs={"/tmp": f"size={limits.tmpfs_bytes},nr_inodes={limits.tmpfs_bytes // 4096},mode=1777"},
             shm_size=limits.tmpfs_bytes,  # /dev/shm, as capped as /tmp (the local backend's policy)
             pids_limit=limits.pids,
             mem_limit=limits.memory_bytes,
@@ -190,40 +218,85 @@ class DockerSandbox:
             nano_cpus=int(limits.cpu_cores * 1e9),
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
+            ulimits=[{"Name": "core", "Soft": 0, "Hard": 0}],
             user=f"{AGENT_UID}:{AGENT_UID}",
-            volumes={str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
-                     str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}},
+            volumes=volumes,
             working_dir=AGENT_MOUNT,
             environment={"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-                         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
-            labels={"arena.role": "agent"},
+                         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+            # Only what is printed before the runner takes the FIFOs reaches the engine's log.
+            log_config={"Type": "json-file", "Config": {"max-size": "64k", "max-file": "1"}},
+            labels={LABEL_ROLE: "agent", LABEL_OWNER: owner.tag()},
         )
 
-    def start(self, submission: Submission, limits: Limits, network: Network = "none") -> DockerProcess:
-        c = client()
+    def start(self, submission: Submission, limits: Limits, network: Network = "none",
+              command: list[str] | None = None) -> DockerProcess:
+        """Start the runner (or `command`, which must take the FIFOs as the runner does) for
+        `submission` in a fresh container; LaunchError when it cannot start."""
+        c = self._engine()
+        self.image_record()
+        root = fifo_root()
+        root.mkdir(mode=0o711, exist_ok=True)
+        folder = tempfile.mkdtemp(prefix=owner.tag() + "-", dir=root)
+        fds: list[int] = []
+        container = None
         try:
-            container = c.containers.create(**self.container_options(submission, limits, network))
-        except Exception as exc:
-            raise LaunchError(f"cannot create the container (did you run `arena image build`?): {exc}") from exc
-        try:
-            sock = container.attach_socket(params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
-            container.start()
-        except Exception as exc:
+            os.chmod(folder, 0o711)
+            for name in ("in", "out", "err"):
+                os.mkfifo(os.path.join(folder, name), 0o600)
+                os.chown(os.path.join(folder, name), AGENT_UID, AGENT_UID)
+            # The host's readers first, so the runner's writers open at once.
+            fds += [os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                    for name in ("out", "err")]
             try:
-                container.remove(force=True)
-            except Exception:
-                pass  # cleanup on the way out: the LaunchError below is what matters
-            raise LaunchError(f"cannot start the container: {exc}") from exc
-        return DockerProcess(container, sock)
+                container = c.containers.create(**self.container_options(submission, limits, network, folder, command))
+                container.start()
+            except Exception as exc:
+                raise LaunchError(f"cannot start the container: {exc}") from exc
+            stdin_fd = self._await_runner(container, os.path.join(folder, "in"), limits.prepare_seconds)
+            if not container.attrs["State"].get("Pid"):
+                container.reload()  # the runner answered before the first look: its pid is not known yet
+            cgroup = Cgroup.of_process(container.attrs["State"]["Pid"])
+            return DockerProcess(container, (stdin_fd, fds[0], fds[1]), cgroup)
+        except BaseException:
+            for fd in fds:
+                os.close(fd)
+            if container is not None:
+                try:
+                    container.remove(force=True)
+                except Exception:
+                    pass  # the LaunchError is what matters; a later sweep removes it
+            raise
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)  # the runner holds its ends: the names can go
+
+    @staticmethod
+    def _await_runner(container, fifo: str, timeout: float) -> int:
+        """Open the host's end of `in` once the runner reads it; LaunchError (with what the
+        container printed) if the container stops first or does not get there in time."""
+        deadline = time.monotonic() + timeout
+        next_look = 0.0
+        pause = 0.0002
+        while True:
+            try:
+                return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError as exc:
+                if exc.errno != errno.ENXIO:  # ENXIO: no reader yet
+                    raise LaunchError(f"cannot open the container's input: {exc}") from exc
+            now = time.monotonic()
+            if now >= next_look:
+                container.reload()
+                if not container.attrs["State"].get("Running"):
+                    logs = container.logs(tail=5).decode("utf-8", "replace").strip()
+                    raise LaunchError(f"the container exited with status {container.attrs['State'].get('ExitCode')} "
+                                      f"before the runner started{': ' + logs[-300:] if logs else ''}")
+                next_look = now + 0.05
+            if now > deadline:
+                raise LaunchError(f"the runner did not start within {timeout:g} s")
+            time.sleep(pause)
+            pause = min(2 * pause, START_POLL_SECONDS)
 
     def capabilities(self) -> dict[str, bool]:
-        try:
-            c = client()
-        except LaunchError:
-            return {"docker engine": False, "image": False}
-        try:
-            c.images.get(self.image)
-            has_image = True
-        except Exception:
-            has_image = False
-        return {"docker engine": True, "image": has_image}
+        """{protection: active} as `arena doctor --sandbox docker` finds them."""
+        from grader.sandbox.probe import docker_checks
+        return {check.name: check.ok for check in docker_checks(self)}

@@ -5,9 +5,10 @@ paths: the interpreter, its standard library (its site-packages hidden under an
 empty tmpfs), the shared libraries they link, numpy (at /arena/site), the
 runner (/arena/runner) and the agent's folder (/agent). Everything else of the
 host - /etc, /home, /proc of the host, other submissions - does not exist in
-it. It gets new user, pid, net, ipc, uts, mount and cgroup namespaces, a
-nobody uid/gid, no capabilities, no environment, a private size-capped /tmp and
-/dev/shm (and a read-only /dev), and dies with its parent.
+it. It gets new user, pid, net, ipc, uts, mount and cgroup namespaces (and may make no
+user namespace of its own), the runner's seccomp filter (grader.runner.syscall_filter), a nobody uid/gid,
+no capabilities, no environment, a private size-capped /tmp and /dev/shm (and a
+read-only /dev), and dies with its parent.
 
 Network: every tier gets its own network namespace, so the host's loopback is
 never reachable. An egress tier would need a user-space network stack
@@ -150,6 +151,9 @@ class LocalSandbox:
         args = [
             self.bwrap,
             "--unshare-all", "--unshare-user",  # --unshare-all only *tries* the user namespace
+            # No user namespace of its own inside: in one, an agent is root and can mount a
+            # cgroupfs or a tmpfs of its own, undoing every cap (the seccomp filter refuses it too).
+            "--disable-userns",
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID),
             "--hostname", "arena",
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
@@ -178,8 +182,12 @@ class LocalSandbox:
 
     def start(self, submission: Submission, limits: Limits, network: Network = "none") -> PopenProcess:
         """Start the runner for `submission` in a fresh sandbox."""
-        argv = self.argv(submission.path, limits, network)
-        return self.spawn(argv, limits)
+        return self.run(submission.path, limits, network)
+
+    def run(self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none",
+            command: list[str] | None = None) -> PopenProcess:
+        """Start `command` (default: the runner) for `agent_dir` in a fresh sandbox."""
+        return self.spawn(self.argv(agent_dir, limits, network, command), limits)
 
     def spawn(self, argv: list[str], limits: Limits) -> PopenProcess:
         """Run a bwrap command line inside a new cgroup with piped stdio."""

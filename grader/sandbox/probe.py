@@ -1,36 +1,51 @@
-"""What the local sandbox really does on this host, found by running a probe inside it.
+"""What a sandbox really does on this host, found by running a probe inside it.
 
-The probe runs under the exact bwrap command line the agents get (only the
-command differs), so a protection reported active is one an agent meets.
+The probe runs exactly as agents are run (the local sandbox's bwrap command line, the
+docker sandbox's container options and channel; only the command differs), so a
+protection reported active is one an agent meets. It tries what an attacker would
+(a nested user namespace, a mount) and reports what happened.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import select
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 from grader.limits import DEFAULT_LIMITS, Limits
-from grader.sandbox.base import runner_rlimits
+from grader.sandbox.base import RUNNER_DIR, LaunchError, runner_rlimits
 from grader.sandbox.cgroup import probe as probe_cgroups
+from grader.submission import Submission
 
 NAMESPACES = ("user", "pid", "net", "ipc", "mnt", "uts")
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNS = 0x00020000
 
 PROBE = r"""
-import json, os, resource, socket, sys
+import ctypes, json, os, resource, socket, sys
 sys.path[:0] = ["/arena/runner", "/arena/site"]
 import numpy, runner
+if os.path.exists("/arena/io/in"):
+    runner.attach_fifos("/arena/io")  # the docker sandbox's channel, as the runner takes it
 out = {"uid": os.getuid(), "gid": os.getgid(), "numpy": numpy.__version__,
-       "python": sys.version.split()[0], "ns": {}, "rlimits": {}}
+       "python": sys.version.split()[0], "ns": {}, "rlimits": {}, "status": {}}
 for ns in %(namespaces)r:
     out["ns"][ns] = os.readlink("/proc/self/ns/" + ns)
-runner.set_rlimits(json.loads(%(rlimits)r))
+runner.confine(json.loads(%(rlimits)r))
 for name, which in runner.RLIMITS.items():
     out["rlimits"][name] = resource.getrlimit(which)[0]
+for line in open("/proc/self/status"):
+    key, _, value = line.partition(":")
+    if key in ("CapEff", "CapPrm", "CapBnd", "NoNewPrivs", "Seccomp"):
+        out["status"][key] = value.strip()
 st = os.statvfs("/tmp")
 out["tmp_bytes"] = st.f_blocks * st.f_frsize
+out["tmp_inodes"] = st.f_files
 st = os.statvfs("/dev/shm")
 out["shm_bytes"] = st.f_blocks * st.f_frsize
 try:
@@ -45,7 +60,36 @@ try:
 except OSError:
     out["root_writable"] = False
 out["host_etc_visible"] = os.path.exists("/etc/passwd")
-print(json.dumps(out))
+out["host_checkout_visible"] = os.path.exists(%(host_path)r)
+# What an attacker tries first: a user namespace of its own (root there), then a mount.
+pid = os.fork()
+if pid == 0:
+    libc = ctypes.CDLL(None, use_errno=True)
+    code = 0
+    if libc.unshare(%(newuser)d) == 0:
+        code |= 1
+    if libc.unshare(%(newns)d) == 0 and libc.mount(b"none", b"/tmp", b"tmpfs", 0, None) == 0:
+        code |= 2
+    os._exit(code)
+code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+out["nested_userns"], out["nested_mount"] = bool(code & 1), bool(code & 2)
+# Then each call the filter refuses, by number, in a child of its own: {name: errno, 0 if it worked}.
+import syscall_filter
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+out["syscalls"] = {}
+for name, nr in syscall_filter.numbers().items():
+    if name == "clone":
+        continue
+    pid = os.fork()
+    if pid == 0:
+        ctypes.set_errno(0)
+        result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(0)] * 5)
+        os._exit(0 if result >= 0 else min(ctypes.get_errno(), 255))
+    out["syscalls"][name] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+sys.stdout.write(json.dumps(out) + "\n")
+sys.stdout.flush()
+sys.stdin.read()  # held until the host has looked at the sandbox from outside
 """
 
 
@@ -59,9 +103,62 @@ class Check:
     required: bool = True
 
 
+def probe_code(limits: Limits) -> str:
+    return PROBE % {"namespaces": NAMESPACES, "rlimits": runner_rlimits(limits, per_user_nproc=True),
+                    "host_path": str(RUNNER_DIR), "newuser": CLONE_NEWUSER, "newns": CLONE_NEWNS}
+
+
 def probe_local(sandbox, limits: Limits = DEFAULT_LIMITS) -> dict[str, bool]:
     """{protection name: active} for a LocalSandbox."""
     return {c.name: c.ok for c in local_checks(sandbox, limits)}
+
+
+INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp filter", "rlimits inside",
+          "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "no network")
+
+
+def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...]) -> list[Check]:
+    """The checks read from the probe's report (the same for every backend)."""
+    if isinstance(inside, str):
+        return ([Check(name, False, "sandbox did not start" if name != "sandbox starts" else inside) for name in INSIDE]
+                + [Check(f"{ns} namespace", False, "sandbox did not start") for ns in namespaces])
+    checks = [Check("sandbox starts", True, f"python {inside['python']}, numpy {inside['numpy']}")]
+    for ns in namespaces:
+        ok = inside["ns"][ns] != os.readlink(f"/proc/self/ns/{ns}")
+        checks.append(Check(f"{ns} namespace", ok, "own" if ok else "SHARED with the host", required=ns != "uts"))
+    status = inside["status"]
+    caps = int(status.get("CapEff", "f"), 16)
+    unprivileged = inside["uid"] != 0 and caps == 0 and status.get("NoNewPrivs") == "1"
+    checks.append(Check("unprivileged", unprivileged,
+                        f"uid/gid {inside['uid']}/{inside['gid']}, effective capabilities {status.get('CapEff')}, "
+                        f"no_new_privs {status.get('NoNewPrivs')}"))
+    nested = not inside["nested_userns"] and not inside["nested_mount"]
+    checks.append(Check("no nested namespaces", nested,
+                        "unshare(CLONE_NEWUSER) and mount refused" if nested else
+                        f"a nested user namespace {'WAS' if inside['nested_userns'] else 'was not'} created, "
+                        f"a mount {'SUCCEEDED' if inside['nested_mount'] else 'failed'}"))
+    calls = inside["syscalls"]
+    allowed = sorted(name for name, err in calls.items() if err != (38 if name == "clone3" else 1))
+    checks.append(Check("seccomp filter", status.get("Seccomp") == "2" and not allowed,
+                        f"{len(calls) - len(allowed)} of {len(calls)} refused calls refused" if not allowed else
+                        f"seccomp mode {status.get('Seccomp')}; NOT refused: {', '.join(allowed)}"))
+    wanted = json.loads(runner_rlimits(limits, per_user_nproc=True))
+    wrong = [n for n, v in wanted.items() if inside["rlimits"].get(n) != v]
+    checks.append(Check("rlimits inside", not wrong, "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
+    checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
+                        f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes}), {inside['tmp_inodes']} inodes"))
+    # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
+    shm_ok = inside["shm_bytes"] <= limits.tmpfs_bytes and not inside["dev_writable"]
+    checks.append(Check("capped /dev/shm, read-only /dev", shm_ok,
+                        f"/dev/shm tmpfs of {inside['shm_bytes']} bytes (limit {limits.tmpfs_bytes}), "
+                        f"/dev {'WRITABLE' if inside['dev_writable'] else 'not writable'}"))
+    hidden = not inside["root_writable"] and not inside["host_checkout_visible"]
+    checks.append(Check("read-only root, host hidden", hidden,
+                        "root read-only, the arena's checkout absent" if hidden else
+                        f"root writable: {inside['root_writable']}, checkout visible: {inside['host_checkout_visible']}"))
+    interfaces = [name for name in inside["interfaces"] if name != "lo"]
+    checks.append(Check("no network", not interfaces, "interfaces: " + (", ".join(inside["interfaces"]) or "none")))
+    return checks
 
 
 def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
@@ -72,43 +169,11 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     else:
         version = subprocess.run([sandbox.bwrap, "--version"], capture_output=True, text=True).stdout.strip()
         checks.append(Check("bubblewrap", True, f"{sandbox.bwrap} ({version})"))
-    inside = _run_probe(sandbox, limits) if sandbox.bwrap else None
-    if isinstance(inside, str) or inside is None:
-        checks.append(Check("sandbox starts", False, inside or "no bwrap"))
-        for ns in NAMESPACES:
-            checks.append(Check(f"{ns} namespace", False, "sandbox did not start"))
-        checks += [Check("rlimits inside", False, "sandbox did not start"),
-                   Check("private /tmp", False, "sandbox did not start"),
-                   Check("capped /dev/shm, read-only /dev", False, "sandbox did not start"),
-                   Check("read-only root, host hidden", False, "sandbox did not start")]
-    else:
-        checks.append(Check("sandbox starts", True, f"python {inside['python']}, numpy {inside['numpy']}"))
-        for ns in NAMESPACES:
-            host = os.readlink(f"/proc/self/ns/{ns}")
-            ok = inside["ns"][ns] != host
-            extra = ""
-            if ns == "user":
-                extra = f", uid/gid {inside['uid']}/{inside['gid']} inside"
-            if ns == "net":
-                extra = f", interfaces: {', '.join(inside['interfaces']) or 'none'}"
-            checks.append(Check(f"{ns} namespace", ok, ("own" if ok else "SHARED with the host") + extra,
-                                required=ns != "uts"))
-        wanted = json.loads(runner_rlimits(limits, per_user_nproc=True))
-        got = inside["rlimits"]
-        wrong = [n for n, v in wanted.items() if got.get(n) != v]
-        checks.append(Check("rlimits inside", not wrong,
-                            "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
-        checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
-                            f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes})"))
-        # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
-        shm_ok = inside["shm_bytes"] <= limits.tmpfs_bytes and not inside["dev_writable"]
-        checks.append(Check("capped /dev/shm, read-only /dev", shm_ok,
-                            f"/dev/shm tmpfs of {inside['shm_bytes']} bytes (limit {limits.tmpfs_bytes}), "
-                            f"/dev {'WRITABLE' if inside['dev_writable'] else 'read-only'}"))
-        hidden = not inside["root_writable"] and not inside["host_etc_visible"]
-        checks.append(Check("read-only root, host hidden", hidden,
-                            "root read-only, host /etc absent" if hidden else
-                            f"root writable: {inside['root_writable']}, host /etc visible: {inside['host_etc_visible']}"))
+    inside = _run_local_probe(sandbox, limits) if sandbox.bwrap else "no bwrap"
+    checks += _inside_checks(inside, limits, NAMESPACES)
+    if isinstance(inside, dict):
+        checks.append(Check("host /etc hidden", not inside["host_etc_visible"],
+                            "absent" if not inside["host_etc_visible"] else "VISIBLE inside"))
     cgroups = probe_cgroups() if sandbox.use_cgroup else {"memory": False, "pids": False, "cpu": False}
     for controller in ("memory", "pids", "cpu"):
         ok = cgroups[controller]
@@ -119,13 +184,12 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     return checks
 
 
-def _run_probe(sandbox, limits: Limits) -> dict | str:
+def _run_local_probe(sandbox, limits: Limits) -> dict | str:
     """The probe's findings, or the error text when the sandbox does not start."""
     exe = os.path.realpath(sys.executable)
-    code = PROBE % {"namespaces": NAMESPACES, "rlimits": runner_rlimits(limits, per_user_nproc=True)}
     try:
-        argv = sandbox.argv(os.path.dirname(os.path.abspath(__file__)), limits, command=[exe, "-I", "-S", "-c", code])
-        proc = sandbox.spawn(argv, limits)
+        proc = sandbox.run(os.path.dirname(os.path.abspath(__file__)), limits,
+                           command=[exe, "-I", "-S", "-c", probe_code(limits)])
     except Exception as exc:  # any failure to start is a finding, not a crash of doctor
         return f"{type(exc).__name__}: {exc}"
     try:
@@ -139,3 +203,59 @@ def _run_probe(sandbox, limits: Limits) -> dict | str:
         return json.loads(out)
     except ValueError:
         return (err.decode(errors="replace").strip() or "no output")[:300]
+
+
+def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
+    """Every protection of the docker sandbox, checked on this host from inside a container."""
+    from grader.sandbox.docker import client
+    try:
+        engine = client()
+    except LaunchError as exc:
+        return [Check("docker engine", False, str(exc))]
+    version = engine.version()
+    checks = [Check("docker engine", True, f"{version.get('Version')} (API {version.get('ApiVersion')}), "
+                    f"cgroup v{engine.info().get('CgroupVersion', '?')}")]
+    try:
+        record = sandbox.image_record()
+    except LaunchError as exc:
+        return checks + [Check("agent image", False, str(exc))]
+    checks.append(Check("agent image", True, record.describe()))
+    checks.append(Check("base python:3.11-slim", not record.stand_in, record.base, required=False))
+    inside, process = _run_docker_probe(sandbox, limits)
+    checks += _inside_checks(inside, limits, tuple(ns for ns in NAMESPACES if ns != "user"))
+    if process is not None:
+        cpu = process.cpu_seconds()
+        checks.append(Check("cgroup accounting", cpu is not None and process.cgroup is not None and
+                            "memory" in process.cgroup.dirs,
+                            f"the container's cgroup read from the host: {cpu:.3f} s of CPU" if cpu is not None else
+                            "the container's cgroup is not readable from here: the engine must run on this host"))
+        process.close()
+    return checks
+
+
+def _run_docker_probe(sandbox, limits: Limits):
+    """(the probe's findings or the error text, the still-running DockerProcess or None)."""
+    probe_dir = Submission(path=Path(__file__).resolve().parent, digest="probe", files=())
+    try:
+        process = sandbox.start(probe_dir, limits, command=["python3", "-I", "-S", "-c", probe_code(limits)])
+    except LaunchError as exc:
+        return str(exc), None
+    deadline = time.monotonic() + 30
+    data = b""
+    while not data.endswith(b"\n") and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout_fd], [], [], 0.5)
+        if ready:
+            chunk = os.read(process.stdout_fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    try:
+        return json.loads(data), process
+    except ValueError:
+        err = b""
+        try:
+            err = os.read(process.stderr_fd, 65536)
+        except OSError:
+            pass  # nothing was written there
+        process.close()
+        return (err.decode(errors="replace").strip() or "no output from the probe")[-300:], None

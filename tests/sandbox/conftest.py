@@ -38,8 +38,14 @@ def local_sandbox() -> LocalSandbox:
     return LocalSandbox()
 
 
+@pytest.fixture(scope="session", params=["local", "docker"])
+def sandbox(request):
+    """Each test that launches agents runs in both sandboxes: the same faults are expected."""
+    return request.getfixturevalue(f"{request.param}_sandbox")
+
+
 @pytest.fixture
-def launch(local_sandbox, tmp_path):
+def launch(sandbox, tmp_path):
     """launch(name, target=None, limits=TEST_LIMITS) -> a ready AgentHandle for tests/agents/<name>.
 
     The agent is copied to a fresh folder; `target` (if given) is written beside
@@ -52,7 +58,7 @@ def launch(local_sandbox, tmp_path):
         shutil.copytree(AGENTS / name, folder, dirs_exist_ok=True)  # the same agent may be launched twice
         if target is not None:
             (folder / "target.json").write_text(json.dumps(target))
-        handle = AgentHandle.launch(local_sandbox, load_submission(folder), limits)
+        handle = AgentHandle.launch(sandbox, load_submission(folder), limits)
         handles.append(handle)
         return handle
 
@@ -115,19 +121,30 @@ def play(handle: AgentHandle, moves: int = 20) -> list:
     return []
 
 
+def docker_leftovers(sandbox) -> list[str]:
+    """This process's containers and FIFO folders still on the host."""
+    from grader.sandbox import owner
+    from grader.sandbox.docker import LABEL_OWNER, fifo_root
+    containers = sandbox._engine().containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner.tag()}"})
+    folders = [p.name for p in fifo_root().glob(owner.tag() + "-*")] if fifo_root().is_dir() else []
+    return [f"container {c.short_id} ({c.status})" for c in containers] + [f"folder {f}" for f in folders]
+
+
 @pytest.fixture
-def assert_unharmed(launch, tmp_path_factory):
-    """Call after a hostile agent is closed: no sandbox process survives, and a
-    well-behaved agent starts and plays right after."""
+def assert_unharmed(launch, sandbox, tmp_path_factory):
+    """Call after a hostile agent is closed: no sandbox process (or container) survives,
+    and a well-behaved agent starts and plays right after."""
 
     def _check() -> None:
         marker = str(tmp_path_factory.getbasetemp())
-        leftovers = runner_processes(marker)
+        leftovers = runner_processes(marker) + (docker_leftovers(sandbox) if sandbox.name == "docker" else [])
         assert not leftovers, f"processes left running: {leftovers}"
         good = launch("random_agent")
         assert good.fault is None, f"well-behaved agent failed after a hostile one: {good.fault}"
         assert play(good, 20) == []
         good.close()
         assert not runner_processes(marker)
+        if sandbox.name == "docker":
+            assert not docker_leftovers(sandbox)
 
     return _check

@@ -1,49 +1,109 @@
-"""The docker backend: the same policy through the docker SDK (skipped when no engine answers)."""
+"""The docker backend on a real engine: its policy, its doctor, its image, its leftovers.
+
+The hostile suite (test_hostile.py and the other users of `launch`) runs in both sandboxes;
+these are the checks only the docker backend has. An engine is started for the session
+when none answers (tests/conftest.py)."""
 
 from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 
 from grader.limits import DEFAULT_LIMITS
-from grader.sandbox.base import LaunchError
+from grader.sandbox import image, owner
+from grader.sandbox.docker import FIFO_MOUNT, LABEL_OWNER, DockerSandbox, fifo_root
 from grader.submission import load_submission
 from .conftest import AGENTS, ENV_INFO, TEST_LIMITS, board
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(300)
+ROOT = AGENTS.parent.parent
 
 
 def test_container_policy_is_complete():
-    from grader.sandbox.docker import DockerSandbox
-    options = DockerSandbox().container_options(load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none")
+    options = DockerSandbox().container_options(load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none",
+                                                 fifos="/somewhere")
     assert options["network_mode"] == "none" and options["read_only"] is True
     assert options["mem_limit"] == options["memswap_limit"] == DEFAULT_LIMITS.memory_bytes
     assert options["pids_limit"] == DEFAULT_LIMITS.pids and options["cap_drop"] == ["ALL"]
     assert options["security_opt"] == ["no-new-privileges"] and not options["user"].startswith("0")
-    assert f"size={DEFAULT_LIMITS.tmpfs_bytes}" in options["tmpfs"]["/tmp"]
+    assert f"size={DEFAULT_LIMITS.tmpfs_bytes}" in options["tmpfs"]["/tmp"] and "nr_inodes=" in options["tmpfs"]["/tmp"]
     assert options["shm_size"] == DEFAULT_LIMITS.tmpfs_bytes
     assert all(v["mode"] == "ro" for v in options["volumes"].values())
+    assert options["volumes"]["/somewhere"]["bind"] == FIFO_MOUNT and options["command"][-2:] == ["--fifos", FIFO_MOUNT]
+    assert options["labels"][LABEL_OWNER] == owner.tag() and not options["stdin_open"]
 
 
-@pytest.fixture(scope="module")
-def docker_sandbox():
-    from grader.sandbox.docker import DockerSandbox, client
-    try:
-        client()
-    except LaunchError as exc:
-        pytest.skip(f"docker tests need a docker engine: {exc}")
-    sandbox = DockerSandbox()
-    if not sandbox.capabilities()["image"]:
-        pytest.skip(f"docker tests need the agents' image: run `arena image build` ({sandbox.image})")
-    return sandbox
+def test_doctor_checks_the_policy_from_inside_a_container(docker_sandbox):
+    from grader.commands.doctor import checks_for, missing_required
+    checks = {c.name: c for c in checks_for("docker")}
+    assert not missing_required(list(checks.values())), [c for c in checks.values() if c.required and not c.ok]
+    for name in ("unprivileged", "no nested namespaces", "seccomp filter", "read-only root, host hidden",
+                 "no network", "cgroup accounting", "rlimits inside", "private /tmp"):
+        assert checks[name].ok, checks[name]
+    assert docker_sandbox.image_record().id in checks["agent image"].detail or \
+        docker_sandbox.image_record().id[:19] in checks["agent image"].detail
 
 
-def test_docker_agent_plays_and_hostile_agent_faults(docker_sandbox):
+def test_the_image_says_what_it_is_built_on(docker_sandbox):
+    record = docker_sandbox.image_record()
+    assert record.tag == image.IMAGE_TAG and record.id.startswith("sha256:")
+    labels = docker_sandbox._engine().images.get(record.tag).labels
+    assert labels[image.LABEL_NUMPY] == image.NUMPY_VERSION
+    assert record.stand_in == (labels[image.LABEL_STAND_IN] == "true")
+    assert (image.BASE_IMAGE in record.base) and (("stand-in" in record.base) == record.stand_in)
+
+
+def test_cpu_is_read_from_the_containers_cgroup(docker_sandbox):
     from grader.agent_handle import AgentHandle
-    from grader.faults import FaultKind
-    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"), TEST_LIMITS) as good:
-        assert good.fault is None and good.prepare(ENV_INFO) is None
-        action, fault = good.act(*board())
-        assert fault is None and action in (19, 26, 37, 44)
-    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "sleep_forever"), TEST_LIMITS) as bad:
-        assert bad.prepare(ENV_INFO) is None
-        assert bad.act(*board())[1].kind is FaultKind.TIMEOUT
+    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "busy_loop"), TEST_LIMITS) as handle:
+        assert handle.prepare(ENV_INFO) is None
+        before = handle.process.cpu_seconds()
+        assert handle.act(*board())[1] is not None  # a timeout: it spun for the whole hard limit
+        spent = handle.process.cpu_seconds()
+    assert before is not None and spent - before > 0.5 * TEST_LIMITS.act_hard_seconds * TEST_LIMITS.cpu_cores
+
+
+def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, tmp_path):
+    """kill -9 of the arena mid-session: its container and FIFO folder stay behind, tagged
+    with its owner; the next arena's first start removes them (and nothing of a live one)."""
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from grader.agent_handle import AgentHandle
+        from grader.sandbox.docker import DockerSandbox
+        from grader.submission import load_submission
+        handle = AgentHandle.launch(DockerSandbox(), load_submission({str(AGENTS / 'random_agent')!r}))
+        print("READY" if handle.fault is None else handle.fault, flush=True)
+        time.sleep(600)
+    """)
+    from grader.agent_handle import AgentHandle
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    live = AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"))  # this arena's own
+    try:
+        assert child.stdout.readline().strip() == "READY"
+        tag = owner.tag(child.pid)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    engine = docker_sandbox._engine()
+
+    def of(owner_tag: str) -> list:
+        return engine.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner_tag}"})
+
+    assert len(of(tag)) == 1, "the killed arena's container is there until the next arena starts"
+    DockerSandbox()._engine()  # a new arena's first use of the engine sweeps
+    deadline = time.monotonic() + 10
+    while of(tag) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not of(tag) and not list(fifo_root().glob(tag + "-*"))
+    assert len(of(owner.tag())) == 1 and live.prepare(ENV_INFO) is None  # the live arena's container stays
+    live.close()
+    assert not of(owner.tag())

@@ -1,4 +1,4 @@
-"""The hostile-agent suite: each agent of tests/agents run through the local sandbox.
+"""The hostile-agent suite: each agent of tests/agents run through both sandboxes (local and docker).
 
 Each test checks the expected fault *and* that the host and the next agent are
 unharmed (no process left, a well-behaved agent plays right after).
@@ -61,28 +61,31 @@ def test_crash_on_import_is_agent_error(launch, assert_unharmed):
     assert_unharmed()
 
 
-def test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller(launch):
+def test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller(launch, sandbox):
     """The shell that starts bwrap moves itself into each controller's group before exec
     (on cgroup v1 through `tasks`, the calling thread alone): bwrap and everything under it
-    are counted there, in every controller."""
+    are counted there, in every controller. A container's group (the engine's) holds its
+    runner, and is the one the host reads."""
     handle = launch("random_agent")
+    least = 2 if sandbox.name == "local" else 1  # bwrap and the runner; the runner alone
     cgroup = handle.process.cgroup
     if cgroup is None:
         pytest.skip("no cgroup on this host: only the rlimits apply")
     members = {name: {int(p) for p in (path / "cgroup.procs").read_text().split()} for name, path in cgroup.dirs.items()}
-    assert all(handle.process.pid in procs and len(procs) >= 2 for procs in members.values()), members
+    assert all(handle.process.pid in procs and len(procs) >= least for procs in members.values()), members
     assert len({frozenset(procs) for procs in members.values()}) == 1, members
 
 
-def test_memory_hog_is_stopped_by_the_memory_cgroup(launch, assert_unharmed, local_sandbox):
+def test_memory_hog_is_stopped_by_the_memory_cgroup(launch, assert_unharmed):
     # Filling 1 GiB on one CPU can take seconds on a loaded host: a roomy deadline,
     # so that the memory limit, not the clock, is what stops it.
     handle = launch("memory_hog", limits=dataclasses.replace(TEST_LIMITS, act_hard_seconds=20.0))
     if handle.process.cgroup is None or "memory" not in handle.process.cgroup.dirs:
         pytest.skip("no memory cgroup on this host: only the address-space rlimit applies")
     faults = play(handle, 1)
-    assert [f.kind for f in faults] == [FaultKind.OOM], faults
-    assert not FaultKind.OOM.is_agents_fault
+    # Its own memory limit, reached: the agent's fault (design §4), never `oom` (the arena's).
+    assert [f.kind for f in faults] == [FaultKind.AGENT_ERROR], faults
+    assert "over its memory limit of 1024 MiB" in faults[0].detail
     handle.close()
     assert_unharmed()
 
@@ -177,7 +180,7 @@ def test_write_outside_tmp_fails(launch, assert_unharmed, tmp_path, host_path):
     assert_unharmed()
 
 
-def test_host_file_and_env_var_do_not_leak(launch, assert_unharmed, host_path, monkeypatch):
+def test_host_file_and_env_var_do_not_leak(launch, assert_unharmed, host_path, monkeypatch, sandbox):
     secret = "ARENA-SECRET-" + os.urandom(8).hex()
     secret_file = host_path
     secret_file.write_text(secret)
@@ -189,7 +192,11 @@ def test_host_file_and_env_var_do_not_leak(launch, assert_unharmed, host_path, m
     assert "VAR None" in log
     assert f"read {secret_file} failed" in log
     assert secret not in log
-    assert "read /etc/passwd failed" in log  # /etc of the host is not in the sandbox at all
+    if sandbox.name == "local":
+        assert "read /etc/passwd failed" in log  # /etc of the host is not in the sandbox at all
+    else:  # a container has the image's /etc, never the host's
+        host_passwd = Path("/etc/passwd").read_bytes()[:4096]
+        assert repr(host_passwd) not in log and "agent:x:10001:10001" in log
     assert_unharmed()
 
 
@@ -222,10 +229,11 @@ def test_no_file_system_grows_past_its_cap(launch, assert_unharmed):
     assert play(handle, 5) == []
     log = handle.stderr_text()
     cap = TEST_LIMITS.tmpfs_bytes >> 20
-    for folder, why in (("/dev/shm", "No space left on device"), ("/dev", "Read-only file system"),
-                        ("/tmp", "No space left on device")):
+    # /dev is read-only in the embedded sandbox, root's and not the agent's in a container.
+    for folder, why in (("/dev/shm", ("No space left on device",)), ("/dev", ("Read-only file system", "Permission denied")),
+                        ("/tmp", ("No space left on device",))):
         line = next(line for line in log.splitlines() if line.startswith(f"FILL {folder} "))
-        assert why in line and int(line.split(" after ")[1].split(" MiB")[0]) <= cap, line
+        assert any(w in line for w in why) and int(line.split(" after ")[1].split(" MiB")[0]) <= cap, line
     handle.close()
     assert_unharmed()
 
@@ -236,4 +244,35 @@ def test_a_raise_in_observe_outcome_is_the_agents_error(launch, assert_unharmed)
     fault = handle.observe_outcome({"winner": "black", "black_discs": 40, "white_discs": 24, "your_color": "black"})
     assert fault.kind is FaultKind.AGENT_ERROR and "observe_outcome() raised RuntimeError" in fault.detail
     handle.close()
+    assert_unharmed()
+
+
+def test_child_killed_for_memory_then_exit_is_the_agents_fault(launch, assert_unharmed):
+    """A child of the agent killed at the sandbox's own memory limit, then an exit: the agent's
+    fault (the cap is the agent's), not `oom`, which would re-run it and could hold the round."""
+    handle = launch("child_oom_then_exit", limits=dataclasses.replace(TEST_LIMITS, act_hard_seconds=20.0))
+    faults = play(handle, 1)
+    assert [f.kind for f in faults] == [FaultKind.AGENT_ERROR], faults
+    assert "over its memory limit" in faults[0].detail
+    handle.close()
+    assert_unharmed()
+
+
+def test_no_namespace_of_its_own_undoes_the_caps(launch, assert_unharmed):
+    """A nested user namespace, a mount namespace, a cgroupfs or tmpfs mount, setns: refused."""
+    handle = launch("nested_namespaces")
+    assert play(handle, 3) == []
+    lines = [line for line in handle.stderr_text().splitlines() if line.startswith(("DONE", "REFUSED"))]
+    handle.close()
+    assert len(lines) == 7 and all(line.startswith("REFUSED") for line in lines), lines
+    assert_unharmed()
+
+
+def test_the_seccomp_filter_refuses_its_calls(launch, assert_unharmed):
+    handle = launch("refused_syscalls")
+    assert play(handle, 3) == []
+    results = dict(line.split()[1::2] for line in handle.stderr_text().splitlines() if line.startswith("SYSCALL"))
+    handle.close()
+    assert results.pop("clone3") == "38", "clone3 must get ENOSYS, so that the C library falls back to clone"
+    assert results and all(err == "1" for err in results.values()), results  # EPERM, each
     assert_unharmed()

@@ -1,8 +1,8 @@
 """Hostile: touches memory 64 MiB at a time until something stops it.
 
 Each block is under the address-space limit, so the sandbox's memory cgroup
-is what stops it. Expected: oom (the arena's kind, re-run) where a memory
-cgroup exists.
+is what stops it. Expected: agent_error, "over its memory limit" (its own cap
+reached is the agent's fault), where a memory cgroup exists.
 """
 
 import numpy as np

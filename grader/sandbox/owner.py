@@ -1,0 +1,50 @@
+"""Who made a sandbox's leftovers: an owner tag, so that a later arena can clean up after a killed one.
+
+A round killed with `kill -9` cannot remove what it made (containers, I/O folders,
+cgroups). Each of them carries the tag of the process that made it,
+`<boot id>.<pid>.<start time>`: the next arena to start on the host removes what belongs
+to an owner that no longer runs, and only that (another arena running beside it keeps
+its own). The start time guards against a reused pid, the boot id against a reboot.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+
+@functools.cache
+def boot_id() -> str:
+    """This boot of the host's kernel (shortened), or "noboot" where it cannot be read."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip().replace("-", "")[:12]
+    except OSError:
+        return "noboot"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat[stat.rindex(")") + 2:].split()[19]
+
+
+def tag(pid: int | None = None) -> str:
+    """The owner tag of `pid` (default: this process)."""
+    pid = os.getpid() if pid is None else pid
+    return f"{boot_id()}.{pid}.{_start_time(pid) or 0}"
+
+
+def alive(owner: str) -> bool:
+    """Whether the process that `owner` names still runs; a malformed tag is treated as
+    alive, so that nothing the arena did not tag is ever removed."""
+    parts = owner.split(".")
+    if len(parts) != 3 or not parts[1].isdigit():
+        return True
+    boot, pid, started = parts
+    if boot != boot_id():
+        return False  # made before the last reboot
+    return _start_time(int(pid)) == started
