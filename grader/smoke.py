@@ -24,7 +24,8 @@ from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.match import env_info, outcome_for, play_game
 from grader.self_play import SELF_PLAY_COLOR
-from grader.sandbox.base import Sandbox
+from grader.faults import FaultKind
+from grader.sandbox.base import LaunchError, Sandbox
 from grader.screening import Flag, screen
 from grader.submission import SubmissionError, load_submission
 
@@ -82,12 +83,13 @@ class SmokeReport:
 
     submission: str
     sandbox: str
-    result: str = "fail"
+    result: str = "fail"  # pass, fail (the agent's), or arena_error (the arena failed: no verdict)
     reason: str | None = None
     digest: str | None = None
     kit_version: str | None = None
     interpreter: str | None = None
     numpy: str | None = None
+    image: dict | None = None  # the docker image agents ran in (tag, id, base), None in the embedded sandbox
     flags: list[Flag] = field(default_factory=list)
     boards: list[BoardResult] = field(default_factory=list)
     stderr_tail: str = ""
@@ -110,7 +112,7 @@ class SmokeReport:
                 "needs_staff_label": self.needs_staff_label}
         if self.kit_version is not None:
             data["kit_version"] = self.kit_version
-        data |= {"interpreter": self.interpreter, "numpy": self.numpy, "sandbox": self.sandbox,
+        data |= {"interpreter": self.interpreter, "numpy": self.numpy, "sandbox": self.sandbox, "image": self.image,
                  "submission": {"name": self.submission, "digest": self.digest},
                  "flags": [f.to_dict() for f in self.flags],
                  "boards": [b.to_dict() for b in self.boards],
@@ -159,9 +161,15 @@ def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings
             log(f"smoke: {board.shape} board ({board.env}) ...")
         _play_board(board, spec, submission, sandbox, settings, report)
         if log:
-            log(f"smoke: {board.shape}: {board.result}, mean act {board.mean_act_ms} ms "
-                f"(pace {board.pace_ms} ms), {board.seconds:.1f} s")
+            mean = "-" if board.mean_act_ms is None else f"{board.mean_act_ms} ms"
+            log(f"smoke: {board.shape}: {board.result}, mean act {mean} (pace {board.pace_ms} ms), {board.seconds:.1f} s")
         report.stderr_tail = board.stderr_tail
+        if board.fault is not None and not FaultKind.parse(board.fault["kind"]).is_agents_fault:
+            # Nothing is known of the agent: the gate has no verdict, and must not give one.
+            report.result = "arena_error"
+            report.reason = (f"the arena failed on the {board.shape} board, not your agent ({board.reason}); "
+                             "the smoke test will be re-run")
+            return report
         if board.result == "fail":
             report.reason = f"the {board.shape} board refused it: {board.reason}"
             return report
@@ -173,6 +181,11 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
                 report: SmokeReport) -> None:
     limits = settings.board_limits()
     started = time.monotonic()
+    if report.image is None:
+        try:
+            report.image = sandbox.image()
+        except LaunchError:
+            pass  # the launch below fails the same way and says why
     handle = AgentHandle.launch(sandbox, submission, limits, network="none", label=report.submission)
     try:
         if handle.versions:

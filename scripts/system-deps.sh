@@ -1,10 +1,13 @@
 #!/bin/sh
-# Installs the system packages the arena needs when they are missing:
-# bubblewrap (the embedded sandbox) and chromium (the site's browser test).
+# Installs the system packages the arena needs when they are missing: bubblewrap (the
+# embedded sandbox), chromium (the site's browser test), and for the docker sandbox a
+# docker engine (docker.io) and mmdebstrap (the stand-in base image where no registry answers).
 set -u
 need=""
 command -v bwrap >/dev/null 2>&1 || need="$need bubblewrap"
 command -v chromium >/dev/null 2>&1 || need="$need chromium"
+command -v dockerd >/dev/null 2>&1 || need="$need docker.io"
+command -v mmdebstrap >/dev/null 2>&1 || need="$need mmdebstrap"
 [ -z "$need" ] && exit 0
 if [ "$(id -u)" != "0" ] || ! command -v apt-get >/dev/null 2>&1; then
     echo "system-deps: missing:$need; install them with your package manager (needs root and apt-get here)" >&2

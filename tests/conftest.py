@@ -14,6 +14,16 @@ NO_JIT = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 skip_without_jit = pytest.mark.skipif(NO_JIT, reason="deep perft needs the JIT (NUMBA_DISABLE_JIT=1)")
 
 
+@pytest.fixture(scope="session")
+def local_sandbox():
+    """The embedded sandbox (bubblewrap); skipped, saying why, where it cannot run."""
+    from grader.sandbox.local import LocalSandbox, bwrap_problem
+    reason = bwrap_problem()
+    if reason:
+        pytest.skip(reason)
+    return LocalSandbox()
+
+
 # -- a docker engine for the docker sandbox's tests -------------------------------------
 ROOT = Path(__file__).resolve().parent.parent
 ENGINE_SCRIPT = ROOT / "scripts" / "docker-engine.sh"

@@ -4,7 +4,9 @@ Screens the submission (format, size, flagged imports, opaque data files), then 
 public environment per public board shape in the sandbox and judges each board's mean act()
 time against its pace. Prints a YAML report on stdout (kit version if given, the sandbox's
 interpreter and numpy, per board the mean act time against the pace, the first failing board,
-the tail of the agent's own output). Exit 0 pass, 1 fail. A flagged submission passes with
+the tail of the agent's own output, and the docker image it ran in). Exit 0 pass, 1 the agent
+failed, 2 the arena failed (no engine, no image, a launch that failed on the arena's side:
+`result: arena_error`, never a verdict on the agent). A flagged submission passes with
 `needs_staff_label: true`: it cannot be activated until staff have read it.
 """
 
@@ -36,4 +38,7 @@ def run(args: argparse.Namespace) -> int:
     report = run_smoke(args.path, get_sandbox(args.sandbox), kit_version=args.kit_version,
                        log=lambda line: print(line, file=sys.stderr))
     sys.stdout.write(dump_yaml(report.to_dict()))
+    if report.result == "arena_error":
+        print(f"arena smoke: {report.reason}", file=sys.stderr)
+        return 2
     return 0 if report.passed else 1

@@ -32,6 +32,9 @@ SMOKE_SCHEMA = {
         "kit_version": {"type": ["string", "null"]},
         "interpreter": {"type": ["string", "null"]},
         "numpy": {"type": ["string", "null"]},
+        "image": {"type": ["object", "null"], "required": ["tag", "id", "base", "stand_in"],
+                  "properties": {"tag": {"type": "string"}, "id": {"type": "string"}, "base": {"type": "string"},
+                                 "stand_in": {"type": "boolean"}}},
         "flags": {"type": "array", "items": {"type": "object", "required": ["kind", "file", "detail"],
                                              "properties": {"kind": {"enum": ["import", "opaque"]},
                                                             "file": {"type": "string"},
@@ -104,6 +107,9 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
         for b in smoke["boards"])
     table = "| board | mean act() | pace | result |\n|---|---|---|---|\n" + board_lines if board_lines else ""
     versions = f"interpreter {inline(smoke.get('interpreter') or '?')}, numpy {inline(smoke.get('numpy') or '?')}"
+    image = smoke.get("image")
+    if image:
+        versions += f", image {inline(image['tag'])} {inline(image['id'][:19])} on {inline(image['base'])}"
     tail = smoke.get("stderr_tail") or ""
     tail_block = (f"\n<details><summary>tail of your agent's own output</summary>\n\n{fenced(tail)}\n\n</details>\n"
                   if tail else "")

@@ -189,5 +189,6 @@ def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, san
             continue
         return EnvRecord(plan_key=plan.key(), index=entry.index, label=entry.label, env_id=entry.spec.id,
                          attempts=attempt, arena_faults=faults, entrants=entrants, games=games, stderr=stderr,
-                         wall_seconds=round(time.monotonic() - start, 3))
+                         wall_seconds=round(time.monotonic() - start, 3),
+                         image=None if sandbox is None else sandbox.image())
     return HeldEnv(entry.index, entry.label, faults)

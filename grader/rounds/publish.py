@@ -114,7 +114,9 @@ def execution_of(command: str, shards: list[str], records: list[EnvRecord]) -> d
     """How the round was run: not part of what it measured (and not byte-identical across runs)."""
     faults = [{"env": r.label, "entrant": f["entrant"], "kind": f["kind"], "phase": f["phase"]}
               for r in sorted(records, key=lambda r: r.index) for f in r.arena_faults]
-    return {"command": command, "shards": shards, "arena_faults": faults}
+    # Each shard's runner built its own image: every distinct one is named, with its base.
+    images = sorted({tuple(sorted(r.image.items())) for r in records if r.image}, key=lambda i: dict(i)["id"])
+    return {"command": command, "shards": shards, "arena_faults": faults, "images": [dict(i) for i in images]}
 
 
 def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path, command: str,

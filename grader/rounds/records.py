@@ -62,6 +62,7 @@ class EnvRecord:
     games: list[dict]
     stderr: dict[str, str]
     wall_seconds: float
+    image: dict | None = None  # the docker image its agents ran in (None: the host's interpreter, or none ran)
     record_version: int = RECORD_VERSION
 
     def to_dict(self) -> dict:

@@ -25,7 +25,7 @@ from grader.rounds.records import EnvRecord, atomic_write_bytes, read_record, re
 from grader.schedule import games_per_env
 
 PROGRESS_SECONDS = 2.0
-_SANDBOX = None  # one sandbox backend per worker process
+_SANDBOXES: dict = {}  # one sandbox backend per worker process and name
 
 
 class PlanMismatch(ValueError):
@@ -107,15 +107,16 @@ def _clock(seconds: float) -> str:
 
 
 def _sandbox(plan: RoundPlan):
-    """The plan's sandbox backend, built once per process, only if a submission needs it."""
-    global _SANDBOX
-    if _SANDBOX is None and any(e.kind == "submission" for e in plan.field):
+    """The plan's sandbox backend, built once per process and name, only if a submission needs it."""
+    if not any(e.kind == "submission" for e in plan.field):
+        return None
+    if plan.sandbox not in _SANDBOXES:
         from grader.sandbox import get_sandbox
         try:
-            _SANDBOX = get_sandbox(plan.sandbox)
+            _SANDBOXES[plan.sandbox] = get_sandbox(plan.sandbox)
         except ImportError:
             raise ValueError(f"the {plan.sandbox!r} sandbox backend is not available in this checkout") from None
-    return _SANDBOX
+    return _SANDBOXES[plan.sandbox]
 
 
 def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:

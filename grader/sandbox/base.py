@@ -68,6 +68,10 @@ class Sandbox(Protocol):
     def capabilities(self) -> dict[str, bool]:
         """Which protections this backend really has on this host, by name."""
 
+    def image(self) -> dict | None:
+        """The image agents run in (tag, id, base), for smoke reports and round provenance;
+        None where they run on the host's own interpreter. LaunchError when it is missing."""
+
 
 def check_network(network: str) -> None:
     if network not in NETWORKS:

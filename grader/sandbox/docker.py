@@ -166,7 +166,7 @@ class DockerSandbox:
     name = "docker"
 
     def __init__(self, image: str = IMAGE_TAG):
-        self.image = image
+        self.image_tag = image
         self._client = None
         self._record: agent_image.ImageRecord | None = None
 
@@ -182,12 +182,15 @@ class DockerSandbox:
         """The record of the image agents run in (tag, id, base); LaunchError when it is missing."""
         if self._record is None:
             try:
-                self._record = agent_image.record_of(self._engine().images.get(self.image))
+                self._record = agent_image.record_of(self._engine().images.get(self.image_tag))
             except LaunchError:
                 raise
             except Exception as exc:
-                raise LaunchError(f"the agents' image {self.image} is missing: run `arena image build` ({exc})") from exc
+                raise LaunchError(f"the agents' image {self.image_tag} is missing: run `arena image build` ({exc})") from exc
         return self._record
+
+    def image(self) -> dict:
+        return self.image_record().to_dict()
 
     def container_options(self, submission: Submission, limits: Limits, network: Network,
                           fifos: str | None = None, command: list[str] | None = None) -> dict:
@@ -204,7 +207,7 @@ class DockerSandbox:
             # Read-only: a FIFO on a read-only mount still opens for writing, and nothing else can be made there.
             volumes[fifos] = {"bind": FIFO_MOUNT, "mode": "ro"}
         return dict(
-            image=self.image,
+            image=self.image_tag,
             command=command,
             stdin_open=False, tty=False, detach=True,
             network_mode="none" if network == "none" else "bridge",

@@ -210,6 +210,10 @@ class LocalSandbox:
             raise LaunchError(f"cannot start bwrap: {exc}") from exc
         return PopenProcess(popen, cgroup)
 
+    def image(self) -> None:
+        """Agents run on the host's own interpreter (its version is in every report): no image."""
+        return None
+
     def capabilities(self) -> dict[str, bool]:
         """Protections of this backend on this host (see grader.commands.doctor for the probe)."""
         from grader.sandbox.probe import probe_local

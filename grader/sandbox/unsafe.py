@@ -46,5 +46,9 @@ class UnsafeSandbox:
             raise LaunchError(f"cannot start the runner: {exc}") from exc
         return PopenProcess(popen)
 
+    def image(self) -> None:
+        """Agents run on the host's own interpreter (its version is in every report): no image."""
+        return None
+
     def capabilities(self) -> dict[str, bool]:
         return {"isolation": False, "deadlines": True, "output cap": True, "rlimits": True}

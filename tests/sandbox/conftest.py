@@ -13,7 +13,6 @@ import pytest
 
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS
-from grader.sandbox.local import LocalSandbox, bwrap_problem
 from grader.submission import load_submission
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -28,14 +27,6 @@ def board(rows: int = 8, cols: int = 8) -> tuple[np.ndarray, np.ndarray]:
     mask = np.zeros(rows * cols, np.int8)
     mask[[19, 26, 37, 44]] = 1
     return obs, mask
-
-
-@pytest.fixture(scope="session")
-def local_sandbox() -> LocalSandbox:
-    reason = bwrap_problem()
-    if reason:
-        pytest.skip(reason)
-    return LocalSandbox()
 
 
 @pytest.fixture(scope="session", params=["local", "docker"])
