@@ -5,7 +5,7 @@ Staff side. `build_kit` turns the checkout's `kit/` folder into `othello-arena-k
 - a wheel of this very project (engine + grader, `pip wheel . --no-deps`), so the kit's
   `check.py` runs the same `grader.smoke` gate the server runs, not a copy of it;
 - `kit.json`, the manifest the kit's scripts read: the kit version, the runtime row of the
-  grader's image (read from `grader.sandbox.docker`, never copied by hand), the requirements
+  grader's image (read from `grader.sandbox.image`, never copied by hand), the requirements
   its `.venv` installs (the image's numpy pin plus the gate's own dependencies, with the
   specifiers of pyproject.toml) and the kit's own files, which a submission never ships;
 - every file of `kit/` (but `version`), with `{{name}}` fields of README.md rendered from the
@@ -43,7 +43,7 @@ from typing import Callable, Iterable
 
 import grader
 from grader.limits import DEFAULT_LIMITS
-from grader.sandbox.docker import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
+from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
 
 MANIFEST_NAME = "kit.json"
 MANIFEST_SCHEMA_VERSION = 1
@@ -409,8 +409,9 @@ def choose_sandbox(name: str = "auto"):
         return get_sandbox("unsafe", quiet=True), (
             "none (asked for): your agent runs as a plain process of yours, without isolation. "
             "The boards, the protocol and the pace are the server's own; the isolation is only the server's")
+    from grader.sandbox import image
     from grader.sandbox.base import LaunchError
-    from grader.sandbox.docker import build_image, client
+    from grader.sandbox.docker import client
     try:
         c = client()
     except LaunchError as exc:
@@ -422,7 +423,7 @@ def choose_sandbox(name: str = "auto"):
         # As the server's workflow does: no image yet, so build it (python:3.11-slim + the pin).
         print(f"building the grader's image {IMAGE_TAG} (once) ...", file=sys.stderr, flush=True)
         try:
-            build_image(IMAGE_TAG, log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+            image.build(c, IMAGE_TAG, log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
         except Exception as exc:
             raise KitError(f"--sandbox docker: building {IMAGE_TAG} failed: {exc}") from None
     return get_sandbox("docker"), f"docker: the grader's own image {IMAGE_TAG}, as on the server"

@@ -25,43 +25,17 @@ def local_sandbox():
 
 
 # -- a docker engine for the docker sandbox's tests -------------------------------------
-ROOT = Path(__file__).resolve().parent.parent
-ENGINE_SCRIPT = ROOT / "scripts" / "docker-engine.sh"
-
-
 @pytest.fixture(scope="session")
 def docker_engine():
     """A docker client of an engine that answers: the one DOCKER_HOST names, or else a private
-    `dockerd` started by scripts/docker-engine.sh and stopped after the session. The tests are
-    skipped (saying why) only where neither is possible: no engine answers and dockerd is not
-    installed, or this is not root."""
-    import shutil
-    import subprocess
-
-    from grader.sandbox.base import LaunchError
-    from grader.sandbox.docker import client
+    `dockerd` started for the session (tests/docker_engine.py). Skipped, saying why, only where
+    neither is possible: no engine answers and dockerd is not installed, or this is not root."""
+    from tests.docker_engine import NoEngine, engine
     try:
-        yield client()
-        return
-    except LaunchError as exc:
-        first = str(exc)
-    if shutil.which("dockerd") is None or os.geteuid() != 0:
-        pytest.skip(f"docker tests need a docker engine: {first}; and none can be started here "
-                    f"({'dockerd is not installed: scripts/system-deps.sh' if shutil.which('dockerd') is None else 'not root'})")
-    proc = subprocess.run(["sh", str(ENGINE_SCRIPT), "start"], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.fail(f"could not start a private docker engine: {proc.stderr.strip()}")
-    key, _, value = proc.stdout.strip().splitlines()[-1].partition("=")
-    previous = os.environ.get(key)
-    os.environ[key] = value
-    try:
-        yield client()
-    finally:
-        subprocess.run(["sh", str(ENGINE_SCRIPT), "stop"], capture_output=True)
-        if previous is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = previous
+        with engine() as client:
+            yield client
+    except NoEngine as exc:
+        pytest.skip(f"docker tests need a docker engine: {exc}")
 
 
 @pytest.fixture(scope="session")
@@ -70,10 +44,7 @@ def docker_sandbox(docker_engine):
     on a stand-in base where python:3.11-slim cannot be pulled, as `arena image build` says)."""
     import sys
 
-    from grader.sandbox import image
     from grader.sandbox.docker import DockerSandbox
-    try:
-        docker_engine.images.get(image.IMAGE_TAG)
-    except Exception:
-        image.build(docker_engine, image.IMAGE_TAG, log=lambda line: print(f"[image] {line}", file=sys.stderr))
+    from tests.docker_engine import ensure_image
+    ensure_image(docker_engine, lambda line: print(f"[image] {line}", file=sys.stderr))
     return DockerSandbox()

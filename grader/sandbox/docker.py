@@ -23,7 +23,8 @@ stats` costs about a second a call, so it is not used), a memory kill and whethe
 the container's own limit caused it. The engine must therefore run on the same host
 as the arena, as on a self-hosted runner.
 
-Leftovers of a killed arena (containers, FIFO folders) carry its owner tag
+The agent sees a copy of its submission made readable to its user (`stage_submission`).
+Leftovers of a killed arena (containers, session folders) carry its owner tag
 (grader.sandbox.owner); the first sandbox started in a later arena removes them.
 """
 
@@ -97,11 +98,29 @@ def sweep_leftovers(c) -> list[str]:
     return removed
 
 
+def stage_submission(source: Path, target: Path) -> Path:
+    """A copy of the submission's folder that the container's user can read.
+
+    The agent runs as an unprivileged user of the host's, so the folder it sees must be
+    readable by it; the arena's own extraction folders are private to the arena (0700).
+    Links are copied as links (a submission has none: `load_submission` refuses them), never
+    followed, so nothing of the host outside the folder is copied in."""
+    shutil.copytree(source, target, symlinks=True)
+    for dirpath, dirnames, filenames in os.walk(target):
+        os.chmod(dirpath, 0o755)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
+    return target
+
+
 class DockerProcess:
     """A SandboxProcess over a container whose stdio are FIFOs held by the host."""
 
-    def __init__(self, container, fds: tuple[int, int, int], cgroup: Cgroup | None):
+    def __init__(self, container, fds: tuple[int, int, int], cgroup: Cgroup | None, folder: Path):
         self.container = container
+        self.folder = folder  # the session's copy of the submission, removed at close
         self.pid = int(container.attrs["State"]["Pid"])  # the runner, as the host sees it
         self.stdin_fd, self.stdout_fd, self.stderr_fd = fds
         self.cgroup = cgroup
@@ -158,6 +177,7 @@ class DockerProcess:
             self.container.remove(force=True)
         except Exception:
             pass  # already removed, or the engine went away: the next arena's sweep removes it
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 class DockerSandbox:
@@ -193,11 +213,13 @@ class DockerSandbox:
         return self.image_record().to_dict()
 
     def container_options(self, submission: Submission, limits: Limits, network: Network,
-                          fifos: str | None = None, command: list[str] | None = None) -> dict:
-        """The keyword arguments of `containers.create`: the whole policy in one place."""
+                          fifos: str | None = None, command: list[str] | None = None,
+                          agent_dir: str | None = None) -> dict:
+        """The keyword arguments of `containers.create`: the whole policy in one place.
+        `agent_dir` is the session's readable copy of the submission (`stage_submission`)."""
         check_network(network)
         volumes = {str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
-                   str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
+                   agent_dir or str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
         if command is None:
             command = ["python3", "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
                        "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=True)]
@@ -240,27 +262,30 @@ class DockerSandbox:
         self.image_record()
         root = fifo_root()
         root.mkdir(mode=0o711, exist_ok=True)
-        folder = tempfile.mkdtemp(prefix=owner.tag() + "-", dir=root)
+        folder = Path(tempfile.mkdtemp(prefix=owner.tag() + "-", dir=root))
+        io = folder / "io"
         fds: list[int] = []
         container = None
         try:
             os.chmod(folder, 0o711)
+            io.mkdir(mode=0o711)
             for name in ("in", "out", "err"):
-                os.mkfifo(os.path.join(folder, name), 0o600)
-                os.chown(os.path.join(folder, name), AGENT_UID, AGENT_UID)
+                os.mkfifo(io / name, 0o600)
+                os.chown(io / name, AGENT_UID, AGENT_UID)
+            agent = stage_submission(submission.path, folder / "agent")
             # The host's readers first, so the runner's writers open at once.
-            fds += [os.open(os.path.join(folder, name), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-                    for name in ("out", "err")]
+            fds += [os.open(io / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) for name in ("out", "err")]
             try:
-                container = c.containers.create(**self.container_options(submission, limits, network, folder, command))
+                options = self.container_options(submission, limits, network, str(io), command, agent_dir=str(agent))
+                container = c.containers.create(**options)
                 container.start()
             except Exception as exc:
                 raise LaunchError(f"cannot start the container: {exc}") from exc
-            stdin_fd = self._await_runner(container, os.path.join(folder, "in"), limits.prepare_seconds)
+            stdin_fd = self._await_runner(container, str(io / "in"), limits.prepare_seconds)
             if not container.attrs["State"].get("Pid"):
                 container.reload()  # the runner answered before the first look: its pid is not known yet
             cgroup = Cgroup.of_process(container.attrs["State"]["Pid"])
-            return DockerProcess(container, (stdin_fd, fds[0], fds[1]), cgroup)
+            process = DockerProcess(container, (stdin_fd, fds[0], fds[1]), cgroup, folder)
         except BaseException:
             for fd in fds:
                 os.close(fd)
@@ -269,9 +294,10 @@ class DockerSandbox:
                     container.remove(force=True)
                 except Exception:
                     pass  # the LaunchError is what matters; a later sweep removes it
+            shutil.rmtree(folder, ignore_errors=True)
             raise
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)  # the runner holds its ends: the names can go
+        shutil.rmtree(io, ignore_errors=True)  # the runner holds its ends: the names can go
+        return process
 
     @staticmethod
     def _await_runner(container, fifo: str, timeout: float) -> int:

@@ -12,7 +12,7 @@ import pytest
 from grader.cli import main
 from grader.kit import (KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render)
 from grader.limits import DEFAULT_LIMITS
-from grader.sandbox.docker import BASE_IMAGE, NUMPY_VERSION
+from grader.sandbox.image import BASE_IMAGE, NUMPY_VERSION
 from tests.kit.conftest import copy_tree
 
 pytestmark = pytest.mark.timeout(240)
