@@ -22,7 +22,7 @@ from grader import native_turns as native
 from grader import protocol
 from grader.faults import Fault, FaultKind
 from grader.limits import DEFAULT_LIMITS, Limits
-from grader.policy import Conduct, pace_stop_fault
+from grader.policy import Conduct, pace_fault, pace_stop_fault
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.submission import Submission
 
@@ -210,6 +210,15 @@ class AgentHandle:
         """End feedback: after this the runner refuses outcomes."""
         self.frozen = True
         return self._simple_call({"op": protocol.OP_FREEZE}, self.limits.prepare_seconds, "freeze")
+
+    def end_session(self, rows: int, cols: int) -> Fault | None:
+        """The end of the session on a rows x cols board: over the pace (the mean act time of
+        the whole session, judged once enough acts were timed) is a `timeout` fault."""
+        if self.fault is None:
+            fault = pace_fault(self.act_stats, (rows, cols), self.limits)
+            if fault is not None:
+                self._fail(fault.kind, fault.detail)
+        return self.fault
 
     def view_buffers(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
         """(obs, mask) of a rows x cols board, float32 (3, rows, cols) and int8 (rows*cols,):

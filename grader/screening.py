@@ -4,7 +4,9 @@ Two kinds of flag (rules §5 and §7), found without executing a byte of the sub
 
 - `import`: a module that reaches outside the agent's game (processes, sockets, native code,
   the host's shell), found in every .py file by walking its AST - `import x`, `from x import`,
-  `__import__("x")`, `importlib.import_module("x")` - and calls such as `os.system(...)`;
+  `__import__("x")`, `importlib.import_module("x")` - calls such as `os.system(...)`, and
+  whatever reaches modules or code by a name computed at run time (`__builtins__`,
+  `__import__`, `eval`, `exec`, `compile`, `sys.modules`, importlib);
 - `opaque`: a data file a human cannot open where the rules ask for data that one can:
   pickles (by name or by their magic bytes), native libraries, bytecode, and any other
   non-text file except .npy/.npz arrays of plain dtypes (read from their headers only, with
@@ -12,6 +14,8 @@ Two kinds of flag (rules §5 and §7), found without executing a byte of the sub
 
 A flag does not fail the smoke test: it holds activation until a staff member labels the
 pull request. A file that cannot be parsed is left to the loader (grader.submission).
+Screening is advisory: names can always be hidden from a reader of names, and the sandbox
+holds without it (docs/security.md).
 """
 
 from __future__ import annotations
@@ -53,6 +57,16 @@ FLAGGED_MODULES = {
     "shelve": "loads pickled objects",
     "dill": "loads pickled objects",
     "joblib": "loads pickled objects",
+    "importlib": "imports modules named at run time",
+    "builtins": "reaches the interpreter's builtins",
+}
+# Names that reach code or modules chosen at run time, past any list of imports.
+DYNAMIC_NAMES = {
+    "__builtins__": "reaches the interpreter's builtins (a way around the import list)",
+    "__import__": "imports a module named at run time",
+    "eval": "runs code built at run time",
+    "exec": "runs code built at run time",
+    "compile": "compiles code built at run time",
 }
 # Calls on the os module that run or replace processes.
 FLAGGED_OS_CALLS = frozenset({"system", "popen", "fork", "forkpty", "execv", "execve", "execl", "execle",
@@ -117,7 +131,28 @@ def scan_python(path: Path, rel: str) -> list[Flag]:
         call = _os_call(node)
         if call:
             flags.append(Flag("import", rel, node.lineno, f"calls os.{call} (runs or signals processes)"))
+        dynamic = _dynamic(node)
+        if dynamic:
+            flags.append(Flag("import", rel, node.lineno, dynamic))
     return sorted(flags, key=lambda f: (f.line or 0, f.detail))
+
+
+def _dynamic(node: ast.AST) -> str | None:
+    """Reaching builtins, imports or code by a name computed at run time (`__builtins__[...]`,
+    `__import__(name)`, `eval`, `sys.modules`): screening reads names, so it flags these for
+    a reader rather than guess what they reach. The sandbox holds without screening."""
+    if isinstance(node, ast.Name) and node.id in DYNAMIC_NAMES:
+        return f"uses {node.id} ({DYNAMIC_NAMES[node.id]})"
+    if isinstance(node, ast.Attribute) and node.attr in ("__builtins__", "__import__"):
+        return f"uses .{node.attr} ({DYNAMIC_NAMES[node.attr]})"
+    if isinstance(node, ast.Constant) and node.value in ("__builtins__", "__import__"):
+        return f"uses {node.value} by name ({DYNAMIC_NAMES[node.value]})"
+    if isinstance(node, ast.Attribute) and node.attr in ("__globals__", "__subclasses__"):
+        return f"uses .{node.attr} (reaches objects past the import list)"
+    if isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) \
+            and node.value.id == "sys":
+        return "uses sys.modules (reaches modules without importing them)"
+    return None
 
 
 def flagged_module(module: str) -> str | None:

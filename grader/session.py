@@ -146,6 +146,11 @@ class Session(ABC):
     def resume(self) -> None:
         """The round turns back to this entrant."""
 
+    def end(self, spec: EnvSpec) -> Fault | None:
+        """Apply the end-of-session rules (the pace over the whole session); the fault, which
+        the session then carries, or None."""
+        return None
+
     @abstractmethod
     def close(self) -> None: ...
 
@@ -190,6 +195,9 @@ class HandleSession(Session):
 
     def resume(self) -> None:
         self.handle.resume_clock()
+
+    def end(self, spec: EnvSpec) -> Fault | None:
+        return self.handle.end_session(spec.layout.rows, spec.layout.cols)
 
     def close(self) -> None:
         self.handle.close()

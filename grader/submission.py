@@ -9,13 +9,17 @@ that marks a zip bomb) and then extracted into a fresh folder.
 from __future__ import annotations
 
 import ast
+import atexit
 import hashlib
 import os
+import shutil
 import stat
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from grader import owner
 
 MAX_FILES = 200
 MAX_TOTAL_BYTES = 50 * 1024 * 1024  # uncompressed, all files together
@@ -48,7 +52,7 @@ def load_submission(source: str | os.PathLike, extract_to: str | os.PathLike | N
     if source.is_dir():
         folder = source
     elif zipfile.is_zipfile(source):
-        folder = Path(extract_to) if extract_to else Path(tempfile.mkdtemp(prefix="arena-sub-"))
+        folder = Path(extract_to) if extract_to else extraction_folder()
         _extract_zip(source, folder)
     else:
         raise SubmissionError(f"{source}: neither a folder nor a zip file")
@@ -166,3 +170,23 @@ def _extract_zip(archive: Path, dest: Path) -> None:
         for item in inner.iterdir():
             item.rename(dest / item.name)
         inner.rmdir()
+
+
+EXTRACT_PREFIX = "arena-sub-"
+
+
+def extraction_folder() -> Path:
+    """A new folder for a zip's files, removed when this process exits; named with the
+    process's owner tag, so that folders a killed arena left are removed by the next one
+    (the first extraction of a process sweeps them)."""
+    global _SWEPT
+    root = Path(tempfile.gettempdir())
+    if not _SWEPT:
+        _SWEPT = True
+        owner.sweep(root, EXTRACT_PREFIX, lambda p: shutil.rmtree(p))
+    folder = Path(tempfile.mkdtemp(prefix=f"{EXTRACT_PREFIX}{owner.tag()}-", dir=root))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+_SWEPT = False

@@ -7,22 +7,33 @@ checkpoint; freeze. Then every pair of live entrants plays its pairing games, no
 sent. An agent's fault ends its session (the environment scores zero for it, its pairings
 are void for the others); an arena fault abandons the attempt and the environment is played
 again from the start, up to the plan's retries.
+
+A re-run that fails the same way again (the same entrant, the same kind of arena fault) is
+that entrant's doing, not the arena's: the environment is played once more without it, and
+it is charged an `agent_error` naming the repeated fault, so that no agent can hold back the
+others' results (or the round) by failing the arena's way. That is decided only once a
+control agent (`control_agent/`, known to be good) has just played in the same sandbox:
+when it fails too, the arena's side is broken and the faults stay the arena's. Faults that
+differ from attempt to attempt stay the arena's and, every attempt failing, hold the
+environment.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from engine import Color
-from grader.faults import Fault
+from grader.faults import Fault, FaultKind
 from grader.match import GameRecord, env_info, play_games
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
                              pairing_games, pairing_seed, pairs, self_play_seed)
-from grader.session import Session, open_session
+from grader.session import Entrant, Session, open_session, python_entrant
+from grader.submission import load_submission
 
 PROGRESS_EVERY = 50  # games between progress reports
 
@@ -64,13 +75,54 @@ def game_doc(label: str, phase: str, checkpoint: int | None, index: int, record:
             "white_discs": record.white_discs, "ending": ending_of(record, dead_colors)}
 
 
-class _EnvPlay:
-    """One attempt at one environment."""
+def charged_fault(faults: list[dict]) -> dict | None:
+    """The entrant's own fault when the last two attempts failed the same way (the same
+    entrant, the same kind): {"entrant", "fault", "phase"}; None otherwise."""
+    if len(faults) < 2:
+        return None
+    last, before = faults[-1], faults[-2]
+    if (last["entrant"], last["kind"]) != (before["entrant"], before["kind"]):
+        return None
+    attempts = sum(1 for f in faults if (f["entrant"], f["kind"]) == (last["entrant"], last["kind"]))
+    detail = (f"the arena's {last['kind']} again on each of {attempts} attempts, by this agent alone, during "
+              f"{last['phase']}: charged to the agent ({last['detail']})")
+    return {"entrant": last["entrant"], "fault": Fault(FaultKind.AGENT_ERROR, detail), "phase": last["phase"]}
 
-    def __init__(self, plan: RoundPlan, entry: EnvEntry, report: Report | None, sandbox):
+
+CONTROL_AGENT = Path(__file__).resolve().parent / "control_agent"
+
+
+def control_entrant(kind: str) -> Entrant:
+    """The known-good control agent, of the faulting entrant's kind (in the sandbox or in-process)."""
+    if kind == "submission":
+        return Entrant("arena-control", "submission", str(CONTROL_AGENT), load_submission(CONTROL_AGENT).digest)
+    return python_entrant("arena-control", "grader.rounds.control_agent.agent:Agent")
+
+
+def arena_works(plan: RoundPlan, entry: EnvEntry, sandbox, kind: str) -> bool:
+    """Whether the arena's side works now: the control agent launches, prepares and plays a
+    game in this environment the way the faulting entrant would have."""
+    session = open_session(control_entrant(kind), entry.spec, plan.limits, sandbox)
+    try:
+        if session.alive:
+            session.prepare(env_info(entry.spec, plan.budget))
+        if session.alive:
+            seed = checkpoint_seed(plan.seed, entry.spec.id, 0, 0)
+            list(play_games(entry.spec, [(session.seat(Color.BLACK, seed), CHECKPOINT_OPPONENT, seed)]))
+        return session.alive
+    finally:
+        session.close()
+
+
+class _EnvPlay:
+    """One attempt at one environment; `charged` is an entrant played without, its fault recorded."""
+
+    def __init__(self, plan: RoundPlan, entry: EnvEntry, report: Report | None, sandbox,
+                 charged: dict | None = None):
         self.plan, self.entry, self.spec = plan, entry, entry.spec
         self.report = report or (lambda *_: None)
         self.sandbox = sandbox
+        self.charged = charged
         self.sessions: dict[str, Session] = {}
         self.entrants: dict[str, EntrantEnv] = {}
         self.games: list[dict] = []
@@ -101,6 +153,10 @@ class _EnvPlay:
             for entrant in self.plan.field:
                 name = entrant.name
                 self.entrants[name] = EntrantEnv()
+                if self.charged is not None and self.charged["entrant"] == name:
+                    self.entrants[name].fault = self.charged["fault"].to_dict()
+                    self.entrants[name].fault_phase = self.charged["phase"]
+                    continue  # no session: its pairings are void for the others
                 self.sessions[name] = session = open_session(entrant, self.spec, self.plan.limits, self.sandbox)
                 if self._check(name, "launch"):
                     session.prepare(info)
@@ -109,6 +165,10 @@ class _EnvPlay:
                     self._check(name, "freeze")
                 session.idle()
             self._pairings()
+            for name, session in self.sessions.items():
+                if session.alive:  # the rules at the end of a session: the pace over all of it
+                    session.end(self.spec)
+                    self._check(name, "end of session")
         finally:
             for name, session in self.sessions.items():
                 stderr[name] = session.stderr_text()
@@ -152,8 +212,8 @@ class _EnvPlay:
     def _pairings(self) -> None:
         plan = self.plan
         for a, b in pairs(plan.names):
-            sa, sb = self.sessions[a], self.sessions[b]
-            if not (sa.alive and sb.alive):
+            sa, sb = self.sessions.get(a), self.sessions.get(b)
+            if sa is None or sb is None or not (sa.alive and sb.alive):
                 continue  # void for the survivor, zero for the dead one: nothing to play
             sa.resume()
             sb.resume()
@@ -180,13 +240,25 @@ class _EnvPlay:
 def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, sandbox=None) -> EnvRecord | HeldEnv:
     """Play `entry` to a record, re-running it after an arena fault up to the plan's retries."""
     faults: list[dict] = []
-    for attempt in range(1, plan.arena_retries + 2):
+    charged = None
+    attempt = 0
+    while attempt <= plan.arena_retries or charged is not None:
+        attempt += 1
         start = time.monotonic()
         try:
-            entrants, games, stderr = _EnvPlay(plan, entry, report, sandbox).run()
+            entrants, games, stderr = _EnvPlay(plan, entry, report, sandbox, charged).run()
         except ArenaFault as exc:
             faults.append(exc.record | {"attempt": attempt})
+            charged = charged_fault(faults) if charged is None else None
+            if charged is not None:
+                kind = next(e.kind for e in plan.field if e.name == charged["entrant"])
+                if not arena_works(plan, entry, sandbox, kind):
+                    charged = None  # the control failed too: the arena's side is broken
+            if charged is None and attempt > plan.arena_retries:
+                break
             continue
+        if charged is not None:  # its faults were its own: they are not the arena's
+            faults = [f for f in faults if f["entrant"] != charged["entrant"]]
         return EnvRecord(plan_key=plan.key(), index=entry.index, label=entry.label, env_id=entry.spec.id,
                          attempts=attempt, arena_faults=faults, entrants=entrants, games=games, stderr=stderr,
                          wall_seconds=round(time.monotonic() - start, 3),

@@ -12,6 +12,8 @@ from __future__ import annotations
 import concurrent.futures as cf
 import json
 import multiprocessing
+import multiprocessing.managers
+import os
 import queue
 import sys
 import time
@@ -153,9 +155,10 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
             finish(play_env(plan, plan.envs[i], progress.games, _sandbox(plan)))
         return held
     ctx = multiprocessing.get_context("spawn")
-    with ctx.Manager() as manager:
+    with SyncManager(ctx=ctx) as manager:
         events = manager.Queue()
-        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx) as pool:
+        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
+                                    initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
             pending = {pool.submit(_worker, plan, i, events) for i in todo}
             while pending:
                 finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
@@ -164,6 +167,33 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
                     finish(future.result())
             _drain(events, progress)
     return held
+
+
+class SyncManager(multiprocessing.managers.SyncManager):
+    """The progress queue's server process, which dies with the round (`die_with_parent`)."""
+
+    def __init__(self, ctx) -> None:
+        super().__init__(ctx=ctx)
+
+    def __enter__(self) -> "SyncManager":
+        self.start(die_with_parent, (os.getpid(),))
+        return self
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker or the manager: be killed when the round's process dies, even by `kill -9`
+    (Linux's parent-death signal), so that a killed round leaves no process running; gone at
+    once if it died already. Elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _drain(events, progress: Progress) -> None:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Literal, Protocol
 
+from grader import owner
 from grader.limits import Limits
 from grader.submission import Submission
 
@@ -96,12 +99,50 @@ def runner_rlimits(limits: Limits, per_user_nproc: bool) -> str:
     return json.dumps(values, separators=(",", ":"))
 
 
+def stage_folder(source: Path, target: Path, ignore=None) -> Path:
+    """A copy of `source` that any user can read: what a sandbox binds as the agent's folder
+    or the runner, so that the agent sees only its own paths (never the checkout's, or where
+    the submission was unpacked) and, in a container, can read it as its own unprivileged
+    user. Links are copied as links (a submission has none: `load_submission` refuses them),
+    never followed, so nothing of the host outside `source` is copied in."""
+    shutil.copytree(source, target, symlinks=True, ignore=ignore)
+    for dirpath, _, filenames in os.walk(target):
+        os.chmod(dirpath, 0o755)
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o644)
+    return target
+
+
+def session_folder(root: Path) -> Path:
+    """A new folder for one sandbox's staged copies, named with this process's owner tag (a
+    killed arena's are swept by the next one: `sweep_sessions`)."""
+    root.mkdir(mode=0o711, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=owner.tag() + "-", dir=root))
+    os.chmod(folder, 0o711)
+    return folder
+
+
+def stage_session(folder: Path, agent_dir: Path) -> tuple[Path, Path]:
+    """(the agent's folder, the runner's) copied into a session folder."""
+    agent = stage_folder(agent_dir, folder / "agent")
+    runner = stage_folder(RUNNER_DIR, folder / "runner", ignore=shutil.ignore_patterns("__pycache__"))
+    return agent, runner
+
+
+def sweep_sessions(root: Path) -> list[str]:
+    """Remove the session folders of arenas that no longer run."""
+    return [f"folder {name}" for name in owner.sweep(root, "", lambda p: shutil.rmtree(p))]
+
+
 class PopenProcess:
     """A SandboxProcess over subprocess.Popen, optionally with a cgroup holding it."""
 
-    def __init__(self, popen: subprocess.Popen, cgroup=None):
+    def __init__(self, popen: subprocess.Popen, cgroup=None, folder: Path | None = None):
         self.popen = popen
         self.cgroup = cgroup
+        self.folder = folder  # the session's staged copies, removed at close
         self.stdin_fd = popen.stdin.fileno()
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
@@ -151,6 +192,8 @@ class PopenProcess:
                 pass  # the peer is dead; a failed flush on close loses nothing we need
         if self.cgroup is not None:
             self.cgroup.remove()
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def proc_cpu_seconds(pid: int) -> float | None:

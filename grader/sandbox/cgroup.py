@@ -16,7 +16,11 @@ import time
 import uuid
 from pathlib import Path
 
+from grader import owner
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+PREFIX = "arena-"
+_SWEPT = False  # whether this process swept the groups dead arenas left
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 CFS_PERIOD_US = 100_000
 
@@ -66,8 +70,14 @@ class Cgroup:
 
     @classmethod
     def create(cls, memory_bytes: int, pids: int, cpu_cores: float) -> "Cgroup | None":
-        """A new cgroup with the limits applied, or None when the host lets us create none."""
-        name = f"arena-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        """A new cgroup with the limits applied, or None when the host lets us create none.
+        Its name carries this process's owner tag; the first one a process makes sweeps
+        the empty groups of arenas that were killed (`sweep_leftovers`)."""
+        global _SWEPT
+        if not _SWEPT:
+            _SWEPT = True
+            sweep_leftovers()
+        name = f"{PREFIX}{owner.tag()}-{uuid.uuid4().hex[:8]}"
         if (CGROUP_ROOT / "cgroup.controllers").exists():
             group = cls._create_v2(name)
         else:
@@ -249,6 +259,28 @@ class Cgroup:
                     self.kill_all(timeout=0.5)
                     time.sleep(0.01)
         return removed
+
+
+def _parents() -> list[Path]:
+    """The folders our groups are made in: beside this process's own group, per controller."""
+    own = _own_paths()
+    if (CGROUP_ROOT / "cgroup.controllers").exists():
+        return [CGROUP_ROOT / own.get("", "/").lstrip("/")]
+    return [CGROUP_ROOT / c / own[c].lstrip("/") for c in V1_CONTROLLERS if c in own]
+
+
+def sweep_leftovers() -> list[str]:
+    """Remove the groups of arenas that no longer run (a `kill -9` leaves them), killing
+    anything still in them first; only groups named with an arena's owner tag are touched."""
+    def remove(path: Path) -> None:
+        Cgroup({"": path}, 2 if (CGROUP_ROOT / "cgroup.controllers").exists() else 1).remove(timeout=1.0)
+        if path.exists():
+            raise OSError(f"{path} is still busy")
+
+    removed = []
+    for parent in _parents():
+        removed += [f"cgroup {parent.name}/{name}" for name in owner.sweep(parent, PREFIX, remove)]
+    return removed
 
 
 def _counters(text: str) -> dict[str, int]:

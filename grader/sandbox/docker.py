@@ -23,9 +23,10 @@ stats` costs about a second a call, so it is not used), a memory kill and whethe
 the container's own limit caused it. The engine must therefore run on the same host
 as the arena, as on a self-hosted runner.
 
-The agent sees a copy of its submission made readable to its user (`stage_submission`).
+The agent sees copies of its submission and of the runner made readable to its user
+(`base.stage_session`), at paths that say nothing of the host's checkout.
 Leftovers of a killed arena (containers, session folders) carry its owner tag
-(grader.sandbox.owner); the first sandbox started in a later arena removes them.
+(grader.owner); the first sandbox started in a later arena removes them.
 """
 
 from __future__ import annotations
@@ -39,9 +40,9 @@ from pathlib import Path
 
 from grader.limits import Limits
 from grader.sandbox import image as agent_image
-from grader.sandbox import owner
+from grader import owner
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
-                                 check_network, runner_rlimits)
+                                 check_network, runner_rlimits, session_folder, stage_session, sweep_sessions)
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -89,30 +90,7 @@ def sweep_leftovers(c) -> list[str]:
                 removed.append(f"container {container.short_id}")
             except Exception:
                 pass  # removed meanwhile by another arena's sweep
-    root = fifo_root()
-    if root.is_dir():
-        for folder in root.iterdir():
-            if not owner.alive(folder.name.rsplit("-", 1)[0]):
-                shutil.rmtree(folder, ignore_errors=True)
-                removed.append(f"folder {folder.name}")
-    return removed
-
-
-def stage_submission(source: Path, target: Path) -> Path:
-    """A copy of the submission's folder that the container's user can read.
-
-    The agent runs as an unprivileged user of the host's, so the folder it sees must be
-    readable by it; the arena's own extraction folders are private to the arena (0700).
-    Links are copied as links (a submission has none: `load_submission` refuses them), never
-    followed, so nothing of the host outside the folder is copied in."""
-    shutil.copytree(source, target, symlinks=True)
-    for dirpath, dirnames, filenames in os.walk(target):
-        os.chmod(dirpath, 0o755)
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o644)
-    return target
+    return removed + sweep_sessions(fifo_root())
 
 
 class DockerProcess:
@@ -214,11 +192,11 @@ class DockerSandbox:
 
     def container_options(self, submission: Submission, limits: Limits, network: Network,
                           fifos: str | None = None, command: list[str] | None = None,
-                          agent_dir: str | None = None) -> dict:
+                          agent_dir: str | None = None, runner_dir: str | None = None) -> dict:
         """The keyword arguments of `containers.create`: the whole policy in one place.
-        `agent_dir` is the session's readable copy of the submission (`stage_submission`)."""
+        `agent_dir` and `runner_dir` are the session's staged copies (`base.stage_session`)."""
         check_network(network)
-        volumes = {str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
+        volumes = {runner_dir or str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
                    agent_dir or str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
         if command is None:
             command = ["python3", "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
@@ -260,23 +238,21 @@ class DockerSandbox:
         `submission` in a fresh container; LaunchError when it cannot start."""
         c = self._engine()
         self.image_record()
-        root = fifo_root()
-        root.mkdir(mode=0o711, exist_ok=True)
-        folder = Path(tempfile.mkdtemp(prefix=owner.tag() + "-", dir=root))
+        folder = session_folder(fifo_root())
         io = folder / "io"
         fds: list[int] = []
         container = None
         try:
-            os.chmod(folder, 0o711)
             io.mkdir(mode=0o711)
             for name in ("in", "out", "err"):
                 os.mkfifo(io / name, 0o600)
                 os.chown(io / name, AGENT_UID, AGENT_UID)
-            agent = stage_submission(submission.path, folder / "agent")
+            agent, runner = stage_session(folder, submission.path)
             # The host's readers first, so the runner's writers open at once.
             fds += [os.open(io / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) for name in ("out", "err")]
             try:
-                options = self.container_options(submission, limits, network, str(io), command, agent_dir=str(agent))
+                options = self.container_options(submission, limits, network, str(io), command,
+                                                 agent_dir=str(agent), runner_dir=str(runner))
                 container = c.containers.create(**options)
                 container.start()
             except Exception as exc:

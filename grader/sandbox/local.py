@@ -19,16 +19,19 @@ with no network, like "none", and `capabilities()["egress"]` says so.
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 
 from grader.limits import Limits
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
-                                 PopenProcess, check_network, runner_rlimits)
+                                 PopenProcess, check_network, runner_rlimits, session_folder, stage_folder,
+                                 stage_session, sweep_sessions)
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -47,6 +50,14 @@ SANDBOX_ENV = {
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
 }
+
+
+_SWEPT = False  # whether this process swept the session folders dead arenas left
+
+
+def session_root() -> Path:
+    """Where the sandboxes' session folders (staged copies) are made."""
+    return Path(tempfile.gettempdir()) / "arena-sessions"
 
 
 def find_bwrap() -> str | None:
@@ -82,10 +93,11 @@ def runtime_binds() -> tuple[tuple[str, str], ...]:
     exe = os.path.realpath(sys.executable)
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
     numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
-    binds = [(exe, exe), (stdlib, stdlib), (numpy_dir, f"{SITE}/numpy")]
     numpy_libs = numpy_dir + ".libs"  # manylinux wheels keep openblas beside the package
+    staged = staged_numpy(numpy_dir, numpy_libs)
+    binds = [(exe, exe), (stdlib, stdlib), (str(staged / "numpy"), f"{SITE}/numpy")]
     if os.path.isdir(numpy_libs):
-        binds.append((numpy_libs, f"{SITE}/numpy.libs"))
+        binds.append((str(staged / "numpy.libs"), f"{SITE}/numpy.libs"))
     objects = [exe]
     for root in (os.path.join(stdlib, "lib-dynload"), numpy_dir):
         for dirpath, _, names in os.walk(root):
@@ -99,6 +111,29 @@ def runtime_binds() -> tuple[tuple[str, str], ...]:
             seen.add(dest)
             binds.append((os.path.realpath(lib), dest))
     return tuple(binds)
+
+
+def staged_numpy(numpy_dir: str, numpy_libs: str) -> Path:
+    """A copy of numpy (and its bundled libraries) in the host's temporary folder, made once
+    per machine and numpy build: the sandbox binds it, so the paths an agent can read (its
+    mount table) name no checkout or virtual environment of the host."""
+    import numpy
+
+    key = hashlib.sha256(f"{numpy_dir}\0{os.stat(numpy_dir).st_mtime_ns}".encode()).hexdigest()[:12]
+    target = Path(tempfile.gettempdir()) / "arena-runtime" / f"numpy-{numpy.__version__}-{key}"
+    if target.is_dir():
+        return target
+    target.parent.mkdir(mode=0o755, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
+    stage_folder(Path(numpy_dir), building / "numpy", ignore=shutil.ignore_patterns("__pycache__", "tests"))
+    if os.path.isdir(numpy_libs):
+        stage_folder(Path(numpy_libs), building / "numpy.libs")
+    os.chmod(building, 0o755)
+    try:
+        os.rename(building, target)  # atomic: another process may have staged it meanwhile
+    except OSError:
+        shutil.rmtree(building, ignore_errors=True)
+    return target
 
 
 def _shared_libraries(objects: list[str]) -> list[str]:
@@ -141,8 +176,9 @@ class LocalSandbox:
         self.use_cgroup = use_cgroup
 
     def argv(self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none",
-             command: list[str] | None = None) -> list[str]:
-        """The bwrap command line that runs `command` (default: the runner) for `agent_dir`."""
+             command: list[str] | None = None, runner_dir: str | os.PathLike = RUNNER_DIR) -> list[str]:
+        """The bwrap command line that runs `command` (default: the runner) for `agent_dir`
+        (`run` passes the session's staged copies of the agent's folder and the runner)."""
         check_network(network)
         if self.bwrap is None:
             raise LaunchError("bubblewrap (bwrap) is not installed; run scripts/system-deps.sh")
@@ -170,7 +206,7 @@ class LocalSandbox:
         if os.path.isdir(site_packages):
             args += ["--tmpfs", site_packages, "--remount-ro", site_packages]
         args += _root_symlinks()
-        args += ["--ro-bind", str(RUNNER_DIR), RUNNER_MOUNT,
+        args += ["--ro-bind", str(runner_dir), RUNNER_MOUNT,
                  "--ro-bind", str(Path(agent_dir).resolve()), AGENT_MOUNT,
                  "--remount-ro", "/", "--chdir", AGENT_MOUNT]
         for key, value in SANDBOX_ENV.items():
@@ -186,11 +222,29 @@ class LocalSandbox:
 
     def run(self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none",
             command: list[str] | None = None) -> PopenProcess:
-        """Start `command` (default: the runner) for `agent_dir` in a fresh sandbox."""
-        return self.spawn(self.argv(agent_dir, limits, network, command), limits)
+        """Start `command` (default: the runner) for `agent_dir` in a fresh sandbox, on staged
+        copies of the agent's folder and the runner (removed when the sandbox is closed)."""
+        global _SWEPT
+        if not _SWEPT:
+            _SWEPT = True
+            sweep_sessions(session_root())
+        folder = session_folder(session_root())
+        try:
+            agent, runner = stage_session(folder, Path(agent_dir))
+            return self.spawn(self.argv(agent, limits, network, command, runner_dir=runner), limits, folder)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
 
-    def spawn(self, argv: list[str], limits: Limits) -> PopenProcess:
-        """Run a bwrap command line inside a new cgroup with piped stdio."""
+    def spawn(self, argv: list[str], limits: Limits, folder: Path | None = None) -> PopenProcess:
+        """Run a bwrap command line inside a new cgroup with piped stdio. bwrap reads its
+        options (the host paths it binds) from a descriptor (`--args`), so that the sandbox's
+        first process, whose command line the agent can read, shows only the command."""
+        split = argv.index("--")
+        args_fd = os.memfd_create("arena-bwrap-args", 0)
+        os.write(args_fd, b"".join(a.encode() + b"\0" for a in argv[1:split]))
+        os.lseek(args_fd, 0, os.SEEK_SET)
+        argv = [argv[0], "--args", str(args_fd), *argv[split:]]
         cgroup = None
         if self.use_cgroup:
             try:
@@ -202,13 +256,15 @@ class LocalSandbox:
         try:
             popen = subprocess.Popen(
                 argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=0, env=BWRAP_ENV, close_fds=True, start_new_session=True,
+                bufsize=0, env=BWRAP_ENV, cwd="/", close_fds=True, pass_fds=(args_fd,), start_new_session=True,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             if cgroup is not None:
                 cgroup.remove()
             raise LaunchError(f"cannot start bwrap: {exc}") from exc
-        return PopenProcess(popen, cgroup)
+        finally:
+            os.close(args_fd)
+        return PopenProcess(popen, cgroup, folder)
 
     def image(self) -> None:
         """Agents run on the host's own interpreter (its version is in every report): no image."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.sandbox.base import RUNNER_DIR, LaunchError, runner_rlimits
 from grader.sandbox.cgroup import probe as probe_cgroups
+from grader.sandbox.cgroup import sweep_leftovers as sweep_cgroups
 from grader.submission import Submission
 
 NAMESPACES = ("user", "pid", "net", "ipc", "mnt", "uts")
@@ -161,6 +162,24 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     return checks
 
 
+def leftovers_check(removed: list[str]) -> Check:
+    """What killed arenas had left on this host (cgroups, containers, folders), now removed."""
+    if not removed:
+        return Check("leftovers of killed arenas", True, "none", required=False)
+    shown = ", ".join(removed[:6]) + (f" and {len(removed) - 6} more" if len(removed) > 6 else "")
+    return Check("leftovers of killed arenas", True, f"removed {len(removed)}: {shown}", required=False)
+
+
+def _swept_extractions() -> list[str]:
+    import shutil
+    import tempfile
+
+    from grader import owner
+    from grader.submission import EXTRACT_PREFIX
+    return [f"folder {name}" for name in
+            owner.sweep(Path(tempfile.gettempdir()), EXTRACT_PREFIX, lambda p: shutil.rmtree(p))]
+
+
 def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     """Every protection of the local sandbox, checked on this host."""
     checks = []
@@ -181,6 +200,7 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
                             required=controller != "cpu"))
     checks.append(Check("egress", False, "no user-space network stack is driven: the egress tier runs "
                         "with no network (its own namespace, host loopback unreachable)", required=False))
+    checks.append(leftovers_check(sweep_cgroups() + _swept_extractions()))
     return checks
 
 
@@ -207,11 +227,12 @@ def _run_local_probe(sandbox, limits: Limits) -> dict | str:
 
 def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     """Every protection of the docker sandbox, checked on this host from inside a container."""
-    from grader.sandbox.docker import client
+    from grader.sandbox.docker import client, sweep_leftovers
     try:
         engine = client()
     except LaunchError as exc:
         return [Check("docker engine", False, str(exc))]
+    removed = sweep_leftovers(engine) + _swept_extractions()
     version = engine.version()
     checks = [Check("docker engine", True, f"{version.get('Version')} (API {version.get('ApiVersion')}), "
                     f"cgroup v{engine.info().get('CgroupVersion', '?')}")]
@@ -230,6 +251,7 @@ def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
                             f"the container's cgroup read from the host: {cpu:.3f} s of CPU" if cpu is not None else
                             "the container's cgroup is not readable from here: the engine must run on this host"))
         process.close()
+    checks.append(leftovers_check(removed))
     return checks
 
 

@@ -236,6 +236,9 @@ class NoStartSandbox:
     def capabilities(self) -> dict[str, bool]:
         return {}
 
+    def image(self) -> None:
+        return None
+
 
 def test_a_sandbox_that_cannot_start_is_called_the_arenas_failure(kit_scripts, capsys, monkeypatch):
     _, _, modules = kit_scripts

@@ -15,12 +15,13 @@ from tests.rounds.conftest import field, small_plan, without_execution
 pytestmark = pytest.mark.timeout(120)
 
 
-def failing_launches(count: int, who: str = "alpha"):
-    """An open_session that fails `who`'s first `count` launches with the arena's launch_failed."""
+def failing_launches(count: int, who: str | None = "alpha"):
+    """An open_session that fails `who`'s first `count` launches with the arena's launch_failed
+    (who=None: every launch of an agent, the arena's control agent's too: the arena is broken)."""
     state = {"left": count}
 
     def opener(entrant, spec, limits, sandbox=None):
-        if entrant.name == who and state["left"] > 0:
+        if (entrant.name == who or (who is None and entrant.kind != "reference")) and state["left"] > 0:
             state["left"] -= 1
             handle = AgentHandle(None, DEFAULT_LIMITS, who)
             handle.fault = Fault(FaultKind.LAUNCH_FAILED, "no sandbox today")
@@ -43,7 +44,7 @@ def test_an_arena_fault_reruns_the_environment(tmp_path, monkeypatch):
 
 def test_an_environment_the_arena_always_fails_holds_the_round(tmp_path, monkeypatch, capsys):
     plan = small_plan(field(("alpha", "Learner"), references=("random",)), envs="random-2 most/standard")
-    monkeypatch.setattr(play, "open_session", failing_launches(99))
+    monkeypatch.setattr(play, "open_session", failing_launches(99, who=None))
     outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="held")
     assert outcome.status == "held"
     assert not (tmp_path / "out").exists()
@@ -59,3 +60,39 @@ def test_too_many_arena_faults_hold_the_round(tmp_path, monkeypatch):
                       max_arena_faults=0)
     monkeypatch.setattr(play, "open_session", failing_launches(1))
     assert run_round(plan, tmp_path / "out", tmp_path / "private", command="x").status == "held"
+
+
+def test_one_agent_failing_the_arenas_way_every_time_is_charged_and_holds_nothing(tmp_path, monkeypatch):
+    """The same entrant, the same arena fault, again on the re-run, while the control agent
+    plays: the entrant's doing. It gets agent_error naming the fault; the others' results are
+    those of a round without the trouble; no arena fault is left to hold the round."""
+    plan = small_plan(field(("alpha", "Learner"), ("bravo", "FirstLegal"), references=("random",)),
+                      envs="random-2 most/standard", max_arena_faults=0)
+    clean = run_round(plan, tmp_path / "clean", tmp_path / "pc", command="clean")
+    monkeypatch.setattr(play, "open_session", failing_launches(99, who="alpha"))
+    outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="charged")
+    assert outcome.status == "published"
+    data = without_execution(outcome.public_path)
+    statuses = {row["name"]: row["status"] for row in data["environments"][0]["agents"]}
+    assert statuses["alpha"] == "agent_error" and statuses["bravo"] == "ok" and statuses["random"] == "ok"
+    import yaml
+    full = yaml.safe_load(outcome.full_path.read_text())
+    assert full["provenance"]["execution"]["arena_faults"] == []
+    clean_rows = {r["name"]: r for r in without_execution(clean.public_path)["environments"][0]["agents"]}
+    rows = {r["name"]: r for r in data["environments"][0]["agents"]}
+    for name in ("bravo", "random"):  # their learning is untouched by alpha's trouble
+        assert rows[name]["curve"] == clean_rows[name]["curve"] and rows[name]["self_play"] == clean_rows[name]["self_play"]
+
+
+def test_an_agent_over_the_pace_at_the_end_of_its_session_times_out(tmp_path):
+    """The rules (5.1, the limits table): a mean act() time over the board's pace is `timeout`,
+    judged at the end of the session, even when the agent never reached the early stop."""
+    import dataclasses
+
+    from grader.limits import DEFAULT_LIMITS
+    limits = dataclasses.replace(DEFAULT_LIMITS, pace_min_acts=20)
+    plan = small_plan(field(("alpha", "Learner"), ("slow", "OverPace"), references=("random",)),
+                      envs="random-2 most/standard", limits=limits)
+    outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="pace")
+    rows = {r["name"]: r for r in without_execution(outcome.public_path)["environments"][0]["agents"]}
+    assert rows["slow"]["status"] == "timeout" and rows["alpha"]["status"] == "ok"

@@ -114,7 +114,7 @@ def play(handle: AgentHandle, moves: int = 20) -> list:
 
 def docker_leftovers(sandbox) -> list[str]:
     """This process's containers and FIFO folders still on the host."""
-    from grader.sandbox import owner
+    from grader import owner
     from grader.sandbox.docker import LABEL_OWNER, fifo_root
     containers = sandbox._engine().containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner.tag()}"})
     folders = [p.name for p in fifo_root().glob(owner.tag() + "-*")] if fifo_root().is_dir() else []

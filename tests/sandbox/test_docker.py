@@ -16,7 +16,8 @@ import time
 import pytest
 
 from grader.limits import DEFAULT_LIMITS
-from grader.sandbox import image, owner
+from grader import owner
+from grader.sandbox import image
 from grader.sandbox.docker import FIFO_MOUNT, LABEL_OWNER, DockerSandbox, fifo_root
 from grader.submission import load_submission
 from .conftest import AGENTS, ENV_INFO, TEST_LIMITS, board

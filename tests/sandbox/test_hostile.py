@@ -276,3 +276,17 @@ def test_the_seccomp_filter_refuses_its_calls(launch, assert_unharmed):
     assert results.pop("clone3") == "38", "clone3 must get ENOSYS, so that the C library falls back to clone"
     assert results and all(err == "1" for err in results.values()), results  # EPERM, each
     assert_unharmed()
+
+
+def test_the_agent_sees_its_own_paths_only(launch, assert_unharmed, tmp_path):
+    """Command lines, environments and the mount table inside name no host path of the arena's
+    checkout or of the folder the submission was loaded from (both are staged copies)."""
+    handle = launch("host_paths")
+    assert play(handle, 3) == []
+    log = handle.stderr_text()
+    handle.close()
+    assert "READ /proc/self/mountinfo" in log and "READ /proc/1/cmdline" in log
+    checkout = str(HERE.parent.parent)
+    assert checkout not in log, [line[:300] for line in log.splitlines() if checkout in line]
+    assert str(tmp_path) not in log  # the folder `launch` copied the agent into
+    assert_unharmed()

@@ -35,10 +35,21 @@ def flags_of(tmp_path, files: dict[str, bytes | str]):
     ("__import__('subprocess')\n", "imports subprocess"),
     ("import importlib\nimportlib.import_module('socket')\n", "imports socket"),
     ("def f():\n    import pickle\n", "imports pickle"),
+    # Reached by a name computed at run time: screening cannot tell what, so it flags the way in.
+    ("ct = __builtins__['__imp' + 'ort__']('ct' + 'ypes')\n", "uses __builtins__"),
+    ("name = 'sock' + 'et'\nm = __import__(name)\n", "uses __import__"),
+    ("f = getattr(__builtins__, 'ev' + 'al')\n", "uses __builtins__"),
+    ("eval('1 + 1')\n", "uses eval"),
+    ("exec('x = 1')\n", "uses exec"),
+    ("import sys\nm = sys.modules['os']\n", "uses sys.modules"),
+    ("import builtins\n", "imports builtins"),
+    ("import importlib as il\nm = il.import_module('so' + 'cket')\n", "imports importlib"),
+    ("x = (lambda: 0).__globals__['__builtins__']\n", "uses __builtins__"),
 ])
 def test_flagged_imports(tmp_path, source, detail):
     found = flags_of(tmp_path, {"agent.py": AGENT + source})
-    assert found and found[0][0] == "import" and found[0][1] == "agent.py" and detail in found[0][3]
+    assert found and all(f[0] == "import" and f[1] == "agent.py" for f in found)
+    assert any(detail in f[3] for f in found), found
 
 
 @pytest.mark.parametrize("source", ["import numpy as np\nimport json, math, random\n",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 from pathlib import Path
+from typing import Callable
 
 
 @functools.cache
@@ -48,3 +49,31 @@ def alive(owner: str) -> bool:
     if boot != boot_id():
         return False  # made before the last reboot
     return _start_time(int(pid)) == started
+
+
+def owner_of(name: str, prefix: str) -> str | None:
+    """The owner tag in a leftover's name `<prefix><tag>-<anything>`, or None when the name is
+    not one the arena makes (then it is never touched)."""
+    if not name.startswith(prefix):
+        return None
+    tag = name[len(prefix):].rsplit("-", 1)[0]
+    return tag if tag.count(".") == 2 else None
+
+
+def sweep(folder: Path, prefix: str, remove: Callable[[Path], object]) -> list[str]:
+    """Remove (with `remove`) the entries of `folder` named `<prefix><tag>-...` whose owner no
+    longer runs; the names removed. Entries of live owners, and names of any other shape, stay."""
+    removed = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return removed  # no such folder, or not ours to read: nothing of ours is there
+    for entry in entries:
+        tag = owner_of(entry.name, prefix)
+        if tag is not None and not alive(tag):
+            try:
+                remove(entry)
+                removed.append(entry.name)
+            except OSError:
+                pass  # busy or gone: the next sweep tries again
+    return removed

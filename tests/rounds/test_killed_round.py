@@ -1,0 +1,90 @@
+"""`kill -9` of `arena round --jobs 2`: no process is left running, and what the killed round left
+(cgroups, a zip's extraction folder) is removed by the next arena to start, by its own tags."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader import owner
+from grader.sandbox import cgroup
+from grader.submission import EXTRACT_PREFIX
+
+pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def test_a_killed_round_leaves_nothing_running_and_the_next_start_cleans_up(local_sandbox, tmp_path):
+    bundle = tmp_path / "random.zip"
+    with zipfile.ZipFile(bundle, "w") as z:
+        z.write(ROOT / "examples" / "random" / "agent.py", "agent.py")
+    command = [sys.executable, "-m", "grader.cli", "round", "--tier", "public", "--envs",
+               "random-2 most/standard,standard most/standard,random-2 fewest/standard", "--budget", "2000",
+               "--jobs", "2", "--agents", f"zipped={bundle}", f"folder={ROOT / 'examples' / 'random'}",
+               "random", "--out", str(tmp_path / "out"), "--private-out", str(tmp_path / "private")]
+    round_proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    try:
+        for line in round_proc.stderr:  # wait until both workers play
+            if "self-play" in line:
+                break
+        time.sleep(1.0)
+        family = _descendants(round_proc.pid)
+        tags = {owner.tag(pid) for pid in family | {round_proc.pid}}
+        os.kill(round_proc.pid, signal.SIGKILL)
+        round_proc.wait(10)
+    finally:
+        if round_proc.poll() is None:
+            round_proc.kill()
+    assert len(family) >= 4, family  # two workers, the manager, the resource tracker, sandboxes
+    deadline = time.monotonic() + 15
+    while any(_running(p) for p in family) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [p for p in family if _running(p)], "processes of the killed round are still running"
+
+    def leftovers() -> list[str]:
+        groups = [p.name for parent in cgroup._parents() for p in parent.glob(cgroup.PREFIX + "*")
+                  if owner.owner_of(p.name, cgroup.PREFIX) in tags]
+        folders = [p.name for p in Path(tempfile.gettempdir()).glob(EXTRACT_PREFIX + "*")
+                   if owner.owner_of(p.name, EXTRACT_PREFIX) in tags]
+        return groups + folders
+
+    assert leftovers(), "the killed round should have left its cgroups and extraction folder"
+    doctor = subprocess.run([sys.executable, "-m", "grader.cli", "doctor"], capture_output=True, text=True, cwd=ROOT)
+    assert "leftovers of killed arenas" in doctor.stdout and "removed" in doctor.stdout, doctor.stdout
+    assert leftovers() == []
+    shutil.rmtree(tmp_path / "private", ignore_errors=True)
