@@ -32,8 +32,8 @@ start)
     command -v dockerd >/dev/null 2>&1 || { echo "docker-engine: dockerd is not installed (apt install docker.io; here: scripts/system-deps.sh)" >&2; exit 1; }
     [ "$(id -u)" = 0 ] || { echo "docker-engine: starting dockerd needs root" >&2; exit 1; }
     mkdir -p "$RUN" "$DATA"
-    rm -f "$SOCK" "$RUN/dockerd.pid"
-    nohup dockerd --host "$HOST" --data-root "$DATA" --exec-root "$RUN/exec" --pidfile "$RUN/dockerd.pid" \
+    rm -f "$SOCK" "$RUN/engine.pid"
+    nohup dockerd --host "$HOST" --data-root "$DATA" --exec-root "$RUN/exec" --pidfile "$RUN/engine.pid" \
         --iptables=false --ip6tables=false --bridge=none --storage-driver overlay2 \
         >"$RUN/dockerd.log" 2>&1 </dev/null &
     i=0
@@ -46,13 +46,13 @@ start)
     exit 1
     ;;
 stop)
-    [ -f "$RUN/dockerd.pid" ] || exit 0
-    pid="$(cat "$RUN/dockerd.pid")"
+    [ -f "$RUN/engine.pid" ] || exit 0
+    pid="$(cat "$RUN/engine.pid")"
     kill "$pid" 2>/dev/null
     i=0
     while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
     kill -9 "$pid" 2>/dev/null
-    rm -f "$RUN/dockerd.pid"
+    rm -f "$RUN/engine.pid"
     ;;
 env)
     echo "DOCKER_HOST=$HOST"

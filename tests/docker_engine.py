@@ -1,8 +1,8 @@
 """A docker engine for the tests and the benchmarks: the one that answers, or a private one.
 
 `scripts/docker-engine.sh` starts `dockerd` as root on a socket of its own (its own data and
-exec roots, no iptables, no bridge); `engine()` uses it only when no engine answers, and
-stops it again afterwards.
+exec roots, no iptables, no bridge); `engine()` uses it when no other engine answers, and the
+last process using it stops it afterwards.
 """
 
 from __future__ import annotations
@@ -21,30 +21,55 @@ class NoEngine(RuntimeError):
     """No engine answers and none can be started here; the message says why."""
 
 
+RUN = Path(os.environ.get("ARENA_DOCKER_RUN", "/run/arena-docker"))
+LEASES = RUN / "leases"  # one file per process using the private engine, named by its pid
+
+
+def _live_leases() -> list[int]:
+    pids = []
+    for lease in LEASES.glob("*") if LEASES.is_dir() else []:
+        pid = int(lease.name) if lease.name.isdigit() else 0
+        if pid and Path(f"/proc/{pid}").exists():
+            pids.append(pid)
+        else:
+            lease.unlink(missing_ok=True)  # its process is gone
+    return pids
+
+
 @contextlib.contextmanager
 def engine() -> Iterator:
-    """A docker client of an answering engine, started for the duration where none answers."""
+    """A docker client of an answering engine; where none answers, the private engine is
+    started, and stopped again by the last process that leased it (two test runs at once
+    share it; an engine the script did not start is never stopped)."""
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import client
     try:
-        yield client()
-        return
+        found = client()
     except LaunchError as exc:
-        first = str(exc)
-    if shutil.which("dockerd") is None:
-        raise NoEngine(f"{first}; and dockerd is not installed to start one (scripts/system-deps.sh)")
-    if os.geteuid() != 0:
-        raise NoEngine(f"{first}; and starting dockerd needs root")
+        found, first = None, str(exc)
+    if found is not None and os.environ.get("DOCKER_HOST") != f"unix://{RUN / 'docker.sock'}":
+        yield found  # an engine of the machine's own
+        return
+    if found is None:
+        if shutil.which("dockerd") is None:
+            raise NoEngine(f"{first}; and dockerd is not installed to start one (scripts/system-deps.sh)")
+        if os.geteuid() != 0:
+            raise NoEngine(f"{first}; and starting dockerd needs root")
     proc = subprocess.run(["sh", str(SCRIPT), "start"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"could not start a private docker engine: {proc.stderr.strip()}")
     key, _, value = proc.stdout.strip().splitlines()[-1].partition("=")
     previous = os.environ.get(key)
     os.environ[key] = value
+    LEASES.mkdir(parents=True, exist_ok=True)
+    lease = LEASES / str(os.getpid())
+    lease.touch()
     try:
         yield client()
     finally:
-        subprocess.run(["sh", str(SCRIPT), "stop"], capture_output=True)
+        lease.unlink(missing_ok=True)
+        if not _live_leases():
+            subprocess.run(["sh", str(SCRIPT), "stop"], capture_output=True)
         if previous is None:
             os.environ.pop(key, None)
         else:

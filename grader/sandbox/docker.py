@@ -93,6 +93,24 @@ def sweep_leftovers(c) -> list[str]:
     return removed + sweep_sessions(fifo_root())
 
 
+def remove_container(container, timeout: float = 10.0) -> bool:
+    """Remove a container, killed or not, trying again while the engine is busy with it (a
+    fork bomb's container can take a while to reap); False if it is still there, in which
+    case the next arena's sweep removes it."""
+    from docker.errors import NotFound
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            container.remove(force=True)
+            return True
+        except NotFound:
+            return True
+        except Exception:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
+
+
 class DockerProcess:
     """A SandboxProcess over a container whose stdio are FIFOs held by the host."""
 
@@ -151,10 +169,7 @@ class DockerProcess:
                 os.close(fd)
             except OSError:
                 pass
-        try:
-            self.container.remove(force=True)
-        except Exception:
-            pass  # already removed, or the engine went away: the next arena's sweep removes it
+        remove_container(self.container)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -266,10 +281,7 @@ class DockerSandbox:
             for fd in fds:
                 os.close(fd)
             if container is not None:
-                try:
-                    container.remove(force=True)
-                except Exception:
-                    pass  # the LaunchError is what matters; a later sweep removes it
+                remove_container(container)
             shutil.rmtree(folder, ignore_errors=True)
             raise
         shutil.rmtree(io, ignore_errors=True)  # the runner holds its ends: the names can go

@@ -22,6 +22,7 @@ import functools
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -35,8 +36,12 @@ from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_S
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
-SANDBOX_UID = 65534  # nobody
+SANDBOX_UID = 65534  # nobody, inside
 SANDBOX_GID = 65534
+# Who the sandbox is on the host when the arena runs as root: bwrap itself is started as this
+# unprivileged user (setpriv), so the sandbox's uid maps to it and never to the host's root.
+# The same uid as the docker backend's agent.
+HOST_UID = 10001
 SITE = "/arena/site"
 # bwrap itself needs nothing of the host's environment, so it gets none of it
 # either: its own /proc/<pid>/environ is visible from inside the sandbox.
@@ -60,6 +65,15 @@ def session_root() -> Path:
     return Path(tempfile.gettempdir()) / "arena-sessions"
 
 
+def unprivileged(argv: list[str]) -> list[str]:
+    """`argv` run as HOST_UID when the arena is root (setpriv from util-linux): bwrap then
+    makes its user namespace as that user, so the sandbox's uid is never the host's root."""
+    if os.geteuid() != 0:
+        return argv
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return [setpriv, f"--reuid={HOST_UID}", f"--regid={HOST_UID}", "--clear-groups", *argv]
+
+
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
 
@@ -72,8 +86,8 @@ def bwrap_problem() -> str | None:
     if bwrap is None:
         return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap; here: scripts/system-deps.sh)"
     try:
-        proc = subprocess.run([bwrap, "--unshare-all", "--unshare-user", "--ro-bind", "/", "/", "true"],
-                              capture_output=True, timeout=20)
+        proc = subprocess.run(unprivileged([bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
+                                            "--ro-bind", "/", "/", "true"]), capture_output=True, timeout=20, cwd="/")
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap cannot run here: {exc}"
     if proc.returncode != 0:
@@ -94,10 +108,13 @@ def runtime_binds() -> tuple[tuple[str, str], ...]:
     stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
     numpy_dir = os.path.dirname(os.path.realpath(numpy.__file__))
     numpy_libs = numpy_dir + ".libs"  # manylinux wheels keep openblas beside the package
-    staged = staged_numpy(numpy_dir, numpy_libs)
-    binds = [(exe, exe), (stdlib, stdlib), (str(staged / "numpy"), f"{SITE}/numpy")]
+    # The standard library without what the sandbox hides or never needs.
+    skip = shutil.ignore_patterns("site-packages", "test", "idlelib", "tkinter", "turtledemo")
+    pycache = shutil.ignore_patterns("tests")
+    binds = [(_source(exe), exe), (_source(stdlib, skip), stdlib),
+             (staged(numpy_dir, pycache), f"{SITE}/numpy")]
     if os.path.isdir(numpy_libs):
-        binds.append((str(staged / "numpy.libs"), f"{SITE}/numpy.libs"))
+        binds.append((staged(numpy_libs), f"{SITE}/numpy.libs"))
     objects = [exe]
     for root in (os.path.join(stdlib, "lib-dynload"), numpy_dir):
         for dirpath, _, names in os.walk(root):
@@ -109,31 +126,57 @@ def runtime_binds() -> tuple[tuple[str, str], ...]:
         dest = os.path.join(os.path.realpath(os.path.dirname(lib)), os.path.basename(lib))
         if dest not in seen:
             seen.add(dest)
-            binds.append((os.path.realpath(lib), dest))
+            binds.append((_source(os.path.realpath(lib)), dest))
     return tuple(binds)
 
 
-def staged_numpy(numpy_dir: str, numpy_libs: str) -> Path:
-    """A copy of numpy (and its bundled libraries) in the host's temporary folder, made once
-    per machine and numpy build: the sandbox binds it, so the paths an agent can read (its
-    mount table) name no checkout or virtual environment of the host."""
-    import numpy
-
-    key = hashlib.sha256(f"{numpy_dir}\0{os.stat(numpy_dir).st_mtime_ns}".encode()).hexdigest()[:12]
-    target = Path(tempfile.gettempdir()) / "arena-runtime" / f"numpy-{numpy.__version__}-{key}"
-    if target.is_dir():
-        return target
-    target.parent.mkdir(mode=0o755, exist_ok=True)
-    building = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=target.parent))
-    stage_folder(Path(numpy_dir), building / "numpy", ignore=shutil.ignore_patterns("__pycache__", "tests"))
-    if os.path.isdir(numpy_libs):
-        stage_folder(Path(numpy_libs), building / "numpy.libs")
-    os.chmod(building, 0o755)
+def readable_by_anyone(path: str) -> bool:
+    """Whether a user of no group of the file's can reach and read `path` (the sandbox's host
+    uid must, since bwrap opens what it binds as that user)."""
+    current = Path(path)
     try:
-        os.rename(building, target)  # atomic: another process may have staged it meanwhile
+        if not current.stat().st_mode & stat.S_IROTH:
+            return False
+        for parent in current.parents:
+            if not parent.stat().st_mode & stat.S_IXOTH:
+                return False
     except OSError:
-        shutil.rmtree(building, ignore_errors=True)
-    return target
+        return False
+    return True
+
+
+def staged(path: str, ignore=None) -> str:
+    """A copy of the file or folder `path` in the host's temporary folder, readable by anyone,
+    made once per machine and version of it (keyed by its path and modification time); the
+    sandbox binds the copy at the original path. Used for what the sandbox's unprivileged host
+    uid could not read where it is (a Python under /root), and for numpy, whose own path
+    would tell the agent where the arena's checkout is."""
+    key = hashlib.sha256(f"{path}\0{os.stat(path).st_mtime_ns}".encode()).hexdigest()[:16]
+    root = Path(tempfile.gettempdir()) / "arena-runtime"
+    target = root / f"{Path(path).name}-{key}"
+    if target.exists():
+        return str(target)
+    root.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(root, 0o755)
+    building = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=root))
+    os.chmod(building, 0o755)
+    copy = building / "copy"
+    if os.path.isdir(path):
+        stage_folder(Path(path), copy, ignore=ignore)
+    else:
+        shutil.copy2(path, copy)
+        os.chmod(copy, 0o755 if os.stat(path).st_mode & stat.S_IXUSR else 0o644)
+    try:
+        os.rename(copy, target)  # atomic: another process may have staged it meanwhile
+    except OSError:
+        pass  # it did: use that one
+    shutil.rmtree(building, ignore_errors=True)
+    return str(target)
+
+
+def _source(path: str, ignore=None) -> str:
+    """What to bind for `path`: itself where anyone can read it, else a staged copy."""
+    return path if readable_by_anyone(path) else staged(path, ignore)
 
 
 def _shared_libraries(objects: list[str]) -> list[str]:
@@ -200,10 +243,11 @@ class LocalSandbox:
             # past its caps into the memory limit.
             "--size", str(limits.tmpfs_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
         ]
-        for src, dest in runtime_binds():
+        binds = runtime_binds()
+        for src, dest in binds:
             args += ["--ro-bind", src, dest]
-        site_packages = os.path.join(stdlib, "site-packages")
-        if os.path.isdir(site_packages):
+        if os.path.isdir(os.path.join(dict((d, s) for s, d in binds)[stdlib], "site-packages")):
+            site_packages = os.path.join(stdlib, "site-packages")  # hidden: only numpy is the agent's
             args += ["--tmpfs", site_packages, "--remount-ro", site_packages]
         args += _root_symlinks()
         args += ["--ro-bind", str(runner_dir), RUNNER_MOUNT,
@@ -244,7 +288,7 @@ class LocalSandbox:
         args_fd = os.memfd_create("arena-bwrap-args", 0)
         os.write(args_fd, b"".join(a.encode() + b"\0" for a in argv[1:split]))
         os.lseek(args_fd, 0, os.SEEK_SET)
-        argv = [argv[0], "--args", str(args_fd), *argv[split:]]
+        argv = unprivileged([argv[0], "--args", str(args_fd), *argv[split:]])
         cgroup = None
         if self.use_cgroup:
             try:

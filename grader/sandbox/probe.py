@@ -129,10 +129,13 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
         checks.append(Check(f"{ns} namespace", ok, "own" if ok else "SHARED with the host", required=ns != "uts"))
     status = inside["status"]
     caps = int(status.get("CapEff", "f"), 16)
-    unprivileged = inside["uid"] != 0 and caps == 0 and status.get("NoNewPrivs") == "1"
+    host = inside["host_uids"]  # who its processes are on the host, seen from outside
+    unprivileged = (inside["uid"] != 0 and bool(host) and 0 not in host and caps == 0
+                    and status.get("NoNewPrivs") == "1")
     checks.append(Check("unprivileged", unprivileged,
-                        f"uid/gid {inside['uid']}/{inside['gid']}, effective capabilities {status.get('CapEff')}, "
-                        f"no_new_privs {status.get('NoNewPrivs')}"))
+                        f"uid/gid {inside['uid']}/{inside['gid']} inside, uid {', '.join(map(str, host)) or '?'} on the "
+                        f"host{' (the host’s ROOT)' if 0 in host else ''}, effective capabilities "
+                        f"{status.get('CapEff')}, no_new_privs {status.get('NoNewPrivs')}"))
     nested = not inside["nested_userns"] and not inside["nested_mount"]
     checks.append(Check("no nested namespaces", nested,
                         "unshare(CLONE_NEWUSER) and mount refused" if nested else
@@ -188,7 +191,9 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     else:
         version = subprocess.run([sandbox.bwrap, "--version"], capture_output=True, text=True).stdout.strip()
         checks.append(Check("bubblewrap", True, f"{sandbox.bwrap} ({version})"))
-    inside = _run_local_probe(sandbox, limits) if sandbox.bwrap else "no bwrap"
+    inside, process = _run_local_probe(sandbox, limits) if sandbox.bwrap else ("no bwrap", None)
+    if process is not None:
+        process.close()
     checks += _inside_checks(inside, limits, NAMESPACES)
     if isinstance(inside, dict):
         checks.append(Check("host /etc hidden", not inside["host_etc_visible"],
@@ -204,25 +209,55 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     return checks
 
 
-def _run_local_probe(sandbox, limits: Limits) -> dict | str:
-    """The probe's findings, or the error text when the sandbox does not start."""
+def _run_local_probe(sandbox, limits: Limits):
+    """(the probe's findings or the error text, the still-running process or None)."""
     exe = os.path.realpath(sys.executable)
     try:
-        proc = sandbox.run(os.path.dirname(os.path.abspath(__file__)), limits,
-                           command=[exe, "-I", "-S", "-c", probe_code(limits)])
+        process = sandbox.run(os.path.dirname(os.path.abspath(__file__)), limits,
+                              command=[exe, "-I", "-S", "-c", probe_code(limits)])
     except Exception as exc:  # any failure to start is a finding, not a crash of doctor
-        return f"{type(exc).__name__}: {exc}"
+        return f"{type(exc).__name__}: {exc}", None
+    return _read_probe(process)
+
+
+def _read_probe(process):
+    """The probe's JSON line from a started sandbox, with the host's view of who its processes
+    are (`host_uids`: from outside, as no nested user namespace can tell); the process stays
+    up (the probe waits for its input to close) unless the probe failed."""
+    deadline = time.monotonic() + 30
+    data = b""
+    while not data.endswith(b"\n") and time.monotonic() < deadline:
+        ready, _, _ = select.select([process.stdout_fd], [], [], 0.5)
+        if ready:
+            chunk = os.read(process.stdout_fd, 65536)
+            if not chunk:
+                break
+            data += chunk
     try:
-        proc.popen.stdin.close()
-        out = proc.popen.stdout.read()
-        err = proc.popen.stderr.read()
-        proc.popen.wait(timeout=30)
-    finally:
-        proc.close()
-    try:
-        return json.loads(out)
+        found = json.loads(data)
     except ValueError:
-        return (err.decode(errors="replace").strip() or "no output")[:300]
+        err = b""
+        try:
+            os.set_blocking(process.stderr_fd, False)
+            err = os.read(process.stderr_fd, 65536)
+        except OSError:
+            pass  # nothing was written there
+        process.close()
+        return (err.decode(errors="replace").strip() or "no output from the probe")[-300:], None
+    pids = process.cgroup.pids() if process.cgroup is not None else [process.pid]
+    found["host_uids"] = sorted({_host_uid(pid) for pid in pids} - {None})
+    return found, process
+
+
+def _host_uid(pid: int) -> int | None:
+    """The real uid of `pid` as the host sees it."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
@@ -262,22 +297,4 @@ def _run_docker_probe(sandbox, limits: Limits):
         process = sandbox.start(probe_dir, limits, command=["python3", "-I", "-S", "-c", probe_code(limits)])
     except LaunchError as exc:
         return str(exc), None
-    deadline = time.monotonic() + 30
-    data = b""
-    while not data.endswith(b"\n") and time.monotonic() < deadline:
-        ready, _, _ = select.select([process.stdout_fd], [], [], 0.5)
-        if ready:
-            chunk = os.read(process.stdout_fd, 65536)
-            if not chunk:
-                break
-            data += chunk
-    try:
-        return json.loads(data), process
-    except ValueError:
-        err = b""
-        try:
-            err = os.read(process.stderr_fd, 65536)
-        except OSError:
-            pass  # nothing was written there
-        process.close()
-        return (err.decode(errors="replace").strip() or "no output from the probe")[-300:], None
+    return _read_probe(process)
