@@ -21,16 +21,16 @@ ROW_TESTS = {
                    "tests.sandbox.test_native_turns:test_the_pace_stop_and_the_cpu_check_are_made_after_native_acts"],
     "act() soft limit": ["tests.sandbox.test_rules_applied:test_a_slow_reply_is_an_overrun_not_a_fault"],
     "act() hard limit": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
-    "environment ceiling": ["tests.sandbox.test_rules_applied:test_the_environment_ceiling_is_a_timeout"],
-    "CPU share": ["tests.sandbox.test_rules_applied:test_the_cpu_share_is_a_budget_fault"],
+    "environment ceiling": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
+    "CPU share": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
     "CPU cores": ["tests.sandbox.test_docker:test_cpu_is_read_from_the_containers_cgroup",
                   "tests.sandbox.test_hostile:test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller"],
-    "start and prepare()": ["tests.sandbox.test_rules_applied:test_no_reply_to_prepare_is_a_timeout"],
+    "start and prepare()": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
     "memory": ["tests.sandbox.test_hostile:test_memory_hog_is_stopped_by_the_memory_cgroup",
                "tests.sandbox.test_hostile:test_child_killed_for_memory_then_exit_is_the_agents_fault"],
     "address space": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
     "processes and threads": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
-    "open files": ["tests.sandbox.test_rules_applied:test_the_open_files_limit_is_the_agents_error"],
+    "open files": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
     "/tmp": ["tests.sandbox.test_hostile:test_no_file_system_grows_past_its_cap"],
     "output": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
     "log kept": ["tests.sandbox.test_hostile:test_stderr_chatty_is_truncated_not_faulted"],
@@ -55,34 +55,16 @@ def test_a_slow_reply_is_an_overrun_not_a_fault(launch):
     assert handle.act_stats.soft_overruns == 3 and handle.act_stats.count == 3
 
 
-def test_the_environment_ceiling_is_a_timeout(launch, assert_unharmed):
-    handle = launch("slow_mover", limits=dataclasses.replace(TEST_LIMITS, env_wall_seconds=2.0))
+@pytest.mark.parametrize("agent, changes, kind, detail", [
+    ("slow_mover", {"env_wall_seconds": 2.0}, FaultKind.TIMEOUT, "environment wall ceiling"),
+    ("cpu_burner", {"cpu_seconds_per_env": 1.0}, FaultKind.BUDGET, "over the share of 1 s"),
+    ("slow_prepare", {"prepare_seconds": 2.0}, FaultKind.TIMEOUT, "no reply to prepare"),
+    ("open_files", {}, FaultKind.AGENT_ERROR, "Too many open files"),
+])
+def test_breaking_a_limit_gets_the_fault_the_rules_name(launch, assert_unharmed, agent, changes, kind, detail):
+    handle = launch(agent, limits=dataclasses.replace(TEST_LIMITS, **changes))
     faults = play(handle, 20)
-    assert [f.kind for f in faults] == [FaultKind.TIMEOUT] and "environment wall ceiling" in faults[0].detail, faults
-    handle.close()
-    assert_unharmed()
-
-
-def test_the_cpu_share_is_a_budget_fault(launch, assert_unharmed):
-    handle = launch("cpu_burner", limits=dataclasses.replace(TEST_LIMITS, cpu_seconds_per_env=1.0))
-    faults = play(handle, 20)
-    assert [f.kind for f in faults] == [FaultKind.BUDGET] and "over the share of 1 s" in faults[0].detail, faults
-    handle.close()
-    assert_unharmed()
-
-
-def test_no_reply_to_prepare_is_a_timeout(launch, assert_unharmed):
-    handle = launch("slow_prepare", limits=dataclasses.replace(TEST_LIMITS, prepare_seconds=2.0))
-    faults = play(handle, 1)
-    assert [f.kind for f in faults] == [FaultKind.TIMEOUT] and "no reply to prepare" in faults[0].detail, faults
-    handle.close()
-    assert_unharmed()
-
-
-def test_the_open_files_limit_is_the_agents_error(launch, assert_unharmed):
-    handle = launch("open_files")
-    faults = play(handle, 1)
-    assert [f.kind for f in faults] == [FaultKind.AGENT_ERROR] and "Too many open files" in faults[0].detail, faults
+    assert [f.kind for f in faults] == [kind] and detail in faults[0].detail, faults
     assert handle.act(*board()) == (None, faults[0])
     handle.close()
     assert_unharmed()
