@@ -23,6 +23,7 @@ class NoEngine(RuntimeError):
 
 RUN = Path(os.environ.get("ARENA_DOCKER_RUN", "/run/arena-docker"))
 LEASES = RUN / "leases"  # one file per process using the private engine, named by its pid
+STARTED = RUN / "started-for-tests"  # absent when a person started it: then no test stops it
 
 
 def _live_leases() -> list[int]:
@@ -40,7 +41,7 @@ def _live_leases() -> list[int]:
 def engine() -> Iterator:
     """A docker client of an answering engine; where none answers, the private engine is
     started, and stopped again by the last process that leased it (two test runs at once
-    share it; an engine the script did not start is never stopped)."""
+    share it; an engine a person started, or the machine's own, is never stopped)."""
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import client
     try:
@@ -58,6 +59,8 @@ def engine() -> Iterator:
     proc = subprocess.run(["sh", str(SCRIPT), "start"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"could not start a private docker engine: {proc.stderr.strip()}")
+    if found is None:
+        STARTED.touch()  # started for tests: the last test run to use it stops it
     key, _, value = proc.stdout.strip().splitlines()[-1].partition("=")
     previous = os.environ.get(key)
     os.environ[key] = value
@@ -68,8 +71,9 @@ def engine() -> Iterator:
         yield client()
     finally:
         lease.unlink(missing_ok=True)
-        if not _live_leases():
+        if STARTED.exists() and not _live_leases():
             subprocess.run(["sh", str(SCRIPT), "stop"], capture_output=True)
+            STARTED.unlink(missing_ok=True)
         if previous is None:
             os.environ.pop(key, None)
         else:
