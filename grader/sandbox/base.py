@@ -8,11 +8,14 @@ accounting the agent handle needs (CPU time, OOM kill).
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -105,6 +108,7 @@ def stage_folder(source: Path, target: Path, ignore=None) -> Path:
     the submission was unpacked) and, in a container, can read it as its own unprivileged
     user. Links are copied as links (a submission has none: `load_submission` refuses them),
     never followed, so nothing of the host outside `source` is copied in."""
+    # copy2 keeps modification times: a staged standard library keeps its bytecode valid.
     shutil.copytree(source, target, symlinks=True, ignore=ignore)
     for dirpath, _, filenames in os.walk(target):
         os.chmod(dirpath, 0o755)
@@ -113,6 +117,40 @@ def stage_folder(source: Path, target: Path, ignore=None) -> Path:
             if not os.path.islink(path):
                 os.chmod(path, 0o644)
     return target
+
+
+def staged_copy(path: Path, key: str, ignore=None) -> Path:
+    """A copy of the file or folder `path` that anyone can read, in the host's temporary folder
+    under `<name>-<key>`, made once (atomically: processes racing to make it agree)."""
+    root = Path(tempfile.gettempdir()) / "arena-runtime"
+    target = root / f"{path.name}-{key}"
+    if target.exists():
+        return target
+    root.mkdir(mode=0o755, exist_ok=True)
+    os.chmod(root, 0o755)
+    building = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=root))
+    os.chmod(building, 0o755)
+    copy = building / "copy"
+    if path.is_dir():
+        stage_folder(path, copy, ignore=ignore)
+    else:
+        shutil.copy2(path, copy)
+        os.chmod(copy, 0o755 if path.stat().st_mode & stat.S_IXUSR else 0o644)
+    try:
+        os.rename(copy, target)
+    except OSError:
+        pass  # another process made it meanwhile: use that one
+    shutil.rmtree(building, ignore_errors=True)
+    return target
+
+
+@functools.cache
+def staged_runner() -> Path:
+    """The runner, staged once per content (its files' hash), for every sandbox to bind."""
+    digest = hashlib.sha256()
+    for name in sorted(p.name for p in RUNNER_DIR.glob("*.py")):
+        digest.update(name.encode() + b"\0" + (RUNNER_DIR / name).read_bytes())
+    return staged_copy(RUNNER_DIR, digest.hexdigest()[:16], ignore=shutil.ignore_patterns("__pycache__"))
 
 
 def session_folder(root: Path) -> Path:
@@ -125,10 +163,8 @@ def session_folder(root: Path) -> Path:
 
 
 def stage_session(folder: Path, agent_dir: Path) -> tuple[Path, Path]:
-    """(the agent's folder, the runner's) copied into a session folder."""
-    agent = stage_folder(agent_dir, folder / "agent")
-    runner = stage_folder(RUNNER_DIR, folder / "runner", ignore=shutil.ignore_patterns("__pycache__"))
-    return agent, runner
+    """(the agent's folder copied into a session folder, the staged runner)."""
+    return stage_folder(agent_dir, folder / "agent"), staged_runner()
 
 
 def sweep_sessions(root: Path) -> list[str]:

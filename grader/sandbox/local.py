@@ -32,7 +32,7 @@ from pathlib import Path
 from grader.limits import Limits
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  PopenProcess, check_network, runner_rlimits, session_folder, stage_folder,
-                                 stage_session, sweep_sessions)
+                                 staged_copy, stage_session, sweep_sessions)
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -146,32 +146,13 @@ def readable_by_anyone(path: str) -> bool:
 
 
 def staged(path: str, ignore=None) -> str:
-    """A copy of the file or folder `path` in the host's temporary folder, readable by anyone,
-    made once per machine and version of it (keyed by its path and modification time); the
-    sandbox binds the copy at the original path. Used for what the sandbox's unprivileged host
-    uid could not read where it is (a Python under /root), and for numpy, whose own path
-    would tell the agent where the arena's checkout is."""
+    """A copy of the file or folder `path` that anyone can read, made once per machine and
+    version of it (keyed by its path and modification time); the sandbox binds the copy at the
+    original path. Used for what the sandbox's unprivileged host uid could not read where it
+    is (a Python under /root), and for numpy, whose own path would tell the agent where the
+    arena's checkout is."""
     key = hashlib.sha256(f"{path}\0{os.stat(path).st_mtime_ns}".encode()).hexdigest()[:16]
-    root = Path(tempfile.gettempdir()) / "arena-runtime"
-    target = root / f"{Path(path).name}-{key}"
-    if target.exists():
-        return str(target)
-    root.mkdir(mode=0o755, exist_ok=True)
-    os.chmod(root, 0o755)
-    building = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=root))
-    os.chmod(building, 0o755)
-    copy = building / "copy"
-    if os.path.isdir(path):
-        stage_folder(Path(path), copy, ignore=ignore)
-    else:
-        shutil.copy2(path, copy)
-        os.chmod(copy, 0o755 if os.stat(path).st_mode & stat.S_IXUSR else 0o644)
-    try:
-        os.rename(copy, target)  # atomic: another process may have staged it meanwhile
-    except OSError:
-        pass  # it did: use that one
-    shutil.rmtree(building, ignore_errors=True)
-    return str(target)
+    return str(staged_copy(Path(path), key, ignore))
 
 
 def _source(path: str, ignore=None) -> str:
