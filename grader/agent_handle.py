@@ -21,8 +21,8 @@ import numpy as np
 from grader import native_turns as native
 from grader import protocol
 from grader.faults import Fault, FaultKind
-from grader.limits import DEFAULT_LIMITS, Limits
-from grader.policy import Conduct, pace_fault, pace_stop_fault
+from grader.limits import DEFAULT_LIMITS, Limits, size_text
+from grader.policy import Conduct, not_an_int, pace_fault, pace_stop_fault
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.submission import Submission
 
@@ -384,7 +384,7 @@ class AgentHandle:
                 return self._fail(FaultKind.PROTOCOL, f"action {action!r} is not an integer")
             return self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{cells - 1})")
         if op == protocol.OP_BAD_ACTION:
-            return self._fail(FaultKind.PROTOCOL, f"act() returned {header.get('type')} {header.get('repr')}, not an int")
+            return self._fail(FaultKind.PROTOCOL, not_an_int(str(header.get("type")), str(header.get("repr"))))
         if op == protocol.OP_ERROR:
             return self._fail(FaultKind.AGENT_ERROR, f"act() raised {header.get('error', '')}")
         return self._fail(FaultKind.PROTOCOL, f"unexpected reply {op!r} to act")
@@ -521,7 +521,8 @@ class AgentHandle:
             self.log.add(chunk)
             if self.log.total > self.limits.output_cap_bytes:
                 self._fail(FaultKind.AGENT_ERROR,
-                           f"wrote more than the output cap of {self.limits.output_cap_bytes} bytes to stdout/stderr")
+                           f"wrote more than the output cap of {size_text(self.limits.output_cap_bytes)} to stdout/"
+                           "stderr: print less (write what you want to keep to a file in /tmp)")
                 return False
 
     def _check_cpu(self, force: bool = False) -> bool:

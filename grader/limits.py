@@ -80,19 +80,20 @@ class Limits:
             ("CPU share", f"{self.cpu_seconds_per_env:g} CPU s", "CPU time of all your processes in one environment; past it, fault `budget`"),
             ("CPU cores", f"{self.cpu_cores:g}", "CPU quota of the sandbox; more threads do not buy more"),
             ("start and prepare()", f"{self.prepare_seconds:g} s", "import of agent.py, Agent() and each prepare() call"),
-            ("memory", _size(self.memory_bytes), "resident memory of the sandbox (no swap)"),
-            ("address space", _size(self.address_space_bytes), "virtual memory per process; a larger allocation raises MemoryError"),
+            ("memory", size_text(self.memory_bytes), "resident memory of the sandbox (no swap)"),
+            ("address space", size_text(self.address_space_bytes), "virtual memory per process; a larger allocation raises MemoryError"),
             ("processes and threads", str(self.pids), "counted together: 'can't start new thread' means this limit"),
             ("open files", str(self.open_files), "file descriptors per process"),
-            ("/tmp", _size(self.tmpfs_bytes), "the only writable place; private, emptied for every environment"),
-            ("output", _size(self.output_cap_bytes), "stdout and stderr together; past it the sandbox is killed, fault `agent_error`"),
-            ("log kept", _size(self.log_keep_bytes), "how much of your output is kept for you (never published)"),
+            ("/tmp", size_text(self.tmpfs_bytes), "the only writable place; private, emptied for every environment"),
+            ("output", size_text(self.output_cap_bytes), "stdout and stderr together; past it the sandbox is killed, fault `agent_error`"),
+            ("log kept", size_text(self.log_keep_bytes), "how much of your output is kept for you (never published)"),
             ("illegal moves", str(self.illegal_moves_per_game), "per game; each costs the turn, this many forfeit the game"),
             ("never legal", str(self.never_legal_attempts), "if your first this-many moves in an environment are all illegal, you forfeit it"),
         ]
 
 
-def _size(n: int) -> str:
+def size_text(n: int) -> str:
+    """A byte count as the rules print it (8 MiB, 64 KiB; bytes when not a whole unit)."""
     for unit, size in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
         if n >= size and n % size == 0:
             return f"{n // size} {unit}"

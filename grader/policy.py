@@ -96,3 +96,10 @@ def pace_fault(stats, shape: tuple[int, int], limits: Limits) -> Fault | None:
         return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.2f} ms over {stats.count} calls; "
                                         f"the {shape[0]}x{shape[1]} pace is {pace * 1e3:.2f} ms")
     return None
+
+
+def not_an_int(type_name: str, text: str) -> str:
+    """The fault detail for an act() that returned something other than an int, with the fix."""
+    hint = ("a missing `return` in act()?" if type_name == "NoneType" else
+            "return the cell's index as a Python int, e.g. int(row * cols + col)")
+    return f"act() returned {type_name} {text}, not an int: {hint}"

@@ -30,6 +30,7 @@ from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
 from grader.match import WINNER_LABELS
+from grader.policy import not_an_int
 from grader.self_play import SelfPlayGame, heard, played_in_python, played_natively
 from grader.submission import load_submission
 
@@ -316,7 +317,7 @@ class InProcessAgent(AgentHandle):
         if isinstance(action, np.integer):
             action = int(action)
         if type(action) is not int:
-            return None, self._fail(FaultKind.PROTOCOL, f"act() returned {type(action).__name__} {action!r}, not an int")
+            return None, self._fail(FaultKind.PROTOCOL, not_an_int(type(action).__name__, repr(action)))
         if not 0 <= action < mask.size:
             return None, self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{mask.size - 1})")
         return action, None
