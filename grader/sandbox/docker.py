@@ -4,10 +4,10 @@ Policy (the same as the local sandbox): no network (`network_mode="none"`; the
 egress tier gets the default bridge, its own network namespace, so the host's
 loopback stays unreachable), read-only root, size-capped tmpfs /tmp and /dev/shm, a
 pids limit, memory = memory+swap, a CPU quota, every capability dropped,
-no-new-privileges, the engine's default seccomp profile (which refuses `unshare`,
-`mount`, `setns`, `ptrace`, `bpf`, `keyctl` and the like to a process without
-capabilities), a non-root user, no core dumps; the runner and the agent's folder
-are mounted read-only. The image is built by `arena image build` (grader.sandbox.image).
+no-new-privileges, the engine's default seccomp profile with the arena's own filter
+stacked on it by the runner (grader/runner/syscall_filter.py: the same list as the
+embedded sandbox's), a non-root user (uid 10001 on the host too), no core dumps; the
+runner and the agent's folder are mounted read-only. The image is built by `arena image build` (grader.sandbox.image).
 
 The channel is three FIFOs, not the engine's attach stream: a container's stdio
 passes through the engine (and, without a TTY, is multiplexed into one socket), so
@@ -38,9 +38,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader import owner
 from grader.limits import Limits
 from grader.sandbox import image as agent_image
-from grader import owner
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits, session_folder, stage_session, sweep_sessions)
 from grader.sandbox.cgroup import Cgroup
@@ -71,12 +71,12 @@ def client():
 
 
 def fifo_root() -> Path:
-    """Where the per-container FIFO folders are made (the host's temporary folder)."""
+    """Where each container's session folder (its FIFOs, the agent's staged copy) is made."""
     return Path(tempfile.gettempdir()) / "arena-docker-io"
 
 
 def sweep_leftovers(c) -> list[str]:
-    """Remove the containers and FIFO folders of arenas that no longer run; what was removed."""
+    """Remove the containers and session folders of arenas that no longer run; what was removed."""
     removed = []
     try:
         leftovers = c.containers.list(all=True, filters={"label": LABEL_ROLE + "=agent"})
@@ -137,8 +137,11 @@ class DockerProcess:
     def kill(self) -> None:
         # Killing the cgroup's processes from the host takes a millisecond; the engine's
         # kill is an API call. Either way the container stops.
-        if self.cgroup is not None and self.cgroup.kill_all():
-            return
+        try:
+            if self.cgroup is not None and self.cgroup.kill_all():
+                return
+        except PermissionError:
+            pass  # an arena that is not root may not signal the agent's user: the engine kills
         try:
             self.container.kill()
         except Exception:
@@ -261,7 +264,10 @@ class DockerSandbox:
             io.mkdir(mode=0o711)
             for name in ("in", "out", "err"):
                 os.mkfifo(io / name, 0o600)
-                os.chown(io / name, AGENT_UID, AGENT_UID)
+                if os.geteuid() == 0:
+                    os.chown(io / name, AGENT_UID, AGENT_UID)
+                else:  # an arena run by a user in the docker group: the folder's name is the secret
+                    os.chmod(io / name, 0o666)
             agent, runner = stage_session(folder, submission.path)
             # The host's readers first, so the runner's writers open at once.
             fds += [os.open(io / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) for name in ("out", "err")]
@@ -277,15 +283,23 @@ class DockerSandbox:
                 container.reload()  # the runner answered before the first look: its pid is not known yet
             cgroup = Cgroup.of_process(container.attrs["State"]["Pid"])
             process = DockerProcess(container, (stdin_fd, fds[0], fds[1]), cgroup, folder)
+        except OSError as exc:  # the host's side (a full disk, say): the arena's failure
+            self._abandon(fds, container, folder)
+            raise LaunchError(f"cannot prepare the container's session: {exc}") from exc
         except BaseException:
-            for fd in fds:
-                os.close(fd)
-            if container is not None:
-                remove_container(container)
-            shutil.rmtree(folder, ignore_errors=True)
+            self._abandon(fds, container, folder)
             raise
         shutil.rmtree(io, ignore_errors=True)  # the runner holds its ends: the names can go
         return process
+
+    @staticmethod
+    def _abandon(fds: list[int], container, folder: Path) -> None:
+        """Undo a start that failed half way."""
+        for fd in fds:
+            os.close(fd)
+        if container is not None:
+            remove_container(container)
+        shutil.rmtree(folder, ignore_errors=True)
 
     @staticmethod
     def _await_runner(container, fifo: str, timeout: float) -> int:

@@ -253,10 +253,16 @@ class LocalSandbox:
         if not _SWEPT:
             _SWEPT = True
             sweep_sessions(session_root())
-        folder = session_folder(session_root())
+        try:
+            folder = session_folder(session_root())
+        except OSError as exc:
+            raise LaunchError(f"cannot make the sandbox's session folder: {exc}") from exc
         try:
             agent, runner = stage_session(folder, Path(agent_dir))
             return self.spawn(self.argv(agent, limits, network, command, runner_dir=runner), limits, folder)
+        except OSError as exc:  # the host's side (a full disk, say): the arena's failure
+            shutil.rmtree(folder, ignore_errors=True)
+            raise LaunchError(f"cannot prepare the sandbox's session: {exc}") from exc
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
