@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from engine import safeyaml
+
 try:  # libyaml when present: the fallback is still correct without it, only slower
     _FALLBACK_LOADER: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - pyyaml built without libyaml
@@ -46,19 +48,21 @@ class _Unsupported(Exception):
 
 
 def load(text: str) -> Any:
-    """Parse a YAML document as `yaml.safe_load` would."""
+    """Parse a YAML document as `yaml.safe_load` would, or raise `engine.safeyaml.YamlError`
+    (a ValueError) for one that is malformed, nested too deeply or an alias bomb: what the
+    fast reader does not take is read by `engine.safeyaml`, which bounds it."""
     # The reader makes a million containers for a large round, none in a cycle: with the
     # cycle collector on, its passes over the growing heap cost a tenth of the parse.
     collecting = gc.isenabled()
     gc.disable()
     try:
         return _Reader(text).document()
-    except _Unsupported:
+    except (_Unsupported, RecursionError):  # deep nesting: the bounded reader says how deep
         pass
     finally:
         if collecting:
             gc.enable()
-    return yaml.load(text, Loader=_FALLBACK_LOADER)
+    return safeyaml.load(text, _FALLBACK_LOADER)
 
 
 def _plain(value: str) -> Any:
