@@ -218,6 +218,7 @@ class SiteBuild:
         self.writer.copy(f"data/{r.id}.yaml", r.path, r.sha256)
         games = r.games_path()
         if games.exists():
+            r.check_games_file()
             self.writer.copy(f"data/{r.summary['games']['path']}", games, r.games_sha256())
         else:
             self.warnings.append(f"{r.id}: its games file is missing; the round page links none")

@@ -77,6 +77,8 @@ def _plain(value: str) -> Any:
 
 
 def _resolve_plain(value: str) -> Any:
+    if value[:1] == " " or value[-1:] == " ":  # PyYAML strips these; `dump_yaml` never writes them
+        raise _Unsupported("space around a plain scalar")
     if value in _SPECIAL:
         return _SPECIAL[value]
     if _INT.match(value):
@@ -142,7 +144,7 @@ class _Reader:
                     out[key] = value
                     i += 1
                     continue
-                if rest[0] not in _NOT_PLAIN:
+                if rest and rest[0] not in _NOT_PLAIN:  # `key: ` with nothing after is null: PyYAML's
                     out[key] = _plain(rest)
                     i += 1
                     continue
@@ -198,7 +200,11 @@ class _Reader:
         while inds[j] > ind:
             j += 1
         if j > i + 1:
+            if text[-1:] == " " or any(t[-1:] == " " for t in self.txt[i + 1:j - 1]):
+                raise _Unsupported(f"line {i + 1}: a folded scalar with trailing spaces")
             text = " ".join([text] + self.txt[i + 1:j])  # folding without blank lines: one space
+        if not text or text in ("-", "?", ":") or text.startswith(("- ", "? ", ": ")):
+            raise _Unsupported(f"line {i + 1}: an empty scalar or a block indicator")  # e.g. `- -` is [[null]]
         first = text[0]
         if first == "'":
             if len(text) < 2 or not text.endswith("'"):
