@@ -121,10 +121,37 @@ def load_agent(agent_dir: str):
     return module.Agent
 
 
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception the agent raised, at most 500 characters. The agent
+    made the exception, so its `__str__` (or even its class's name) may raise or return a
+    non-string: that is said in the text instead of breaking the runner."""
+    try:
+        name = type(exc).__name__
+        if not isinstance(name, str):
+            name = "<a class whose name is not a string>"
+    except Exception:
+        name = "<a class whose name cannot be read>"
+    try:
+        message = str(exc)
+        if not isinstance(message, str):
+            raise TypeError("__str__ returned a non-string")
+    except Exception as inner:
+        try:
+            reason = type(inner).__name__
+        except Exception:
+            reason = "an exception"
+        message = f"<the exception's message cannot be shown: str() raised {reason}>"
+    return f"{name[:100]}: {message[:500]}"[:500]
+
+
 def error_frame(where: str, exc: BaseException) -> bytes:
-    traceback.print_exc()  # the full traceback goes to the owner's log
-    text = f"{type(exc).__name__}: {exc}"
-    return wire.encode({"op": "error", "where": where, "error": text[:500]})
+    """The `error` frame for an exception of the agent's code during `where`; its traceback
+    goes to the owner's log (if even that fails, the frame still goes out)."""
+    try:
+        traceback.print_exc()
+    except Exception:
+        pass
+    return wire.encode({"op": "error", "where": where, "error": describe(exc)})
 
 
 def _action_frame(action: int) -> bytes:
