@@ -291,3 +291,22 @@ def test_a_plan_that_is_not_the_records_round_is_refused(faulted, tmp_path):
     plan_path.write_text(json.dumps(plan))
     with pytest.raises(Difference, match="round.id|seed_commitment"):
         verify(public, private)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"schema_version: 1\nround: \xff\n", "not UTF-8"),
+    (("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(8))).encode(),
+     "alias bomb"),
+    (("x:\n" + "".join(" " * i + "-\n" for i in range(2, 1400, 2))).encode(), "nested"),
+    (None, "invalid results"),  # the published file cut in half
+])
+def test_a_hostile_results_file_is_refused_by_name(published, tmp_path, capsys, content, message):
+    """Red team (issue 14): an auditor's input is data, bounded and named, never a traceback."""
+    path = tmp_path / published.name
+    path.write_bytes(content if content is not None else published.read_bytes()[:len(published.read_bytes()) // 2])
+    with pytest.raises(ResultsError, match=message):
+        load_results(path)
+    assert main(["verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and "Traceback" not in err
