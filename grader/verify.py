@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -32,7 +31,7 @@ from grader.limits import Limits
 from grader.metrics import generalisation_gap
 from grader.results import ResultsError, load_games, load_results
 from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
-from grader.rounds.plan import EnvEntry, RoundPlan, commitment
+from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
 from grader.rounds.publish import config_of, round_notes
 from grader.rounds.records import read_record, record_path
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
@@ -528,9 +527,9 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
     plan_path = work / "plan.json"
     if plan_path.exists():
         try:
-            plan = RoundPlan.from_dict(json.loads(plan_path.read_text()))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise Difference(f"--private: {plan_path} is not a round plan: {exc}") from None
+            plan = read_plan(plan_path)
+        except PlanError as exc:
+            raise Difference(f"--private: {exc}") from None
         check_plan(plan, full)
     for i, (env, path) in enumerate(zip(envs, paths)):
         where = f"environments[{i}]"

@@ -310,3 +310,21 @@ def test_a_hostile_results_file_is_refused_by_name(published, tmp_path, capsys, 
     assert main(["verify", str(path)]) == 1
     err = capsys.readouterr().err
     assert str(path) in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("file, content, message", [
+    ("plan.json", b"[" * 5000 + b"]" * 5000, "plan.json: not a round plan: nested too deeply"),
+    ("plan.json", b'{"plan_version": 1}', "plan.json: not a round plan: missing field"),
+    ("envs/env-0000.json.gz", gzip_bytes(b"[" * 5000 + b"]" * 5000), "env-0000.json.gz: not a readable environment"),
+    ("envs/env-0000.json.gz", gzip_bytes(b"\xff\xfe{"), "env-0000.json.gz: not a readable environment"),
+    ("envs/env-0000.json.gz", b"\x1f\x8b\x08\x00" + b"\x00" * 40, "env-0000.json.gz: not a readable environment"),
+])
+def test_a_damaged_staff_file_is_named(faulted, tmp_path, capsys, file, content, message):
+    public, private = _staff_copy(faulted, tmp_path)
+    (private / public.stem / file).write_bytes(content)
+    with pytest.raises(Difference, match=message):
+        verify(public, private)
+    assert main(["merge", str(private / public.stem), "--out", str(tmp_path / "o"),
+                 "--private-out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and file.split("/")[-1] in err
