@@ -23,6 +23,7 @@ MAX_TOTAL_BYTES = 50 * 1024 * 1024  # uncompressed, all files together
 MAX_ZIP_BYTES = 20 * 1024 * 1024  # the zip file itself
 MAX_RATIO = 100  # uncompressed / compressed, per member and overall
 IGNORED_DIRS = frozenset({"__pycache__", ".git"})
+MAX_DEPTH = 32  # folders inside folders: deeper trees exhaust the recursion of the tools that walk them
 
 
 class SubmissionError(ValueError):
@@ -80,6 +81,9 @@ def _scan_folder(folder: Path) -> tuple[str, ...]:
         dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS)
         for name in dirs + names:
             _check_name(Path(root, name).relative_to(folder).as_posix())
+        if dirs and len(Path(root).relative_to(folder).parts) >= MAX_DEPTH:  # before os.walk goes deeper
+            raise SubmissionError(f"{Path(root, dirs[0]).relative_to(folder).as_posix()[:200]}...: folders nested "
+                                  f"more than {MAX_DEPTH} deep")
         for name in dirs:
             if Path(root, name).is_symlink():
                 raise SubmissionError(f"{Path(root, name).relative_to(folder).as_posix()}: "
@@ -211,6 +215,8 @@ def _check_members(archive: Path, members: list[zipfile.ZipInfo]) -> None:
         path = "/".join(p for p in name.split("/") if p not in ("", "."))
         if not path:
             raise SubmissionError(f"{archive.name}: an entry with no name ({name!r})")
+        if path.count("/") > MAX_DEPTH:
+            raise SubmissionError(f"{archive.name}: {name[:200]!r}...: folders nested more than {MAX_DEPTH} deep")
         above = path.split("/")[:-1]
         for i in range(len(above)):
             folders.add("/".join(above[:i + 1]))

@@ -121,26 +121,26 @@ def load_agent(agent_dir: str):
     return module.Agent
 
 
+def _plain_text(value, what: str) -> str:
+    """`value` as an exact str (a str subclass may override slicing or formatting: the base
+    class's own method copies it), or a note of what it was instead."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    return f"<{what} is a {type(value).__name__}, not a string>"
+
+
 def describe(exc: BaseException) -> str:
     """`Type: message` of an exception the agent raised, at most 500 characters. The agent
-    made the exception, so its `__str__` (or even its class's name) may raise or return a
-    non-string: that is said in the text instead of breaking the runner."""
+    made the exception, so its `__str__` (or even its class's name) may raise or return
+    something other than a string: that is said in the text instead of breaking the runner."""
     try:
-        name = type(exc).__name__
-        if not isinstance(name, str):
-            name = "<a class whose name is not a string>"
+        name = _plain_text(type(exc).__name__, "its class's name")
     except Exception:
         name = "<a class whose name cannot be read>"
     try:
-        message = str(exc)
-        if not isinstance(message, str):
-            raise TypeError("__str__ returned a non-string")
+        message = _plain_text(str(exc), "its message")
     except Exception as inner:
-        try:
-            reason = type(inner).__name__
-        except Exception:
-            reason = "an exception"
-        message = f"<the exception's message cannot be shown: str() raised {reason}>"
+        message = f"<the exception's message cannot be shown: str() raised {_plain_text(type(inner).__name__, 'a name')}>"
     return f"{name[:100]}: {message[:500]}"[:500]
 
 

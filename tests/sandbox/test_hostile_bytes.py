@@ -101,3 +101,68 @@ def test_a_round_with_hostile_agents_publishes_and_verifies(sandbox, tmp_path, c
     record = json.loads(gzip.decompress((private / data["round"]["id"] / "envs" / "env-0000.json.gz").read_bytes()))
     assert record["entrants"]["sur"]["fault"]["detail"] == "act() raised RuntimeError: bad \ufffd text \ufffd here"
 
+
+
+# -- the parsers alone, without a sandbox ---------------------------------------------------
+@pytest.mark.parametrize("head, message", [
+    (b"[" * 8000 + b"]" * 8000, "nested too deeply"),
+    (b'{"op": "action", "action": ' + b"9" * 5000 + b"}", "not JSON"),
+    (b'{"op": "ok"}\xff', "not JSON"),
+    (b"[1, 2]", "a JSON object with a string 'op', got list"),
+    (b'{"op": 5}', "a JSON object with a string 'op', got dict"),
+])
+def test_a_header_that_is_not_a_message_is_a_wire_error(head, message):
+    from grader.protocol import WireError, parse_header
+    with pytest.raises(WireError, match=message) as err:
+        parse_header(head)
+    assert len(str(err.value)) < 400
+
+
+def test_the_runner_describes_any_exception_an_agent_makes():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("arena_runner", Path(__file__).resolve().parents[2]
+                                                  / "grader" / "runner" / "runner.py")
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+
+    class Sly(str):
+        def __getitem__(self, key):
+            raise RuntimeError("no slicing")
+
+    class ReturnsSly(Exception):
+        def __str__(self):
+            return Sly("hello")
+
+    class ReturnsInt(Exception):
+        def __str__(self):
+            return 5
+
+    class Nameless(type):
+        @property
+        def __name__(cls):
+            raise RuntimeError("no name")
+
+    class Anonymous(Exception, metaclass=Nameless):
+        pass
+
+    assert runner.describe(ReturnsSly()) == "ReturnsSly: hello"
+    assert runner.describe(ReturnsInt()) == "ReturnsInt: <the exception's message cannot be shown: str() raised TypeError>"
+    assert runner.describe(Anonymous("m")) == "<a class whose name cannot be read>: m"
+    assert len(runner.describe(ValueError("x" * 10_000))) == 500
+    frame = runner.error_frame("act", ValueError("bad \ud800"))
+    assert b'"error":"ValueError: bad \\ud800"' in frame  # ASCII on the wire; the host replaces it
+
+
+def test_clean_text_makes_any_value_recordable():
+    from grader.faults import Fault, FaultKind, clean_text
+
+    class BadRepr:
+        def __repr__(self):
+            raise RuntimeError("no")
+
+    assert clean_text("a\ud800b\udfff", 10) == "a\ufffdb\ufffd"
+    assert clean_text("x" * 50, 10) == "xxxxxxx..."
+    assert clean_text(BadRepr(), 80) == "<unprintable BadRepr: its repr raised RuntimeError>"
+    assert clean_text({"a": ["\udcff"]}, 80) == "{'a': ['\\udcff']}"
+    fault = Fault(FaultKind.AGENT_ERROR, "\ud800" * 1000)
+    assert len(fault.detail) == 300 and encodable(fault.detail)

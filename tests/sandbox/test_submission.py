@@ -204,3 +204,19 @@ def test_an_agent_too_deep_for_the_parser_is_refused(tmp_path, expression):
     folder = make_folder(tmp_path / "a", {"agent.py": f"x = {expression}\n" + AGENT})
     with pytest.raises(SubmissionError, match="agent.py: (nested too deeply for Python's parser|syntax error)"):
         load_submission(folder)
+
+
+def test_folders_nested_too_deep_are_refused(tmp_path):
+    """A 1,500-deep tree exhausted the recursion of os.walk (and of pathlib's mkdir in a zip)."""
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("a/" * 1500 + "x", "y")])
+    with pytest.raises(SubmissionError, match=f"nested more than {sub_mod.MAX_DEPTH} deep"):
+        load_submission(z, extract_to=tmp_path / "out")
+    folder = make_folder(tmp_path / "f", {"agent.py": AGENT})
+    deep = folder
+    for _ in range(60):
+        deep = deep / "d"
+    deep.mkdir(parents=True)
+    with pytest.raises(SubmissionError, match="nested more than"):
+        load_submission(folder)
+    ok = make_zip(tmp_path / "ok.zip", [("agent.py", AGENT), ("a/" * 20 + "x", "y")])
+    assert len(load_submission(ok, extract_to=tmp_path / "ok").files) == 2
