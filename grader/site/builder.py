@@ -300,8 +300,8 @@ class SiteBuild:
     def kit(self) -> None:
         zip_path, version_path = self.config.kit_zip, self.config.kit_version
         has_zip = zip_path is not None and zip_path.is_file()
-        version = (version_path.read_text(encoding="utf-8").strip() if version_path is not None
-                   and version_path.is_file() else None)
+        version = (version_path.read_bytes().decode("utf-8", "replace").strip()[:100] if version_path is not None
+                   and version_path.is_file() else None)  # a version line, shown as text: never fatal
         info = None
         if has_zip:
             blob = zip_path.read_bytes()

@@ -56,3 +56,20 @@ def test_a_broken_round_file_fails_the_build_naming_it(rounds, tmp_path, capsys,
 def test_the_untouched_fixture_rounds_build(rounds, tmp_path):
     report = build(rounds, tmp_path / "out", data_commit="c", log=lambda m: None)
     assert (tmp_path / "out" / "index.html").exists() and report.line()
+
+
+def test_a_document_that_is_not_utf8_is_named(rounds, tmp_path):
+    docs = tmp_path / "docs"
+    shutil.copytree(FIXTURES / "docs", docs)
+    (docs / "rules.md").write_bytes(b"# Rules\n\xff\xfe\n")
+    with pytest.raises(ValueError, match=r"rules.md: not UTF-8 text \(byte 8 is 0xff\)"):
+        build(rounds, tmp_path / "out", docs_dir=docs, data_commit="c", log=lambda m: None)
+
+
+def test_an_alias_bomb_in_the_accounts_registry_is_named(rounds, tmp_path):
+    accounts = tmp_path / "accounts.yaml"
+    accounts.write_text(BOMB)
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="accounts.yaml: .*alias bomb"):
+        build(rounds, tmp_path / "out", accounts=accounts, data_commit="c", log=lambda m: None)
+    assert time.monotonic() - start < 30
