@@ -220,3 +220,13 @@ def test_folders_nested_too_deep_are_refused(tmp_path):
         load_submission(folder)
     ok = make_zip(tmp_path / "ok.zip", [("agent.py", AGENT), ("a/" * 20 + "x", "y")])
     assert len(load_submission(ok, extract_to=tmp_path / "ok").files) == 2
+
+
+def test_an_encrypted_zip_member_is_refused(tmp_path):
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("data.txt", "x")])
+    blob = bytearray(z.read_bytes())
+    central = blob.index(b"PK\x01\x02", blob.index(b"PK\x01\x02") + 4)  # data.txt's central entry
+    blob[central + 8] |= 0x1  # the "encrypted" flag
+    z.write_bytes(bytes(blob))
+    with pytest.raises(SubmissionError, match="s.zip: cannot be unpacked: RuntimeError: .*encrypted"):
+        load_submission(z, extract_to=tmp_path / "out")
