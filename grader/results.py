@@ -256,6 +256,14 @@ def load_games(results_path: str | Path, data: dict) -> list[dict]:
         lines = gzip.decompress(blob).decode().splitlines()
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise ResultsError(str(games_path), problems + [f"(file): not gzip text: {exc}"]) from None
+    want = {"schema_version": SCHEMA_VERSION, "kind": "games", "round": data["round"]["id"],
+            "profile": data["disclosure"]["profile"], "count": data["games"]["count"]}
+    try:
+        header = json.loads(lines[0]) if lines else None
+    except (ValueError, RecursionError):
+        header = None
+    if header != want:  # its first line says whose games they are: a field like any other
+        problems.append(f"line 1: the header is {lines[0][:200] if lines else 'missing'}, expected {dumps_json(want)}")
     games = []
     root = schema()
     game_schema = root["$defs"]["game"]

@@ -202,6 +202,9 @@ def test_no_field_switches_a_check_off(published, tmp_path, where, change, messa
     change(data)
     if "status" in message:
         forge_numbers(data, lines)
+    header = json.loads(lines[0])  # a careful forger keeps the games file's header in step
+    header.update(round=data["round"]["id"], profile=data["disclosure"]["profile"])
+    lines[0] = json.dumps(header, separators=(",", ":"))
     path = write(tmp_path, data, lines)
     with pytest.raises(Difference, match=message):
         verify(path)
@@ -328,3 +331,14 @@ def test_a_damaged_staff_file_is_named(faulted, tmp_path, capsys, file, content,
                  "--private-out", str(tmp_path / "p")]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and file.split("/")[-1] in err
+
+
+def test_the_games_files_header_is_checked(published, tmp_path):
+    """Its first line says whose games they are (round, profile, count): a field like any other."""
+    data, lines = copy_round(published, tmp_path)
+    header = json.loads(lines[0])
+    header["round"] = "public-0000000000"
+    lines[0] = json.dumps(header, separators=(",", ":"))
+    path = write(tmp_path, data, lines)
+    with pytest.raises(Difference, match="line 1: the header is"):
+        verify(path)
