@@ -10,6 +10,7 @@ import functools
 import hashlib
 import json
 import numbers
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import yaml
 
 from .layout import MAX_SIDE, MIN_SIDE, Layout, make_layout, opening_cells
-from . import scoring
+from . import safeyaml, scoring
 from .rules import Capture, Rules, Win
 
 SPEC_VERSION = 1
@@ -67,6 +68,16 @@ class EnvSpec:
         return parse_spec({"layout": self.layout.to_dict(), "rules": data}, name=self.name)
 
 
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 60
+
+
+def _shown(value: Any) -> str:
+    """A short repr of a value from a document, for an error message: bounded in length and in
+    the time it takes, however large or shared the value is."""
+    return _REPR.repr(value)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
@@ -83,7 +94,7 @@ def _check_keys(data: dict, allowed: set[str], path: str, problems: list[str]) -
 
 def _parse_layout(data: Any, problems: list[str]) -> tuple[int, int, list[tuple[int, int]]] | None:
     if not isinstance(data, dict):
-        problems.append(f"layout: must be a mapping with rows, cols, obstacles, got {data!r}")
+        problems.append(f"layout: must be a mapping with rows, cols, obstacles, got {_shown(data)}")
         return None
     _check_keys(data, {"rows", "cols", "obstacles", "name"}, "layout.", problems)
     sides = {}
@@ -92,7 +103,7 @@ def _parse_layout(data: Any, problems: list[str]) -> tuple[int, int, list[tuple[
         if value is None:
             problems.append(f"layout.{key}: missing")
         elif not _is_int(value):
-            problems.append(f"layout.{key}: must be an integer, got {value!r}")
+            problems.append(f"layout.{key}: must be an integer, got {_shown(value)}")
         elif not MIN_SIDE <= value <= MAX_SIDE:
             problems.append(f"layout.{key}: must be {MIN_SIDE}..{MAX_SIDE}, got {value}")
         else:
@@ -101,7 +112,7 @@ def _parse_layout(data: Any, problems: list[str]) -> tuple[int, int, list[tuple[
     if raw is None:
         raw = []
     if not isinstance(raw, (list, tuple)):
-        problems.append(f"layout.obstacles: must be a list of [row, col], got {raw!r}")
+        problems.append(f"layout.obstacles: must be a list of [row, col], got {_shown(raw)}")
         return None
     if len(sides) < 2:
         return None
@@ -112,7 +123,7 @@ def _parse_layout(data: Any, problems: list[str]) -> tuple[int, int, list[tuple[
     for i, item in enumerate(raw):
         path = f"layout.obstacles[{i}]"
         if not isinstance(item, (list, tuple)) or len(item) != 2 or not all(_is_int(v) for v in item):
-            problems.append(f"{path}: must be [row, col] with two integers, got {item!r}")
+            problems.append(f"{path}: must be [row, col] with two integers, got {_shown(item)}")
             continue
         r, c = int(item[0]), int(item[1])
         if not (0 <= r < rows and 0 <= c < cols):
@@ -129,7 +140,7 @@ def _parse_layout(data: Any, problems: list[str]) -> tuple[int, int, list[tuple[
 
 def _parse_rules(data: Any, problems: list[str]) -> Rules | None:
     if not isinstance(data, dict):
-        problems.append(f"rules: must be a mapping with win and capture, got {data!r}")
+        problems.append(f"rules: must be a mapping with win and capture, got {_shown(data)}")
         return None
     _check_keys(data, {"win", "capture", "k", "turn_limit"}, "rules.", problems)
     win = capture = None
@@ -137,16 +148,16 @@ def _parse_rules(data: Any, problems: list[str]) -> Rules | None:
         win = Win(data.get("win"))
     except ValueError:
         names = ", ".join(w.value for w in Win)
-        problems.append(f"rules.win: must be one of {names}, got {data.get('win')!r}")
+        problems.append(f"rules.win: must be one of {names}, got {_shown(data.get('win'))}")
     try:
         capture = Capture(data.get("capture"))
     except ValueError:
         names = ", ".join(c.value for c in Capture)
-        problems.append(f"rules.capture: must be one of {names}, got {data.get('capture')!r}")
+        problems.append(f"rules.capture: must be one of {names}, got {_shown(data.get('capture'))}")
     k = data.get("k")
     if k is not None:
         if not _is_number(k):
-            problems.append(f"rules.k: must be a number, got {k!r}")
+            problems.append(f"rules.k: must be a number, got {_shown(k)}")
             k = None
         elif win is not None and win is not Win.BAND:
             problems.append(f"rules.k: only the band win condition takes k (win is {win.value})")
@@ -156,7 +167,7 @@ def _parse_rules(data: Any, problems: list[str]) -> Rules | None:
         problems.append("rules.k: the band win condition needs k")
     limit = data.get("turn_limit")
     if limit is not None and (not _is_int(limit) or limit < 1):
-        problems.append(f"rules.turn_limit: must be a positive integer or null, got {limit!r}")
+        problems.append(f"rules.turn_limit: must be a positive integer or null, got {_shown(limit)}")
     if win is None or capture is None:
         return None
     return Rules(win, capture, None if k is None else float(k), None if limit is None else int(limit))
@@ -170,7 +181,7 @@ def parse_spec(data: Any, name: str | None = None, source: str | None = None) ->
     _check_keys(data, {"layout", "rules", "id", "name", "spec_version"}, "", problems)
     version = data.get("spec_version", SPEC_VERSION)
     if version != SPEC_VERSION:
-        problems.append(f"spec_version: this arena reads version {SPEC_VERSION}, got {version!r}")
+        problems.append(f"spec_version: this arena reads version {SPEC_VERSION}, got {_shown(version)}")
     geometry = _parse_layout(data.get("layout"), problems)
     rules = _parse_rules(data.get("rules"), problems)
     layout_data = data.get("layout")
@@ -181,7 +192,7 @@ def parse_spec(data: Any, name: str | None = None, source: str | None = None) ->
     spec = EnvSpec(make_layout(rows, cols, obstacles, name), rules, name)
     claimed = data.get("id")
     if claimed is not None and claimed != spec.id:
-        raise SpecError([f"id: {claimed!r} does not match the content (its id is {spec.id})"], source)
+        raise SpecError([f"id: {_shown(claimed)} does not match the content (its id is {spec.id})"], source)
     return spec
 
 
@@ -189,13 +200,15 @@ def load_spec(path: str | Path) -> EnvSpec:
     """Read a YAML or JSON spec file (JSON is YAML) and validate it."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_bytes().decode("utf-8")
     except OSError as exc:
         raise SpecError([f"(file): cannot read: {exc.strerror}"], str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise SpecError([f"(file): not UTF-8 text: byte {exc.start} is {exc.object[exc.start]:#04x}"], str(path)) from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise SpecError([f"(file): not valid YAML/JSON: {exc}"], str(path)) from None
+        data = safeyaml.load(text)
+    except safeyaml.YamlError as exc:
+        raise SpecError([f"(file): not a YAML/JSON spec: {exc}"], str(path)) from None
     return parse_spec(data, source=str(path))
 
 

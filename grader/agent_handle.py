@@ -20,7 +20,7 @@ import numpy as np
 
 from grader import native_turns as native
 from grader import protocol
-from grader.faults import Fault, FaultKind
+from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits, size_text
 from grader.policy import Conduct, not_an_int, pace_fault, pace_stop_fault
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
@@ -28,6 +28,7 @@ from grader.submission import Submission
 
 # The CPU share is read from the cgroup at most this often (a file read per act would cost).
 CPU_CHECK_INTERVAL = 0.5
+VERSION_MAX = 40  # characters kept of each version the runner reports
 _POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 
 
@@ -159,7 +160,8 @@ class AgentHandle:
         if header is None:
             return
         if header["op"] == protocol.OP_READY:
-            self.versions = {k: str(v) for k, v in header.items() if k != "op"}
+            # The runner's frame, but the agent's module ran before it and could have sent its own.
+            self.versions = {k: clean_text(header[k], VERSION_MAX) for k in ("python", "numpy") if k in header}
         elif header["op"] == protocol.OP_ERROR:
             self._fail(FaultKind.AGENT_ERROR, f"{header.get('where', 'import')} failed: {header.get('error', '')}")
         else:

@@ -13,6 +13,8 @@ from typing import Any
 
 import yaml
 
+from engine import safeyaml
+
 
 class DocumentError(ValueError):
     """A document that cannot be used; the message lists every problem, each with its path."""
@@ -24,8 +26,8 @@ class DocumentError(ValueError):
                                           f"{len(self.problems)} problems:\n  " + "\n  ".join(self.problems)))
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys in any mapping."""
+class _StrictLoader(safeyaml.SAFE_LOADER):
+    """SafeLoader (libyaml's when there) that refuses duplicate keys in any mapping."""
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -57,19 +59,22 @@ def check_envelope(data: Any, source: str, version: int, fields) -> list[str]:
 
 
 def load_yaml(text: str, source: str) -> Any:
-    """Parse YAML text strictly; raise DocumentError naming `source` and the line."""
+    """Parse YAML text strictly and boundedly (engine.safeyaml: no alias bomb, no nesting past
+    its limit); raise DocumentError naming `source` and the line."""
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise DocumentError(source, [f"not valid YAML: {exc}"]) from None
+        return safeyaml.load(text, _StrictLoader)
+    except safeyaml.YamlError as exc:
+        raise DocumentError(source, [str(exc)]) from None
 
 
 def read_yaml(path: Path) -> Any:
     """Read and strictly parse a YAML file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = Path(path).read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise DocumentError(str(path), [f"not UTF-8 text: byte {exc.start} is {exc.object[exc.start]:#04x}"]) from None
     return load_yaml(text, str(path))
 
 

@@ -11,12 +11,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
+from engine import safeyaml
 from grader.rounds.records import atomic_write_bytes, dumps_json, gzip_bytes
 from grader.schema import SchemaError, validate
 
@@ -219,11 +221,13 @@ def load_results(path: str | Path) -> dict:
     """Read and validate a results file; raises ResultsError listing every problem by path."""
     path = Path(path)
     try:
-        data = yaml.load(path.read_text(), Loader=_LOADER)  # noqa: S506 - a safe loader
+        data = safeyaml.load(path.read_bytes().decode("utf-8"), _LOADER)
     except OSError as exc:
         raise ResultsError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
-    except yaml.YAMLError as exc:
-        raise ResultsError(str(path), [f"(file): not valid YAML: {exc}"]) from None
+    except UnicodeDecodeError as exc:
+        raise ResultsError(str(path), [f"(file): not UTF-8 text (byte {exc.start})"]) from None
+    except safeyaml.YamlError as exc:
+        raise ResultsError(str(path), [f"(file): {exc}"]) from None
     if isinstance(data, dict) and data.get("schema_version") != SCHEMA_VERSION:
         raise ResultsError(str(path), [f"schema_version: this arena reads {SCHEMA_VERSION}, "
                                        f"got {data.get('schema_version')!r}"])
@@ -250,16 +254,27 @@ def load_games(results_path: str | Path, data: dict) -> list[dict]:
         problems.append(f"(file): sha256 is {digest}, the results file says {data['games']['sha256']}")
     try:
         lines = gzip.decompress(blob).decode().splitlines()
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise ResultsError(str(games_path), problems + [f"(file): not gzip text: {exc}"]) from None
+    want = {"schema_version": SCHEMA_VERSION, "kind": "games", "round": data["round"]["id"],
+            "profile": data["disclosure"]["profile"], "count": data["games"]["count"]}
+    try:
+        header = json.loads(lines[0]) if lines else None
+    except (ValueError, RecursionError):
+        header = None
+    if header != want:  # its first line says whose games they are: a field like any other
+        problems.append(f"line 1: the header is {lines[0][:200] if lines else 'missing'}, expected {dumps_json(want)}")
     games = []
     root = schema()
     game_schema = root["$defs"]["game"]
     for n, line in enumerate(lines[1:], 2):
         try:
             game = json.loads(line)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # JSONDecodeError, or an integer past the conversion limit
             problems.append(f"line {n}: not JSON: {exc}")
+            continue
+        except RecursionError:
+            problems.append(f"line {n}: nested too deeply to be a game")
             continue
         problems += [f"line {n}: {p}" for p in validate(game, game_schema, root=root)]
         games.append(game)

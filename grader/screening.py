@@ -117,11 +117,16 @@ def screen(submission: Submission) -> list[Flag]:
 
 
 def scan_python(path: Path, rel: str) -> list[Flag]:
-    """Flagged imports and calls of one Python file (none if it does not parse)."""
+    """Flagged imports and calls of one Python file (none if it is not Python: it cannot run).
+    A file too deeply nested for the host's parser is flagged whole: Python's compiler may
+    still run it, so what it imports cannot be left unread."""
     try:
         tree = ast.parse(path.read_bytes(), filename=rel)
     except (SyntaxError, ValueError):
         return []
+    except (RecursionError, MemoryError):
+        return [Flag("import", rel, None, "too deeply nested for the screen to parse: its imports are unchecked; "
+                                          "read it before labelling")]
     flags = []
     for node in ast.walk(tree):
         for module, line in _imported(node):
@@ -238,8 +243,8 @@ def _npy_flag(path: Path, rel: str) -> Flag | None:
     try:
         with open(path, "rb") as fh:
             dtype = _npy_dtype(fh)
-    except (ValueError, OSError) as exc:
-        return Flag("opaque", rel, None, f"not a readable .npy array ({exc})")
+    except Exception as exc:  # numpy's header reader raises many kinds on hostile bytes: all mean unreadable
+        return Flag("opaque", rel, None, f"not a readable .npy array ({type(exc).__name__})")
     return Flag("opaque", rel, None, "an .npy array of Python objects (a pickle)") if dtype.hasobject else None
 
 
@@ -254,6 +259,6 @@ def _npz_flag(path: Path, rel: str) -> Flag | None:
                     dtype = _npy_dtype(io.BytesIO(member.read(TEXT_SAMPLE)))
                 if dtype.hasobject:
                     return Flag("opaque", rel, None, f"an .npz whose {info.filename!r} holds Python objects (a pickle)")
-    except (zipfile.BadZipFile, ValueError, OSError) as exc:
-        return Flag("opaque", rel, None, f"not a readable .npz archive ({exc})")
+    except Exception as exc:  # a damaged or hostile archive (zlib.error, EOFError, encryption...): unreadable
+        return Flag("opaque", rel, None, f"not a readable .npz archive ({type(exc).__name__})")
     return None

@@ -1,14 +1,18 @@
 """Re-verify a published round from its own files: `arena verify rounds/<round-id>.yaml`.
 
 In order, and stopping at the first difference (which it names): the results file against
-its schema; the games file against the sha256 and count the results file gives; what the
-file states about the round itself (`check_statement`: the round id recomputed from the plan
-it states, where it states all of it); every game with moves replayed through the engine
+its schema; the games file against the sha256 and count the results file gives; what the file
+withholds and publishes, from its tier alone (`check_disclosed`: no field can declare itself
+withheld and so switch a check off); what the file states about the round itself
+(`check_statement`: the round id recomputed from the plan it states, where the tier publishes
+all of it); each entrant's status and self-play count against its games (`check_statuses`);
+every game with moves replayed through the engine
 (result, disc counts, how it ended), its seed re-derived where the round seed is public, and
 every move of a reference player (the curve's `random`, and reference entrants) re-played
 from its seed; then every number of the file recomputed from the per-game outcomes. With
-`--private DIR` the staff record is verified the same way and the public file is checked to
-be exactly its projection.
+`--private DIR` the staff record is verified the same way, the public file is checked to be
+exactly its projection, and the staff record against its environment records and plan
+(`check_records`). docs/results.md lists what is checked and what cannot be.
 """
 
 from __future__ import annotations
@@ -22,13 +26,14 @@ from typing import Any
 
 from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, parse_spec
 from engine.opponents import seated_opponent
-from grader.disclosure import PROFILES, project_games, project_result
+from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, project_games, project_result
 from grader.limits import Limits
 from grader.metrics import generalisation_gap
 from grader.results import ResultsError, load_games, load_results
-from grader.rounds.orchestrate import public_round_baseline
-from grader.rounds.plan import EnvEntry, RoundPlan
-from grader.rounds.publish import round_notes
+from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
+from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
+from grader.rounds.publish import config_of, round_notes
+from grader.rounds.records import read_record, record_path
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
 from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed
 from grader.session import REFERENCE_NAMES, Entrant
@@ -203,8 +208,10 @@ def check_numbers(path: Path, data: dict, games: list[dict], report: Report) -> 
                       ("standing_published", len(data["field"]) >= MIN_FIELD_FOR_STANDING)):
         if info[key] != want:
             raise Difference(f"round.{key}: the file says {info[key]!r}, the round's size gives {want!r}")
-    if info["leaderboard"] and (info["private"] or info["research"] or not info["standing_published"]):
-        raise Difference("round.leaderboard: a private, research or standing-less round cannot be on the leaderboard")
+    leaderboard = info["tier"] in HIDDEN_TIERS and not info["private"] and info["standing_published"]
+    if info["leaderboard"] != leaderboard:
+        raise Difference(f"round.leaderboard: the file says {info['leaderboard']!r}; only a complete ladder or final "
+                         f"round that is not private and has a standing is on it, which gives {leaderboard!r}")
     got = recompute(data, games)
     stored = {"agents": data["agents"], "pairwise": data["pairwise"], "elo": data["elo"],
               "environment_agents": [e["agents"] for e in data["environments"]],
@@ -222,8 +229,8 @@ def check_gap(path: Path, data: dict, report: Report) -> None:
         return
     other = public_round_file(path, ref)
     if not other.exists():
-        report.notes.append(f"generalisation gap not checked: {other.name} is not beside this file")
-        return
+        raise Difference(f"provenance.config.public_round: {other.name} is not beside this file, so the "
+                         "generalisation gaps it gives cannot be checked")
     digest = "sha256:" + hashlib.sha256(other.read_bytes()).hexdigest()
     if digest != ref["sha256"]:
         raise Difference(f"provenance.config.public_round.sha256: {other.name} hashes to {digest}")
@@ -252,17 +259,17 @@ def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
     versions), or None and why the file cannot restate it. The round id is a hash of this
     plan, so a change to any of them shows as a different id."""
     config, provenance = data["provenance"]["config"], data["provenance"]
-    if config["seed"] is None:
-        return None, "the round seed is not public"
+    # `check_disclosed` has held each of these to the tier and profile: none is the file's choice.
     if provenance["tier_seed_commitment"] is not None:
         return None, "the tier was generated from a secret seed"
-    if any(e["spec"] is None for e in data["environments"]):
-        return None, "the environments' rules are withheld"
+    if config["seed"] is None or any(e["spec"] is None for e in data["environments"]):
+        return None, "the tier withholds its rules and the round seed"
     public_round = None
     if config["public_round"] is not None:
         other = public_round_file(path, config["public_round"])
         if not other.exists():
-            return None, f"the public round {other.name} is not beside this file"
+            raise Difference(f"provenance.config.public_round: {other.name} is not beside this file, and the "
+                             "round id cannot be recomputed without it")
         public_round = public_round_baseline(other)
     try:
         envs = tuple(EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
@@ -279,6 +286,124 @@ def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
     except (SpecError, ValueError, TypeError) as exc:
         raise Difference(f"provenance: the stated configuration is not a round's: {exc}") from None
     return plan, ""
+
+
+def check_disclosed(data: dict, games: list[dict]) -> None:
+    """What the file withholds or publishes follows from its tier, never from its own fields:
+    the tier says whether it was generated from a seed (a public or paper tier has no tier
+    seed, a ladder or final tier always has one) and which public profile it has; the profile
+    says whether the round seed, the environments and the move lists are published, and where
+    the seed is stated its commitment must be the seed's. A field that could say "withheld"
+    of its own accord would switch the checks that need it off."""
+    config, provenance, info = data["provenance"]["config"], data["provenance"], data["round"]
+    tier = config["tier"]
+    if info["tier"] != tier or not info["id"].startswith(f"{tier}-"):
+        raise Difference(f"round.tier: the file says {info['tier']!r} (id {info['id']}), its configuration "
+                         f"says {tier!r}")
+    if info["status"] != "complete":
+        raise Difference(f"round.status: {info['status']!r}; only a complete round is published")
+    generated = tier in HIDDEN_TIERS
+    if (provenance["tier_seed_commitment"] is not None) != generated:
+        raise Difference(f"provenance.tier_seed_commitment: the file says {provenance['tier_seed_commitment']!r}; "
+                         f"the {tier} tier " + ("is generated from a secret seed, whose commitment it must give"
+                                                if generated else "is not generated: it has no tier seed (null)"))
+    public = profile_for(tier, ladder_rules_public=config["disclosure"] == "open")
+    if config["disclosure"] != public.name:
+        raise Difference(f"provenance.config.disclosure: the file says {config['disclosure']!r}, a {tier} round "
+                         f"is published with the {public.name!r} profile")
+    if data["disclosure"]["profile"] not in ("full", public.name):
+        raise Difference(f"disclosure.profile: the file says {data['disclosure']['profile']!r}; a {tier} round is "
+                         f"the full record or its {public.name!r} projection")
+    profile = PROFILES[data["disclosure"]["profile"]]
+    word = "publishes" if profile.rules else "withholds"
+    seed = config["seed"]
+    if (seed is None) == profile.rules:
+        raise Difference(f"provenance.config.seed: the file says {seed!r}; the {profile.name} profile {word} "
+                         "the round seed")
+    if seed is not None and provenance["seed_commitment"] != commitment("round", seed):
+        raise Difference(f"provenance.seed_commitment: the file says {provenance['seed_commitment']}, the "
+                         f"commitment of the stated seed is {commitment('round', seed)}")
+    if (config["env_ids"] is None) == profile.rules:
+        raise Difference(f"provenance.config.env_ids: the {profile.name} profile {word} the environment ids")
+    for i, env in enumerate(data["environments"]):
+        for key in ("id", "spec"):
+            if (env[key] is None) == profile.rules:
+                raise Difference(f"environments[{i}].{key}: the {profile.name} profile {word} it")
+        if not profile.rules and env["name"] is not None:
+            raise Difference(f"environments[{i}].name: the {profile.name} profile withholds it")
+    for n, game in enumerate(games, 1):
+        present = [k for k in RULE_BEARING_GAME_KEYS if k in game]
+        if present != (list(RULE_BEARING_GAME_KEYS) if profile.rules else []):
+            missing = [k for k in RULE_BEARING_GAME_KEYS if k not in game]
+            raise Difference(f"game {n} ({game['env']} {game['phase']} #{game['index']}): the {profile.name} "
+                             f"profile {word} {', '.join(missing if profile.rules else present)}")
+
+
+def check_statuses(data: dict, games: list[dict]) -> None:
+    """Each entrant's status and self-play count in each environment, held to its games there.
+    A round plays an entrant's checkpoint games in order, then its pairings; a fault ends it.
+    So a game that ended by a side's fault names a side that is not `ok` and plays no more
+    there; a faulted entrant's games are a prefix of an `ok` one's (the checkpoints before the
+    one it died in complete, nothing after, pairings only once every checkpoint is complete);
+    and its self-play count lies where its checkpoint games stop (self-play runs between them).
+    An `ok` entrant's complete games are checked with the numbers (`recompute`)."""
+    config = data["provenance"]["config"]
+    checkpoints, per_checkpoint, budget = config["checkpoints"], config["games_per_checkpoint"], config["budget"]
+    by_env: dict[str, list[tuple[int, dict]]] = {}
+    for n, game in enumerate(games, 1):
+        by_env.setdefault(game["env"], []).append((n, game))
+    for e, env in enumerate(data["environments"]):
+        env_games = by_env.get(env["label"], [])
+        rows = {a["name"]: (i, a) for i, a in enumerate(env["agents"])}
+        last = {}  # entrant -> number of its last game here
+        for n, g in env_games:
+            for p in (g["black"], g["white"]):
+                last[p] = n
+        died_in = set()  # entrants a game may have ended by the fault of
+        for n, g in env_games:
+            if g["ending"] != "fault":
+                continue
+            side = g.get("forfeit")
+            dead = [g[side]] if side else [p for p in (g["black"], g["white"]) if p != CHECKPOINT_LABEL]
+            died_in.update(dead)
+            if all(p in rows and rows[p][1]["status"] == "ok" for p in dead):
+                raise Difference(f"environments[{e}].agents[{rows[dead[0]][0] if dead[0] in rows else '?'}].status: "
+                                 f"game {n} ended by a fault of {' or '.join(dead)}, whose status is 'ok'")
+            if len(dead) == 1 and last.get(dead[0], n) > n:
+                raise Difference(f"environments[{e}].agents[{rows[dead[0]][0]}].status: game {n} ended by "
+                                 f"{dead[0]}'s fault, yet it plays game {last[dead[0]]} after it")
+        for name, (a, row) in rows.items():
+            where = f"environments[{e}].agents[{a}]"
+            mine = [g for _, g in env_games if name in (g["black"], g["white"])]
+            counts = Counter(g["checkpoint"] for g in mine if g["phase"] == "checkpoint")
+            paired = any(g["phase"] == "pairing" for g in mine)
+            complete = 0
+            while complete < len(checkpoints) and counts[checkpoints[complete]] == per_checkpoint:
+                complete += 1
+            if complete < len(checkpoints):
+                later = [c for c in checkpoints[complete + 1:] if counts[c]]
+                if later or paired:
+                    raise Difference(f"{where}.status: {name} has {counts[checkpoints[complete]]} of "
+                                     f"{per_checkpoint} checkpoint games at {checkpoints[complete]} but plays on "
+                                     f"({'at checkpoint ' + str(later[0]) if later else 'its pairings'})")
+            live = [o for o, (_, r) in rows.items() if o != name and r["status"] == "ok"]
+            played = Counter(g["black"] if g["white"] == name else g["white"] for g in mine if g["phase"] == "pairing")
+            if (row["status"] != "ok" and complete == len(checkpoints) and name not in died_in and live
+                    and all(played[o] == config["pairing_games"] for o in live)):
+                # A fault stops an entrant before a pairing, or ends the game it came in by its fault.
+                raise Difference(f"{where}.status: the file says {row['status']!r}, but {name} played every "
+                                 "game of its schedule to its end and no game ended by its fault")
+            sp = row["self_play"]["games"]
+            if complete == len(checkpoints):
+                low = high = budget
+            elif counts[checkpoints[complete]] or complete == 0:
+                low = high = checkpoints[complete]  # it died in this checkpoint's games
+            else:
+                low, high = checkpoints[complete - 1], checkpoints[complete]  # in the self-play before it
+            if not low <= sp <= high:
+                stop = "every checkpoint" if complete == len(checkpoints) else f"checkpoint {checkpoints[complete]}"
+                raise Difference(f"{where}.self_play.games: {sp} self-play games, but {name}'s checkpoint games "
+                                 f"stop at {stop}, which gives " + (f"{low}" if low == high else f"{low}..{high}"))
 
 
 def check_statement(path: Path, data: dict, report: Report) -> None:
@@ -347,7 +472,9 @@ def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
     except ResultsError as exc:
         raise Difference(f"{exc.args[0].splitlines()[0]} {exc.problems[0]}") from None
     report.games += len(games)
+    check_disclosed(data, games)
     check_statement(path, data, report)
+    check_statuses(data, games)
     check_games(data, games, report)
     check_numbers(path, data, games, report)
     return data, games
@@ -378,4 +505,82 @@ def verify(path: str | Path, private: str | Path | None = None) -> Report:
     diff = first_difference(games, public_games, "games")
     if diff:
         raise Difference(f"the public games are not the projection of the staff games: {diff}")
+    check_records(Path(private) / full["round"]["id"], full, full_games, report)
     return report
+
+
+def check_records(work: Path, full: dict, full_games: list[dict], report: Report) -> None:
+    """The staff record against the environment records it was built from (`<private>/<round-id>/
+    envs/`, as `arena round --private-out` leaves them): each environment's games, every
+    entrant's status (its fault's kind) and self-play summary, exactly; and where the round's
+    plan is there too (`plan.json`, which holds the seeds), the round id, each record's plan
+    key and both seed commitments."""
+    envs = full["environments"]
+    paths = [record_path(work, i) for i in range(len(envs))]
+    if not any(p.exists() for p in paths):
+        report.notes.append(f"no environment records in {work}: statuses and self-play checked against the games only")
+        return
+    by_env: dict[str, list[dict]] = {}
+    for game in full_games:
+        by_env.setdefault(game["env"], []).append(game)
+    plan = None
+    plan_path = work / "plan.json"
+    if plan_path.exists():
+        try:
+            plan = read_plan(plan_path)
+        except PlanError as exc:
+            raise Difference(f"--private: {exc}") from None
+        check_plan(plan, full)
+    for i, (env, path) in enumerate(zip(envs, paths)):
+        where = f"environments[{i}]"
+        try:
+            record = read_record(path)
+        except (ValueError, FileNotFoundError) as exc:
+            raise Difference(f"--private: {where} ({env['label']}): {exc}") from None
+        if plan is not None and record.plan_key != plan.key():
+            raise Difference(f"--private: {path} was recorded for another plan than {plan_path}")
+        if (record.label, record.env_id) != (env["label"], env["id"]):
+            raise Difference(f"{where}: the staff record has {env['label']} {env['id']}, its environment record "
+                             f"{record.label} {record.env_id}")
+        diff = first_difference(by_env.get(env["label"], []), record.games, f"{where} games")
+        if diff:
+            raise Difference(f"the staff games are not those of the environment records: {diff}")
+        for a, row in enumerate(env["agents"]):
+            entrant = record.entrants.get(row["name"])
+            if entrant is None:
+                raise Difference(f"{where}.agents[{a}]: {row['name']} is not in its environment record")
+            status = entrant.fault["kind"] if entrant.fault else "ok"
+            if row["status"] != status:
+                raise Difference(f"{where}.agents[{a}].status: the file says {row['status']!r}, its environment "
+                                 f"record {status!r}")
+            sp = entrant.self_play
+            want = {"games": sp.games, "black_wins": sp.black_wins, "white_wins": sp.white_wins, "draws": sp.draws,
+                    "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None}
+            diff = first_difference(row["self_play"], want, f"{where}.agents[{a}].self_play")
+            if diff:
+                raise Difference(diff)
+
+
+def check_plan(plan: RoundPlan, full: dict) -> None:
+    """The staff's round plan is the round's: its id and the seeds the record commits to."""
+    provenance = full["provenance"]
+    if plan.round_id != full["round"]["id"] or plan.round_id != f"{plan.tier}-{plan.key()[:10]}":
+        raise Difference(f"round.id: the file says {full['round']['id']}, the staff's plan is round "
+                         f"{plan.round_id} and its content gives {plan.tier}-{plan.key()[:10]}")
+    if commitment("round", plan.seed) != provenance["seed_commitment"]:
+        raise Difference("provenance.seed_commitment: not the commitment of the staff plan's round seed")
+    tier = None if plan.tier_seed is None else commitment("tier", plan.tier_seed)
+    if tier != provenance["tier_seed_commitment"]:
+        raise Difference("provenance.tier_seed_commitment: not the commitment of the staff plan's tier seed")
+    # What the id hashes, as the record states it: so a hidden tier's id is recomputed too.
+    stated = {"provenance.config": provenance["config"], "provenance.limits": provenance["limits"],
+              "provenance.arena_version": provenance["arena_version"], "provenance.commit": provenance["commit"],
+              "field": full["field"],
+              "environments": [[e["label"], e["id"], e["name"], e["spec"]] for e in full["environments"]]}
+    planned = {"provenance.config": config_of(plan), "provenance.limits": plan.limits.to_dict(),
+               "provenance.arena_version": plan.arena_version, "provenance.commit": plan.commit,
+               "field": [e.public() for e in plan.field],
+               "environments": [[e.label, e.spec.id, e.spec.name, e.spec.to_dict()] for e in plan.envs]}
+    diff = first_difference(stated, planned)
+    if diff:
+        raise Difference(f"the staff record is not of the round its plan describes: {diff}")

@@ -24,6 +24,8 @@ def check_record(record: dict) -> str | None:
         return f"missing field {exc}"
     except (SpecError, ReplayError) as exc:
         return str(exc)
+    except (TypeError, ValueError, IndexError) as exc:  # a record's fields are data: any shape may come
+        return f"not a game record: {type(exc).__name__}: {str(exc)[:200]}"
     out = game.outcome()
     found = {"black_discs": out.black_discs, "white_discs": out.white_discs, "winner": out.winner_label}
     if "placements" in record:
@@ -34,15 +36,21 @@ def check_record(record: dict) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     total = matched = 0
-    with open(args.file) as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
+    with open(args.file, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            if not raw.strip():
                 continue
             total += 1
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
+                record = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                print(f"line {lineno}: not UTF-8 (byte {exc.start})", file=sys.stderr)
+                continue
+            except ValueError as exc:  # JSONDecodeError, or an integer past the conversion limit
                 print(f"line {lineno}: not JSON: {exc}", file=sys.stderr)
+                continue
+            except RecursionError:
+                print(f"line {lineno}: nested too deeply to be a game record", file=sys.stderr)
                 continue
             problem = check_record(record) if isinstance(record, dict) else "not a JSON object"
             if problem:

@@ -97,7 +97,17 @@ def command_of(args: argparse.Namespace, hidden: bool) -> str:
             words += [flag] + [public_word(v) for v in value]
         else:
             words += [flag, public_word(value)]
-    return shlex.join(words)
+    return shlex.join([utf8_word(w) for w in words])
+
+
+def utf8_word(word: str) -> str:
+    """A command word that every UTF-8 writer takes: an argument's bytes that are not UTF-8
+    (the surrogate escapes Python reads them as) are written as backslash escapes."""
+    try:
+        word.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(word).decode("utf-8", "backslashreplace")
+    return word
 
 
 def private_folder(option: Path | None, tier: str) -> Path:

@@ -21,7 +21,7 @@ from engine import EnvSpec, tier_specs
 from grader.disclosure import profile_for
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.results import load_results
-from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs
+from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
 from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
 from grader.rounds.records import atomic_write_bytes, record_path
@@ -181,7 +181,7 @@ def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
         path = folder / "plan.json"
         if not path.exists():
             raise ValueError(f"{folder}: no plan.json; give the round's folder inside a shard's --private-out")
-        plans.append(RoundPlan.from_dict(json.loads(path.read_text())))
+        plans.append(read_plan(path))
     plan = plans[0]
     for folder, other in zip(folders[1:], plans[1:]):
         if other.key() != plan.key():
@@ -197,5 +197,11 @@ def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
                     raise ValueError(f"environment {plan.envs[i].label} is recorded differently in {folder} and {work}")
                 atomic_write_bytes(dst, blob)
         for shard_file in sorted((folder / "shards").glob("*.json")):
-            shards.append(json.loads(shard_file.read_text())["command"])
+            try:
+                command = json.loads(shard_file.read_bytes().decode("utf-8"))["command"]
+                if not isinstance(command, str):
+                    raise TypeError(f"its command is a {type(command).__name__}")
+            except (ValueError, KeyError, TypeError, RecursionError) as exc:
+                raise ValueError(f"{shard_file}: not a shard's note: {type(exc).__name__}: {str(exc)[:200]}") from None
+            shards.append(command)
     return _finish(plan, work, out, private, command, sorted(set(shards)), [], stream)

@@ -113,6 +113,22 @@ class RoundPlan:
                    round_id=data["round_id"])
 
 
+class PlanError(ValueError):
+    """A stored plan file that is not a round plan; the message names the file and why."""
+
+
+def read_plan(path: Path) -> RoundPlan:
+    """The round plan stored at `path` (a staff file, but bytes all the same: a damaged or
+    hand-edited one is a PlanError naming it, never a KeyError or RecursionError)."""
+    try:
+        return RoundPlan.from_dict(json.loads(Path(path).read_bytes().decode("utf-8")))
+    except RecursionError:
+        raise PlanError(f"{path}: not a round plan: nested too deeply") from None
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # JSON, a missing key, a wrong type
+        kind = "missing field" if isinstance(exc, KeyError) else type(exc).__name__
+        raise PlanError(f"{path}: not a round plan: {kind}: {str(exc)[:200]}") from None
+
+
 def commitment(kind: str, secret: str) -> str:
     """sha256 commitment of a seed. It binds the round to its seed; it hides the seed only if
     the seed has enough entropy (staff should draw scored seeds with `secrets.token_hex`)."""

@@ -13,6 +13,7 @@ import io
 import json
 import os
 import tempfile
+import zlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
@@ -130,5 +131,7 @@ def write_record(work: Path, record: EnvRecord) -> Path:
 def read_record(path: Path) -> EnvRecord:
     try:
         return EnvRecord.from_dict(json.loads(gzip.decompress(path.read_bytes())))
-    except (OSError, EOFError, json.JSONDecodeError, KeyError, TypeError) as exc:
-        raise ValueError(f"{path}: not a readable environment record: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not a readable environment record: nested too deeply") from None
+    except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"{path}: not a readable environment record: {type(exc).__name__}: {str(exc)[:200]}") from None

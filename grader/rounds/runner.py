@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TextIO
 
 from grader.rounds.play import HeldEnv, play_env
-from grader.rounds.plan import RoundPlan
+from grader.rounds.plan import RoundPlan, read_plan
 from grader.rounds.records import EnvRecord, atomic_write_bytes, read_record, record_path, write_record
 from grader.schedule import games_per_env
 
@@ -43,7 +43,7 @@ def prepare_work(private: Path, plan: RoundPlan) -> Path:
     work = work_dir(private, plan)
     path = work / "plan.json"
     if path.exists():
-        stored = RoundPlan.from_dict(json.loads(path.read_text()))
+        stored = read_plan(path)
         if stored.key() != plan.key():
             raise PlanMismatch(f"{path} holds a different plan for round {plan.round_id}; "
                                "move it away to start that round afresh")

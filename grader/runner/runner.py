@@ -121,10 +121,37 @@ def load_agent(agent_dir: str):
     return module.Agent
 
 
+def _plain_text(value, what: str) -> str:
+    """`value` as an exact str (a str subclass may override slicing or formatting: the base
+    class's own method copies it), or a note of what it was instead."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    return f"<{what} is a {type(value).__name__}, not a string>"
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message` of an exception the agent raised, at most 500 characters. The agent
+    made the exception, so its `__str__` (or even its class's name) may raise or return
+    something other than a string: that is said in the text instead of breaking the runner."""
+    try:
+        name = _plain_text(type(exc).__name__, "its class's name")
+    except Exception:
+        name = "<a class whose name cannot be read>"
+    try:
+        message = _plain_text(str(exc), "its message")
+    except Exception as inner:
+        message = f"<the exception's message cannot be shown: str() raised {_plain_text(type(inner).__name__, 'a name')}>"
+    return f"{name[:100]}: {message[:500]}"[:500]
+
+
 def error_frame(where: str, exc: BaseException) -> bytes:
-    traceback.print_exc()  # the full traceback goes to the owner's log
-    text = f"{type(exc).__name__}: {exc}"
-    return wire.encode({"op": "error", "where": where, "error": text[:500]})
+    """The `error` frame for an exception of the agent's code during `where`; its traceback
+    goes to the owner's log (if even that fails, the frame still goes out)."""
+    try:
+        traceback.print_exc()
+    except Exception:
+        pass
+    return wire.encode({"op": "error", "where": where, "error": describe(exc)})
 
 
 def _action_frame(action: int) -> bytes:

@@ -75,8 +75,11 @@ def parse_header(head: bytes | bytearray | memoryview) -> dict:
         header = _loads(bytes(head))
     except (UnicodeDecodeError, ValueError) as exc:
         raise WireError(f"header is not JSON: {exc}") from None
+    except RecursionError:  # a header is small, but `[[[[...` 16 KiB deep exhausts json's recursion
+        raise WireError("header is nested too deeply to be a message") from None
     if not isinstance(header, dict) or not isinstance(header.get("op"), str):
-        raise WireError(f"header must be a JSON object with a string 'op', got {str(header)[:80]!r}")
+        raise WireError(f"header must be a JSON object with a string 'op', got {type(header).__name__} "
+                        f"{bytes(head[:60])!r}")
     return header
 
 

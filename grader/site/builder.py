@@ -218,6 +218,7 @@ class SiteBuild:
         self.writer.copy(f"data/{r.id}.yaml", r.path, r.sha256)
         games = r.games_path()
         if games.exists():
+            r.check_games_file()
             self.writer.copy(f"data/{r.summary['games']['path']}", games, r.games_sha256())
         else:
             self.warnings.append(f"{r.id}: its games file is missing; the round page links none")
@@ -299,8 +300,8 @@ class SiteBuild:
     def kit(self) -> None:
         zip_path, version_path = self.config.kit_zip, self.config.kit_version
         has_zip = zip_path is not None and zip_path.is_file()
-        version = (version_path.read_text(encoding="utf-8").strip() if version_path is not None
-                   and version_path.is_file() else None)
+        version = (version_path.read_bytes().decode("utf-8", "replace").strip()[:100] if version_path is not None
+                   and version_path.is_file() else None)  # a version line, shown as text: never fatal
         info = None
         if has_zip:
             blob = zip_path.read_bytes()

@@ -133,6 +133,18 @@ class RoundSource:
     def games_sha256(self) -> str:
         return self.summary["games"]["sha256"]
 
+    def check_games_file(self) -> None:
+        """Refuse (SiteDataError naming the file) a games file whose bytes are not the ones the
+        results file records, e.g. one truncated: the site publishes it for auditors."""
+        path = self.games_path()
+        try:
+            digest = "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            raise SiteDataError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
+        if digest != self.games_sha256():
+            raise SiteDataError(str(path), [f"(file): sha256 is {digest}, {self.path.name} says "
+                                            f"{self.games_sha256()} (truncated or changed?)"])
+
 
 class RoundCache:
     """Parsed rounds kept between builds in `folder` (None: no cache, every build reads all)."""

@@ -55,7 +55,10 @@ def find_docs(folder: Path | None) -> list[Doc]:
         return []
     docs = []
     for path in sorted(folder.glob("*.md"), key=lambda p: (ORDER.index(p.stem) if p.stem in ORDER else 99, p.stem)):
-        text = path.read_text(encoding="utf-8")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
         heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), path.stem)
         docs.append(Doc(path.stem, heading, NAV_TITLES.get(path.stem, heading), text, path))
     return docs

@@ -19,6 +19,8 @@ from typing import Any
 
 import yaml
 
+from engine import safeyaml
+
 try:  # libyaml when present: the fallback is still correct without it, only slower
     _FALLBACK_LOADER: type = yaml.CSafeLoader
 except AttributeError:  # pragma: no cover - pyyaml built without libyaml
@@ -46,19 +48,21 @@ class _Unsupported(Exception):
 
 
 def load(text: str) -> Any:
-    """Parse a YAML document as `yaml.safe_load` would."""
+    """Parse a YAML document as `yaml.safe_load` would, or raise `engine.safeyaml.YamlError`
+    (a ValueError) for one that is malformed, nested too deeply or an alias bomb: what the
+    fast reader does not take is read by `engine.safeyaml`, which bounds it."""
     # The reader makes a million containers for a large round, none in a cycle: with the
     # cycle collector on, its passes over the growing heap cost a tenth of the parse.
     collecting = gc.isenabled()
     gc.disable()
     try:
         return _Reader(text).document()
-    except _Unsupported:
+    except (_Unsupported, RecursionError):  # deep nesting: the bounded reader says how deep
         pass
     finally:
         if collecting:
             gc.enable()
-    return yaml.load(text, Loader=_FALLBACK_LOADER)
+    return safeyaml.load(text, _FALLBACK_LOADER)
 
 
 def _plain(value: str) -> Any:
@@ -73,6 +77,8 @@ def _plain(value: str) -> Any:
 
 
 def _resolve_plain(value: str) -> Any:
+    if value[:1] == " " or value[-1:] == " ":  # PyYAML strips these; `dump_yaml` never writes them
+        raise _Unsupported("space around a plain scalar")
     if value in _SPECIAL:
         return _SPECIAL[value]
     if _INT.match(value):
@@ -138,7 +144,7 @@ class _Reader:
                     out[key] = value
                     i += 1
                     continue
-                if rest[0] not in _NOT_PLAIN:
+                if rest and rest[0] not in _NOT_PLAIN:  # `key: ` with nothing after is null: PyYAML's
                     out[key] = _plain(rest)
                     i += 1
                     continue
@@ -194,7 +200,11 @@ class _Reader:
         while inds[j] > ind:
             j += 1
         if j > i + 1:
+            if text[-1:] == " " or any(t[-1:] == " " for t in self.txt[i + 1:j - 1]):
+                raise _Unsupported(f"line {i + 1}: a folded scalar with trailing spaces")
             text = " ".join([text] + self.txt[i + 1:j])  # folding without blank lines: one space
+        if not text or text in ("-", "?", ":") or text.startswith(("- ", "? ", ": ")):
+            raise _Unsupported(f"line {i + 1}: an empty scalar or a block indicator")  # e.g. `- -` is [[null]]
         first = text[0]
         if first == "'":
             if len(text) < 2 or not text.endswith("'"):

@@ -81,3 +81,18 @@ def test_simulate_summary_is_json_on_the_last_line(capsys, tmp_path):
     code, out, _ = run(capsys, "simulate", spec, "--games", "4", "--seed", "1", "--black", "greedy")
     assert code == 0 and json.loads(out[-1])["black"] == "greedy"
 
+
+
+def test_replay_names_each_hostile_line_and_goes_on(capsys, tmp_path):
+    """Red team (issue 14): an auditor's file is data; no line of it stops the replay."""
+    game = '{"layout": {"rows": 8, "cols": 8}, "rules": {"win": "most", "capture": "standard"}, "moves": %s}'
+    hostile = tmp_path / "hostile.jsonl"
+    hostile.write_bytes(b"\n".join([("[" * 5000 + "]" * 5000).encode(), b"\xff\xfe", (game % "5").encode(),
+                                    (game % '["x"]').encode(), b"[1, 2]", b'{"moves": []}', b"1" * 5000]) + b"\n")
+    code, out, err = run(capsys, "replay", str(hostile))
+    assert code == 1 and out[-1] == "7 games, 0 match"
+    for n, text in enumerate(["nested too deeply", "not UTF-8", "not a game record: TypeError",
+                              "move 0 ('x'): cell 'x' is not a legal move",
+                              "not a JSON object", "missing field", "not JSON"], 1):
+        assert f"line {n}: {text}" in err, (n, err)
+    assert "Traceback" not in err

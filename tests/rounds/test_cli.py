@@ -131,3 +131,19 @@ def test_a_full_disk_is_named_and_the_round_resumes(tmp_path, monkeypatch, capsy
     assert main(argv) == 0
     published = list((tmp_path / "r").glob("*.yaml"))
     assert len(published) == 1 and main(["verify", str(published[0])]) == 0
+
+
+@pytest.mark.skipif(find_bwrap() is None, reason="needs bubblewrap for the local sandbox")
+def test_a_path_that_is_not_utf8_still_publishes(tmp_path, capsys):
+    """Red team (issue 14): the recorded command quoted the path's bytes as surrogate escapes,
+    and the round, played to the end, could never publish (UnicodeEncodeError)."""
+    import os
+    import shutil
+    folder = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"ag\xff")))
+    shutil.copytree(AGENTS / "random_agent", folder)
+    out, private = tmp_path / "rounds", tmp_path / "private"
+    assert main(BASE + ["--agents", f"alice={folder}", "random", "--out", str(out), "--private-out", str(private)]) == 0
+    path = Path(capsys.readouterr().out.strip().splitlines()[-1])
+    command = yaml.safe_load(path.read_text(encoding="utf-8"))["provenance"]["execution"]["command"]
+    assert "alice=ag\\xff" in command
+    assert main(["verify", str(path), "--private", str(private)]) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import shutil
 
 import pytest
 import yaml
@@ -133,4 +134,211 @@ def test_what_the_file_says_of_the_round_itself_is_checked(published, tmp_path, 
     change(data)
     path = write(tmp_path, data, lines)
     with pytest.raises(Difference, match=message):
+        verify(path)
+
+
+# -- red team (issue 14): no field's value switches a check off ------------------------------
+def forge_numbers(data: dict, lines: list[str]) -> None:
+    """What a careful forger does after changing an input of the numbers (a status): recompute
+    every number from the games as verify would, so that only the input itself is wrong."""
+    from grader.verify import recompute
+    try:
+        got = recompute(data, [json.loads(line) for line in lines[1:]])
+    except Difference:
+        return  # the games cannot give numbers for this input: verify says so as well
+    data["agents"], data["pairwise"], data["elo"] = got["agents"], got["pairwise"], got["elo"]
+    for env, rows in zip(data["environments"], got["environment_agents"]):
+        env["agents"] = rows
+
+
+def _alpha_row(d: dict) -> dict:
+    return next(a for a in d["environments"][0]["agents"] if a["name"] == "alpha")
+
+
+def _alpha(d: dict) -> dict:
+    return next(f for f in d["field"] if f["name"] == "alpha")
+
+
+OTHER_DIGEST = "sha256:" + "0" * 64
+
+
+@pytest.mark.parametrize("where, change, message", [
+    ("a tier seed commitment on a public round, with a changed digest",
+     lambda d: (d["provenance"].update(tier_seed_commitment="sha256:" + "1" * 64),
+                _alpha(d).update(digest=OTHER_DIGEST)), r"provenance\.tier_seed_commitment"),
+    ("a null round seed on a public round, with a changed digest",
+     lambda d: (d["provenance"]["config"].update(seed=None), _alpha(d).update(digest=OTHER_DIGEST)),
+     r"provenance\.config\.seed"),
+    ("a null round seed on a public round, with a changed limit",
+     lambda d: (d["provenance"]["config"].update(seed=None), d["provenance"]["limits"].update(act_hard_seconds=99)),
+     r"provenance\.config\.seed"),
+    ("a seed commitment that is not the seed's",
+     lambda d: d["provenance"].update(seed_commitment="sha256:" + "2" * 64), r"provenance\.seed_commitment"),
+    ("a withheld spec on a public round, with a changed account",
+     lambda d: (d["environments"][0].update(spec=None), _alpha(d).update(account="mallory")),
+     r"environments\[0\]\.spec"),
+    ("withheld environment ids on a public round",
+     lambda d: d["provenance"]["config"].update(env_ids=None), r"provenance\.config\.env_ids"),
+    ("a staff profile on a public round",
+     lambda d: d["provenance"]["config"].update(disclosure="staff"), r"provenance\.config\.disclosure"),
+    ("a disclosure profile of another tier", lambda d: d["disclosure"].update(profile="final"), r"disclosure\.profile"),
+    ("a round tier apart from its configuration", lambda d: d["round"].update(tier="ladder"), r"round\.tier"),
+    ("a public round on the leaderboard", lambda d: d["round"].update(leaderboard=True), r"round\.leaderboard"),
+    ("a held round published", lambda d: d["round"].update(status="held"), r"round\.status"),
+    ("a public round that is not beside the file",
+     lambda d: (d["provenance"]["config"].update(public_round={"id": "public-0123456789", "sha256": OTHER_DIGEST}),
+                _alpha(d).update(digest=OTHER_DIGEST)), r"provenance\.config\.public_round"),
+    ("a forged status, numbers recomputed to match",
+     lambda d: _alpha_row(d).update(status="timeout"), r"environments\[0\]\.agents\[0\]\.status: the file says .timeout., but alpha played every game"),
+    ("a forged self-play count of an entrant that did not fault",
+     lambda d: _alpha_row(d)["self_play"].update(games=3, black_wins=1, white_wins=1, draws=1),
+     r"environments\[0\]\.agents\[0\]\.self_play\.games"),
+])
+def test_no_field_switches_a_check_off(published, tmp_path, where, change, message):
+    """Each of these verified with exit 0 (and at most a note) before issue 14: a field that
+    could declare itself withheld turned the round-id check off, and the seed commitment,
+    statuses and self-play counts were taken as given. Now verify refuses, naming the field."""
+    data, lines = copy_round(published, tmp_path)
+    change(data)
+    if "status" in message:
+        forge_numbers(data, lines)
+    header = json.loads(lines[0])  # a careful forger keeps the games file's header in step
+    header.update(round=data["round"]["id"], profile=data["disclosure"]["profile"])
+    lines[0] = json.dumps(header, separators=(",", ":"))
+    path = write(tmp_path, data, lines)
+    with pytest.raises(Difference, match=message):
+        verify(path)
+    assert main(["verify", str(path)]) == 1
+
+
+def test_moves_removed_from_a_public_round_are_refused(published, tmp_path):
+    """Dropping a game's moves used to skip its replay in silence."""
+    data, lines = copy_round(published, tmp_path)
+    game = json.loads(lines[3])
+    for key in ("moves", "seed"):
+        game.pop(key)
+    lines[3] = json.dumps(game, separators=(",", ":"))
+    path = write(tmp_path, data, lines)
+    with pytest.raises(Difference, match=r"game 3 .*publishes seed, moves"):
+        verify(path)
+
+
+@pytest.fixture(scope="module")
+def faulted(tmp_path_factory):
+    """A round in which `crash` raises on its 40th act, inside its budget self-play."""
+    root = tmp_path_factory.mktemp("verify-faulted")
+    plan = small_plan(field(("alpha", "Learner"), ("crash", "CrashLate")), envs="random-2 most/standard")
+    outcome = run_round(plan, root / "rounds", root / "private", command="test")
+    return outcome.public_path
+
+
+def _crash_row(d: dict) -> dict:
+    return next(a for a in d["environments"][0]["agents"] if a["name"] == "crash")
+
+
+def test_a_round_with_a_faulted_entrant_verifies(faulted):
+    data = load_results(faulted)
+    assert _crash_row(data)["status"] == "agent_error" and _crash_row(data)["self_play"]["games"] < 10
+    assert verify(faulted).replayed > 0
+
+
+@pytest.mark.parametrize("where, change, message", [
+    ("its self-play count raised to the budget",
+     lambda d: _crash_row(d)["self_play"].update(games=10, black_wins=10 - _crash_row(d)["self_play"]["white_wins"]
+                                                 - _crash_row(d)["self_play"]["draws"]),
+     r"agents\[1\]\.self_play\.games: 10 self-play games, but crash's checkpoint games stop at checkpoint"),
+    ("its status forged to ok, numbers recomputed",
+     lambda d: _crash_row(d).update(status="ok"), r"agents\[1\]\.self_play\.games: \d+ self-play games for an entrant whose status is 'ok'"),
+])
+def test_a_faulted_entrants_record_is_held_to_its_games(faulted, tmp_path, where, change, message):
+    data, lines = copy_round(faulted, tmp_path)
+    change(data)
+    if "status" in where:
+        forge_numbers(data, lines)
+    path = write(tmp_path, data, lines)
+    with pytest.raises(Difference, match=message):
+        verify(path)
+
+
+def _staff_copy(public_path, tmp_path):
+    """A copy of a round's public and staff folders (records and plan included)."""
+    root = public_path.parent.parent
+    shutil.copytree(root / "rounds", tmp_path / "rounds")
+    shutil.copytree(root / "private", tmp_path / "private")
+    return tmp_path / "rounds" / public_path.name, tmp_path / "private"
+
+
+def _edit_record(private, round_id, change):
+    path = private / round_id / "envs" / "env-0000.json.gz"
+    record = json.loads(gzip.decompress(path.read_bytes()))
+    change(record)
+    path.write_bytes(gzip_bytes(json.dumps(record).encode()))
+
+
+def test_with_the_staff_folder_the_environment_records_and_plan_are_checked(faulted, tmp_path):
+    public, private = _staff_copy(faulted, tmp_path)
+    report = verify(public, private)
+    assert not any("environment records" in n for n in report.notes)
+    rid = public.stem
+    _edit_record(private, rid, lambda r: r["entrants"]["crash"]["self_play"].update(games=1, draws=1, black_wins=0,
+                                                                                    white_wins=0))
+    with pytest.raises(Difference, match=r"environments\[0\]\.agents\[1\]\.self_play"):
+        verify(public, private)
+
+
+def test_a_plan_that_is_not_the_records_round_is_refused(faulted, tmp_path):
+    public, private = _staff_copy(faulted, tmp_path)
+    plan_path = private / public.stem / "plan.json"
+    plan = json.loads(plan_path.read_text())
+    plan["seed"] = "another seed"
+    plan_path.write_text(json.dumps(plan))
+    with pytest.raises(Difference, match="round.id|seed_commitment"):
+        verify(public, private)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"schema_version: 1\nround: \xff\n", "not UTF-8"),
+    (("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(8))).encode(),
+     "alias bomb"),
+    (("x:\n" + "".join(" " * i + "-\n" for i in range(2, 1400, 2))).encode(), "nested"),
+    (None, "invalid results"),  # the published file cut in half
+])
+def test_a_hostile_results_file_is_refused_by_name(published, tmp_path, capsys, content, message):
+    """Red team (issue 14): an auditor's input is data, bounded and named, never a traceback."""
+    path = tmp_path / published.name
+    path.write_bytes(content if content is not None else published.read_bytes()[:len(published.read_bytes()) // 2])
+    with pytest.raises(ResultsError, match=message):
+        load_results(path)
+    assert main(["verify", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert str(path) in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("file, content, message", [
+    ("plan.json", b"[" * 5000 + b"]" * 5000, "plan.json: not a round plan: nested too deeply"),
+    ("plan.json", b'{"plan_version": 1}', "plan.json: not a round plan: missing field"),
+    ("envs/env-0000.json.gz", gzip_bytes(b"[" * 5000 + b"]" * 5000), "env-0000.json.gz: not a readable environment"),
+    ("envs/env-0000.json.gz", gzip_bytes(b"\xff\xfe{"), "env-0000.json.gz: not a readable environment"),
+    ("envs/env-0000.json.gz", b"\x1f\x8b\x08\x00" + b"\x00" * 40, "env-0000.json.gz: not a readable environment"),
+])
+def test_a_damaged_staff_file_is_named(faulted, tmp_path, capsys, file, content, message):
+    public, private = _staff_copy(faulted, tmp_path)
+    (private / public.stem / file).write_bytes(content)
+    with pytest.raises(Difference, match=message):
+        verify(public, private)
+    assert main(["merge", str(private / public.stem), "--out", str(tmp_path / "o"),
+                 "--private-out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and file.split("/")[-1] in err
+
+
+def test_the_games_files_header_is_checked(published, tmp_path):
+    """Its first line says whose games they are (round, profile, count): a field like any other."""
+    data, lines = copy_round(published, tmp_path)
+    header = json.loads(lines[0])
+    header["round"] = "public-0000000000"
+    lines[0] = json.dumps(header, separators=(",", ":"))
+    path = write(tmp_path, data, lines)
+    with pytest.raises(Difference, match="line 1: the header is"):
         verify(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
@@ -61,3 +62,20 @@ def test_random_documents_read_as_pyyaml_reads_them():
                                   "--- \na: 1\n", "a: !!str 5\n", "a: 2026-10-05\n", "a: 0o17\n", "a: |\n  x\n"])
 def test_what_the_subset_does_not_cover_falls_back(text):
     assert fastyaml.load(text) == yaml.safe_load(text)
+
+
+def test_every_truncation_of_a_round_reads_as_pyyaml_reads_it():
+    """Red team (issue 14): a truncated file is bytes like any other; cut anywhere (mid-line,
+    after `key: `, after `- `), the fast reader answers as PyYAML does, or refuses as it does."""
+    from engine.safeyaml import YamlError
+    text = (FIXTURES / "rounds" / "public-335bc0b253.yaml").read_text()
+    cuts = sorted(set(range(0, len(text), 37)) | {m.end() for m in re.finditer(r": |- ", text)})
+    for cut in cuts:
+        part = text[:cut]
+        try:
+            want = yaml.load(part, Loader=yaml.CSafeLoader)
+        except yaml.YAMLError:
+            with pytest.raises(YamlError):
+                fastyaml.load(part)
+            continue
+        assert fastyaml.load(part) == want, cut

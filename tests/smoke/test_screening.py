@@ -95,3 +95,23 @@ def test_npz_with_a_non_array_member_is_opaque(tmp_path):
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("payload.pkl", pickle.dumps(1))
     assert flags_of(tmp_path, {"agent.py": AGENT, "prior.npz": buf.getvalue()})[0][0] == "opaque"
+
+
+# -- red team, hostile bytes (issue 14) --------------------------------------------------------
+def test_a_module_too_deep_for_the_screen_is_flagged_not_passed(tmp_path):
+    """Python's compiler may run what ast cannot parse: its imports must not go unread."""
+    found = flags_of(tmp_path, {"agent.py": AGENT, "helper.py": "import subprocess\nx = " + "1+" * 100_000 + "1\n"})
+    assert found == [("import", "helper.py", None, "too deeply nested for the screen to parse: its imports are "
+                                                   "unchecked; read it before labelling")]
+
+
+@pytest.mark.parametrize("name, data", [
+    ("w.npy", b"\x93NUMPY\x01\x00" + (118).to_bytes(2, "little") + b"{'descr': " + b"[" * 50 + b"]" * 50
+     + b", 'fortran_order': False, 'shape': (1,), }" + b" " * 10 + b"\n"),
+    ("w.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': 12}   \n"),
+    ("w.npz", b"PK\x03\x04" + b"\x00" * 60),
+])
+def test_an_unreadable_array_file_is_opaque(tmp_path, name, data):
+    found = flags_of(tmp_path, {"agent.py": AGENT, name: data})
+    assert [(kind, file) for kind, file, _, _ in found] == [("opaque", name)]
+    assert "not a readable" in found[0][3]
