@@ -16,6 +16,7 @@ from grader.documents import format_time
 from grader.github.api import Repo
 from grader.github.events import CommentEvent
 from grader.github.pr_check import classify
+from grader.github.pr_report import inline
 from grader.quota import Request, RequestLog
 
 COMMAND = "/score"
@@ -35,21 +36,33 @@ class ScoreDecision:
         return self.request is not None
 
 
+def command_words(body: str) -> list[str] | None:
+    """The words of a `/score` command on the comment's first line (`["/score", ...]`), or None
+    when the comment is not one (`/scoreboard` is not)."""
+    lines = body.strip().splitlines()
+    words = lines[0].split() if lines else []
+    return words if words and words[0] == COMMAND else None
+
+
 def is_score_command(body: str) -> bool:
     """The comment is the command: `/score` alone on its first line."""
-    lines = body.strip().splitlines()
-    return bool(lines) and lines[0].strip() == COMMAND
+    return command_words(body) == [COMMAND]
 
 
 def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Competition,
            log: RequestLog, now: dt.datetime) -> ScoreDecision | None:
     """Decide a /score comment; None when the comment is not a /score on a pull request."""
-    if event.action != "created" or not event.is_pull_request or not is_score_command(event.body):
+    words = command_words(event.body)
+    if event.action != "created" or not event.is_pull_request or words is None:
         return None
     who = f"@{event.author.login}"
 
     def refuse(text: str) -> ScoreDecision:
         return ScoreDecision(f"{MARKER}\n{who}: {text}")
+
+    if words != [COMMAND]:
+        return refuse(f"`{COMMAND}` takes no argument, so `{inline(' '.join(words))}` was not run. "
+                      f"Write `{COMMAND}` alone on the first line of a comment to queue a run.")
 
     account = registry.by_id(event.author.id)
     if account is None:

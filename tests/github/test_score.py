@@ -108,3 +108,15 @@ def test_finish_records_the_outcome_and_replies(hub, repo_files, tmp_path, token
     assert log["requests"][0]["status"] == "arena_failed"
     assert "not counted" in replies(hub, 35)[-1] and "3 of 3 requested runs left" in replies(hub, 35)[-1]
     assert pull.merge_commit_sha
+
+
+def test_an_unknown_argument_is_answered_not_ignored(hub, repo_files, tmp_path, token, outputs):
+    hub.add_pull(31, ALICE, agent_files("alice"), merged=True)
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 31, ALICE, ALICE, 601, body="/score please"), T0)
+    assert out["queued"] == "false"
+    (reply,) = replies(hub, 31)
+    assert "@alice-gh" in reply and "`/score` takes no argument, so `/score please` was not run" in reply
+    assert not (repo_files / "requests" / "score.yaml").exists()
+    # Another command that merely starts with the word is not this one: nothing is said.
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 31, ALICE, ALICE, 602, body="/scoreboard"), T0)
+    assert out["queued"] == "false" and len(replies(hub, 31)) == 1
