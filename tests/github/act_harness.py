@@ -51,10 +51,10 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     return done.stdout.strip()
 
 
-def standin_map() -> dict[str, Path]:
+def standin_map(workflows: Path = WORKFLOWS) -> dict[str, Path]:
     """`owner/name@ref` of every third-party action the workflows use -> its stand-in folder."""
     out = {}
-    for path in WORKFLOWS.glob("*.yml"):
+    for path in workflows.glob("*.yml"):
         for name, ref in USES_RE.findall(path.read_text()):
             folder = STANDINS / name.split("/", 1)[1]
             if not (folder / "action.yml").exists():
@@ -144,6 +144,10 @@ class Scratch:
         """Subjects on main, newest first."""
         return git(self.origin, "log", "--format=%s", ref).splitlines()
 
+    def log_sha(self, n: int = 0, ref: str = "main") -> str:
+        """The sha of main's n-th first-parent ancestor (0: main)."""
+        return git(self.origin, "rev-parse", f"{ref}~{n}")
+
     def files(self, folder: str, ref: str = "main") -> list[str]:
         return git(self.origin, "ls-tree", "-r", "--name-only", ref, "--", folder).splitlines()
 
@@ -182,7 +186,7 @@ class Act:
 
     def run(self, workflow: str, event: str, payload: dict, actor: tuple[int, str] = (9001, "prof-x"),
             triggering_actor: str | None = None, secrets: dict[str, str] | None = None,
-            job: str | None = None, timeout: float = 1500) -> ActRun:
+            variables: dict[str, str] | None = None, job: str | None = None, timeout: float = 1500) -> ActRun:
         self.runs += 1
         run_dir = self.tmp / f"run-{self.runs}-{workflow.replace('.yml', '')}"
         artifacts, pages = run_dir / "artifacts", run_dir / "pages"
@@ -211,12 +215,14 @@ class Act:
                "--defaultbranch", "main", "--actor", actor[1],
                "--action-cache-path", str(run_dir / "act-cache"), "--no-cache-server",
                "-s", "GITHUB_TOKEN=ghs_act_test_token"]
-        for spec, folder in standin_map().items():
+        for spec, folder in standin_map(self.scratch.work / ".github" / "workflows").items():
             cmd += ["--local-repository", f"{spec}={folder}"]
         for key, value in env.items():
             cmd += ["--env", f"{key}={value}"]
         for key, value in (secrets or {}).items():
             cmd += ["-s", f"{key}={value}"]
+        for key, value in (variables or {}).items():
+            cmd += ["--var", f"{key}={value}"]
         if job:
             cmd += ["-j", job]
         start = time.monotonic()

@@ -146,3 +146,15 @@ def pr_payload(number: int, author: tuple[int, str], head_sha: str, action: str 
         "action": action, "number": number, "owner": OWNER, "repo": REPO, "login": author[1], "user_id": author[0],
         "labels": [{"name": n} for n in labels or ()], "head_sha": head_sha,
         "label": {"name": label} if label else None, "sender_login": sender[1], "sender_id": sender[0]})
+
+
+def comment_payload(number: int, author: tuple[int, str], pr_author: tuple[int, str], comment_id: int,
+                    body: str = "/score", created_at: str = "2026-11-01T10:00:00Z") -> dict:
+    return fill(fixture("event_issue_comment"), {
+        "number": number, "owner": OWNER, "repo": REPO, "login": author[1], "user_id": author[0],
+        "pr_login": pr_author[1], "pr_user_id": pr_author[0], "comment_id": comment_id, "body": body,
+        "created_at": created_at})
+
+
+ROUND_SECRETS = {"ARENA_LADDER_SEED": "act-ladder-seed-28", "ARENA_FINAL_SEED": "act-final-seed-91",
+                 "ARENA_ROUND_SEED_BASE": "act-round-seed", "ARENA_RECORD_KEY": "act-record-key"}
