@@ -159,12 +159,20 @@ class ActRun:
     code: int
     log: str
     seconds: float
-    jobs: dict[str, str] = field(default_factory=dict)  # job id (matrix: id-N) -> succeeded / failed
+    jobs: dict[str, list[str]] = field(default_factory=dict)  # job id -> succeeded / failed, one per instance
     artifacts: Path | None = None
     pages: Path | None = None
 
     def job(self, name: str) -> str | None:
-        return self.jobs.get(name)
+        """succeeded (every instance of a matrix job too), failed, or None: the job did not run."""
+        results = self.jobs.get(name)
+        if not results:
+            return None
+        return "succeeded" if all(r == "succeeded" for r in results) else "failed"
+
+    def instances(self, name: str) -> int:
+        """How many times the job ran (a matrix job: once per combination)."""
+        return len(self.jobs.get(name, []))
 
     def step_log(self, text: str) -> list[str]:
         return [line for line in self.log.splitlines() if text in line]
@@ -231,5 +239,7 @@ class Act:
         seconds = time.monotonic() - start
         log = done.stdout + done.stderr
         (run_dir / "act.log").write_text(log)
-        jobs = {m.group("job"): m.group("result") for m in JOB_END_RE.finditer(log)}
+        jobs: dict[str, list[str]] = {}
+        for m in JOB_END_RE.finditer(log):
+            jobs.setdefault(m.group("job"), []).append(m.group("result"))
         return ActRun(done.returncode, log, seconds, jobs, artifacts, pages)
