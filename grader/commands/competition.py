@@ -32,12 +32,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     f = actions.add_parser("final-pending", help="record the merged final as pending review")
     f.add_argument("--round", required=True, dest="round_id")
     f.add_argument("--rounds", type=Path, default=Path("rounds"), help="the folder holding the round (default rounds/)")
-    f.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone of main, to read the frozen field (default .)")
+    f.add_argument("--repo-dir", type=Path, default=Path("."),
+                   help="the clone of main, to read the frozen field (default .)")
     f.set_defaults(func=run_final_pending)
     pub = actions.add_parser("publish-final", help="publish the reviewed final (staff)")
     pub.add_argument("--actor-id", type=int, required=True, help="GitHub numeric id of the member of staff")
     pub.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
-    pub.add_argument("--rounds", type=Path, default=Path("rounds"), help="the folder holding the round (default rounds/)")
+    pub.add_argument("--rounds", type=Path, default=Path("rounds"),
+                     help="the folder holding the round (default rounds/)")
     pub.add_argument("--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR): "
                                                 "must be staff too")
     pub.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")

@@ -14,7 +14,7 @@ from grader.quota import Request, RequestLog
 from tests.github.conftest import ALICE, ROUND_SECRETS, agent_files, comment_payload
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
-SMALL = {"ARENA_REQUESTED_BUDGET": "10", "ARENA_REQUESTED_ENVS": "1"}
+SMALL = {"ARENA_REQUESTED_BUDGET": "200", "ARENA_REQUESTED_ENVS": "1"}  # checkpoints 0, 100, 200: an SAE window
 
 
 def merged_submission(scratch, hub, number: int):
