@@ -214,6 +214,7 @@ class Act:
             "ACT_STANDIN_PAGES": str(pages),
             "PIP_FIND_LINKS": str(self.wheels),
             "PIP_NO_INDEX": "1",
+            "PIP_NO_COMPILE": "1",  # no bytecode at install: seconds per job, and nothing the jobs rely on
             "DOCKER_HOST": self.docker_host,
             "PATH": os.environ["PATH"],
         }
