@@ -74,3 +74,17 @@ def test_an_unapproved_account_is_refused_and_nothing_runs(act, hub):
     assert "this account has not been approved yet" in bot_comments(hub, 9)[0]
     assert hub.statuses[-1]["state"] == "failure"
     print(f"act: submission.yml (unapproved) ran in {run.seconds:.0f} s")
+
+
+def test_an_arena_failure_of_the_smoke_gate_is_never_the_agents(scratch, hub, act_wheels, tmp_path):
+    """No docker engine answers on the smoke runner: the smoke job fails on the arena's side and
+    delivers no report, and the pull request is told so - never that the agent failed."""
+    from tests.github.act_harness import Act
+    act = Act(scratch, hub, act_wheels, tmp_path / "act", docker_host=f"unix://{tmp_path}/no-engine.sock")
+    pull = hub.add_pull(14, ALICE, agent_files("alice"))
+    run = act.run("submission.yml", "pull_request_target", pr_payload(14, ALICE, pull.head_sha), actor=ALICE)
+    assert run.job("collect") == "succeeded" and run.job("smoke") == "failed" and run.job("report") == "succeeded"
+    (body,) = bot_comments(hub, 14)
+    assert "the arena failed, not your agent: it will be re-run" in body and "Smoke test failed" not in body
+    assert hub.statuses[-1]["state"] == "error"
+    print(f"act: submission.yml (the arena failed) ran in {run.seconds:.0f} s")
