@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps demo test test-fast test-nojit bench clean
+.PHONY: install system-deps demo test test-fast test-nojit lint-workflows bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,9 +21,15 @@ system-deps:
 demo: install
 	$(VENV)/bin/arena demo --out _demo --site _site
 
-test: install
+test: install lint-workflows
 	$(PY) -m pytest -q
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py tests/sandbox/test_native_turns.py
+
+# zizmor (offline) over the workflows: nothing above low that is not explained in zizmor's own
+# ignore comment; actionlint too where it is on PATH.
+lint-workflows: install
+	$(VENV)/bin/zizmor --offline --min-severity medium .github/workflows
+	@if command -v actionlint >/dev/null 2>&1; then actionlint .github/workflows/*.yml; else echo "actionlint is not on PATH: skipped"; fi
 
 test-fast: install
 	$(PY) -m pytest -q -m "not slow"

@@ -33,6 +33,10 @@ class GitError(RuntimeError):
     """git could not answer; the message names the command."""
 
 
+class ArenaSmokeError(RuntimeError):
+    """The arena failed (not the entrant) while smoke-testing an entrant: no field can be taken."""
+
+
 @dataclass
 class FieldEntry:
     handle: str
@@ -109,6 +113,10 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
             if log:
                 log(f"field: smoke test of {account.handle} ...")
             report = run_smoke(folder, sandbox, settings)
+            if report.result == "arena_error":
+                # The arena's failure, not the entrant's: dropping it would charge the student.
+                raise ArenaSmokeError(f"the arena failed while smoke-testing {account.handle} (not the agent's "
+                                      f"fault): {report.reason}")
             if not report.passed:
                 result.excluded.append({"handle": account.handle, "reason": f"smoke test failed: {report.reason}"})
                 continue

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 import grader
+from grader.checkout import source_tree
 from grader.limits import DEFAULT_LIMITS
 from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
 
@@ -123,8 +124,10 @@ def kit_requirements(pyproject: Path) -> list[str]:
 
 
 def source_root(start: Path | None = None) -> Path:
-    """The checkout to build from: `start`, else the one this package was imported from."""
-    root = (start or Path(grader.__file__).resolve().parent.parent).resolve()
+    """The checkout to build from: `start`, else the arena's source tree (grader.checkout)."""
+    # A checkout (or an editable install) holds the package; a `pip install .` made inside a
+    # checkout runs from the checkout's folder (grader.checkout).
+    root = (Path(start) if start else source_tree() or Path(grader.__file__).resolve().parent.parent).resolve()
     missing = [name for name in ("pyproject.toml", "kit", "engine", "grader") if not (root / name).exists()]
     if missing:
         raise KitError(f"{root} is not the arena's source tree (no {', '.join(missing)}); "

@@ -203,7 +203,8 @@ def check_numbers(path: Path, data: dict, games: list[dict], report: Report) -> 
         raise Difference(f"provenance.config.environments: the file says {config['environments']}, "
                          f"it lists {len(data['environments'])}")
     info = data["round"]
-    for key, want in (("private", len(data["environments"]) < MIN_ENVS_FOR_PUBLIC),
+    requested = bool(config.get("requested"))  # a requested run is private whatever its size
+    for key, want in (("private", len(data["environments"]) < MIN_ENVS_FOR_PUBLIC or requested),
                       ("research", info["tier"] == "paper"),
                       ("standing_published", len(data["field"]) >= MIN_FIELD_FOR_STANDING)):
         if info[key] != want:
@@ -282,7 +283,7 @@ def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
             limits=Limits(**provenance["limits"]), sandbox=config["sandbox"], disclosure=config["disclosure"],
             commit=provenance["commit"], arena_version=provenance["arena_version"],
             arena_retries=config["arena_retries"], max_arena_faults=config["max_arena_faults"],
-            public_round=public_round)
+            public_round=public_round, requested=bool(config.get("requested")))
     except (SpecError, ValueError, TypeError) as exc:
         raise Difference(f"provenance: the stated configuration is not a round's: {exc}") from None
     return plan, ""
@@ -425,7 +426,8 @@ def check_statement(path: Path, data: dict, report: Report) -> None:
     if data["disclosure"]["description"] != profile.describe():
         raise Difference(f"disclosure.description: the file says {data['disclosure']['description']!r}, "
                          f"the {profile.name} profile is {profile.describe()!r}")
-    notes = round_notes(info["tier"], len(data["environments"]), len(data["field"]), info["standing_published"])
+    notes = round_notes(info["tier"], len(data["environments"]), len(data["field"]), info["standing_published"],
+                        bool(config.get("requested")))
     diff = first_difference(info["notes"], notes, "round.notes")
     if diff:
         raise Difference(diff)

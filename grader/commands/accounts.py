@@ -14,6 +14,7 @@ from pathlib import Path
 
 from grader.accounts import check_change, load_registry
 from grader.documents import DocumentError
+from grader.github import workflow
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = actions.add_parser("require-staff", help="exit 1 unless the GitHub account is staff")
     s.add_argument("--id", type=int, required=True, dest="github_id")
     s.add_argument("--registry", type=Path, default=Path("accounts.yaml"))
+    s.add_argument("--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR; "
+                                              "a re-run keeps the first actor's id): must be staff too")
+    s.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
     s.set_defaults(func=run_require_staff)
 
 
@@ -48,8 +52,9 @@ def run_check(args: argparse.Namespace) -> int:
 
 def run_require_staff(args: argparse.Namespace) -> int:
     registry = load_registry(args.registry)
-    if registry.is_staff(args.github_id):
+    problem = workflow.staff_problem(registry, args.github_id, args.triggering_actor, args.api_url)
+    if problem is None:
         print(f"GitHub account {args.github_id} is staff ({registry.by_id(args.github_id).handle})")
         return 0
-    print(f"arena accounts: GitHub account {args.github_id} is not staff in {args.registry}", file=sys.stderr)
+    print(f"arena accounts: {problem} (in {args.registry})", file=sys.stderr)
     return 1

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from pathlib import Path
 
 from grader.accounts import load_registry
-from grader.competition import load_competition, write_competition
-from grader.documents import dump_yaml
+from grader.competition import Competition, load_competition, write_competition
+from grader.documents import dump_yaml, format_time, read_yaml
+from grader.field import GitError, build_field, commit_at, export_tree
 from grader.github import workflow
 
 
@@ -29,10 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     actions.add_parser("check-frozen", help="exit 1 once the field has frozen").set_defaults(func=run_check_frozen)
     f = actions.add_parser("final-pending", help="record the merged final as pending review")
     f.add_argument("--round", required=True, dest="round_id")
+    f.add_argument("--rounds", type=Path, default=Path("rounds"), help="the folder holding the round (default rounds/)")
+    f.add_argument("--repo-dir", type=Path, default=Path("."),
+                   help="the clone of main, to read the frozen field (default .)")
     f.set_defaults(func=run_final_pending)
     pub = actions.add_parser("publish-final", help="publish the reviewed final (staff)")
     pub.add_argument("--actor-id", type=int, required=True, help="GitHub numeric id of the member of staff")
     pub.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
+    pub.add_argument("--rounds", type=Path, default=Path("rounds"),
+                     help="the folder holding the round (default rounds/)")
+    pub.add_argument("--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR): "
+                                                "must be staff too")
+    pub.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
     pub.set_defaults(func=run_publish)
     actions.add_parser("close", help="mark the competition ended once appeals have closed").set_defaults(func=run_close)
 
@@ -52,7 +62,13 @@ def run_check_frozen(args: argparse.Namespace) -> int:
 
 
 def run_final_pending(args: argparse.Namespace) -> int:
-    competition = load_competition(args.config).final_committed(args.round_id)
+    before = load_competition(args.config)
+    problems = final_problems(before, args.rounds, args.round_id, workflow.now(args.now), args.repo_dir)
+    if problems:
+        for problem in problems:
+            print(f"arena competition: not the final: {problem}", file=sys.stderr)
+        return 1
+    competition = before.final_committed(args.round_id)
     write_competition(args.config, competition)
     print(f"final {args.round_id}: pending review")
     return 0
@@ -60,12 +76,18 @@ def run_final_pending(args: argparse.Namespace) -> int:
 
 def run_publish(args: argparse.Namespace) -> int:
     registry = load_registry(args.accounts)
-    if not registry.is_staff(args.actor_id):
-        print(f"arena competition: GitHub account {args.actor_id} is not staff; only staff publish the final",
-              file=sys.stderr)
+    problem = workflow.staff_problem(registry, args.actor_id, args.triggering_actor, args.api_url)
+    if problem is not None:
+        print(f"arena competition: {problem}; only staff publish the final", file=sys.stderr)
         return 1
     now = workflow.now(args.now)
-    competition = load_competition(args.config).final_published(now, args.actor_id)
+    before = load_competition(args.config)
+    problems = final_problems(before, args.rounds, before.final.round_id, now, None) if before.final.round_id else []
+    if problems:
+        for problem in problems:
+            print(f"arena competition: the pending final cannot be published: {problem}", file=sys.stderr)
+        return 1
+    competition = before.final_published(now, args.actor_id)
     write_competition(args.config, competition)
     print(f"final {competition.final.round_id}: published; appeals close at {competition.status(now)['appeals_close_at']}")
     return 0
@@ -81,3 +103,46 @@ def run_close(args: argparse.Namespace) -> int:
     write_competition(args.config, after)
     print("the appeal window has closed: the competition is marked ended")
     return 0
+
+
+def final_problems(competition: Competition, rounds: Path, round_id: str, now, repo_dir: Path | None) -> list[str]:
+    """Why `round_id` is not the competition's final: it must be a final-tier round in `rounds`,
+    played from the final's date on, whose entrants are the field as it stood at the freeze
+    (read from `repo_dir`'s history when given; each entrant's account and submission digest)."""
+    if competition.final_at is None:
+        return ["the competition has no final date (final_at is null)"]
+    if now < competition.final_at:
+        return [f"the final is at {format_time(competition.final_at)}; it is {format_time(now)}"]
+    path = Path(rounds) / f"{round_id}.yaml"
+    if not path.is_file():
+        return [f"no round {round_id} in {rounds}/"]
+    data = read_yaml(path)
+    info = data.get("round") or {} if isinstance(data, dict) else {}
+    if info.get("tier") != "final":
+        return [f"round {round_id} is a {info.get('tier')!r}-tier round, not a final-tier one"]
+    if repo_dir is None:
+        return []
+    try:
+        frozen = frozen_field(Path(repo_dir), competition.freeze_at)
+    except GitError as exc:
+        return [f"cannot read the field at the freeze: {exc}"]
+    problems = []
+    for entry in data.get("field") or []:
+        account = entry.get("account")
+        if account not in frozen:
+            problems.append(f"entrant {entry.get('name')!r} was not in the field at the freeze")
+        elif frozen[account] != entry.get("digest"):
+            problems.append(f"entrant {account!r} plays a submission other than its one at the freeze")
+    if not data.get("field"):
+        problems.append(f"round {round_id} has no field")
+    return problems
+
+
+def frozen_field(repo_dir: Path, freeze_at) -> dict[str, str]:
+    """handle -> submission digest of every approved account's submission on main at the freeze."""
+    commit = commit_at(repo_dir, freeze_at)
+    with tempfile.TemporaryDirectory(prefix="arena-freeze-") as scratch:
+        root = Path(scratch)
+        export_tree(repo_dir, commit, root)
+        field = build_field(root, "final", None)
+    return {e.handle: e.digest for e in field.entrants}

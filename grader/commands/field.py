@@ -5,7 +5,8 @@ now (`--smoke SANDBOX`; without it only the format is checked). For the final, o
 has frozen, accounts and submissions are read from main as it stood at the freeze. Writes the
 field document (`--out`) and the `arena round --agents` arguments, one HANDLE=PATH a line
 (`--agents-file`); `--copy-to` copies the entrants' folders there (what the shards are given).
-Exit 1 when the field is empty.
+Exit 1 when the field is empty or main has no commit before the freeze; 2 when the arena
+failed smoke-testing an entrant (its fault, not the entrant's: nobody is dropped for it).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from grader.competition import load_competition
 from grader.documents import dump_yaml
-from grader.field import build_field, commit_at, export_tree
+from grader.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree
 from grader.github import workflow
 from grader.sandbox import get_sandbox
 
@@ -37,6 +38,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except ArenaSmokeError as exc:
+        print(f"field: {exc}; no field is taken, run the round again", file=sys.stderr)
+        return 2
+    except GitError as exc:
+        print(f"field: cannot read main at the freeze: {exc}", file=sys.stderr)
+        return 1
+
+
+def _run(args: argparse.Namespace) -> int:
     now = workflow.now(args.now)
     competition = load_competition(args.config)
     root, source, frozen_at = args.repo_dir, None, None

@@ -51,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ladder-rules", choices=("staff", "public"), default="staff",
                    help="the ladder tier's disclosure setting (default staff: rules withheld from rounds/)")
     p.add_argument("--public-round", type=Path, help="a public-tier results file of the same agents, for the generalisation gap")
+    p.add_argument("--requested", action="store_true",
+                   help="a requested run (/score): a private round for its entrant, whatever its size")
     p.add_argument("--max-arena-faults", type=int, default=MAX_ARENA_FAULTS,
                    help=f"arena faults tolerated before the round is held (default {MAX_ARENA_FAULTS})")
     p.set_defaults(func=run, parser=p)
@@ -156,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
                      args.games_per_checkpoint, args.pairing_games, seed, tier_seed, args.sandbox,
                      ladder_rules=args.ladder_rules,
                      public_round=public_round_baseline(args.public_round) if args.public_round else None,
-                     max_arena_faults=args.max_arena_faults)
+                     max_arena_faults=args.max_arena_faults, requested=args.requested)
     outcome = run_round(plan, args.out, private_folder(args.private_out, args.tier), args.jobs,
                         parse_shard(args.shard), command_of(args, hidden))
     if outcome.status == "published":

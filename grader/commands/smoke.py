@@ -22,6 +22,9 @@ from grader.sandbox import get_sandbox
 from grader.smoke import run_smoke
 
 
+WITHHELD = "[withheld: the agent's own output is its owner's only]"
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("smoke", help="screen and smoke-test a submission (the upload gate)", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -29,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where it runs (default local)")
     p.add_argument("--kit-version", default=os.environ.get("ARENA_KIT_VERSION"),
                    help="the starter kit's version, printed in the report (default $ARENA_KIT_VERSION)")
+    p.add_argument("--withhold-output", action="store_true",
+                   help="leave the agent's own output out of the report (it is the owner's only; a workflow's "
+                        "artifacts and comments are public)")
     p.set_defaults(func=run)
 
 
@@ -37,7 +43,10 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{args.path}: no such file or folder")
     report = run_smoke(args.path, get_sandbox(args.sandbox), kit_version=args.kit_version,
                        log=lambda line: print(line, file=sys.stderr))
-    sys.stdout.write(dump_yaml(report.to_dict()))
+    data = report.to_dict()
+    if args.withhold_output and data.get("stderr_tail"):
+        data["stderr_tail"] = WITHHELD
+    sys.stdout.write(dump_yaml(data))
     if report.result == "arena_error":
         print(f"arena smoke: {report.reason}", file=sys.stderr)
         return 2

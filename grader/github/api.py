@@ -3,6 +3,7 @@
 Everything else in grader.github works on these dataclasses, never on github3 objects, so
 the decisions are testable and the set of endpoints used is visible in one place:
 
+    GET    /users/{login}                         an account's numeric id (who re-ran a workflow)
     GET    /repos/{o}/{r}                         repository
     GET    /repos/{o}/{r}/pulls/{n}               pull request (author, head, merged)
     GET    /repos/{o}/{r}/pulls/{n}/files         files a pull request changes
@@ -81,6 +82,22 @@ def connect(token: str | None, api_url: str = DEFAULT_API_URL) -> github3.GitHub
     gh = github3.GitHub(token=token) if token else github3.GitHub()
     gh.session.base_url = api_url.rstrip("/")
     return gh
+
+
+def user_id(gh: github3.GitHub, login: str) -> int | None:
+    """GET /users/{login}: the numeric id of the account that has `login` now (None: no such account)."""
+    # The raw call: github3's User wants the full profile, and only the id is needed.
+    if not login or "/" in login:
+        return None
+    try:
+        response = gh.session.get(f"{gh.session.base_url}/users/{login}")
+    except Exception as exc:  # requests' connection errors
+        raise GitHubCallError(f"could not look up the account {login!r}: {exc}") from None
+    if response.status_code == 404:
+        return None
+    if response.status_code != 200:
+        raise GitHubCallError(f"GitHub refused to look up the account {login!r}: HTTP {response.status_code}")
+    return int(response.json()["id"])
 
 
 def _user(data) -> User:

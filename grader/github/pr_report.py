@@ -2,8 +2,8 @@
 and one commit status on the pull request.
 
 The only job that holds a write token runs this; it executes nothing of the pull request and
-reads the smoke report as untrusted data (validated, and every string of it fenced before it
-reaches Markdown).
+reads the smoke report as untrusted data (validated, and every string of it escaped before it
+reaches Markdown; the agent's own output never reaches it).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from grader.schema import validate
 MARKER = "<!-- arena:pr-check -->"
 STATUS_CONTEXT = "arena/submission"
 BOT_LOGIN = "github-actions[bot]"
+PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours only and is not published here. "
+                  "`make check` in the starter kit runs this same gate and shows it.\n")
 
 SMOKE_SCHEMA = {
     "type": "object",
@@ -69,13 +71,6 @@ def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
     return data
 
 
-def fenced(text: str, info: str = "text") -> str:
-    """`text` in a code fence longer than any backtick run inside it, so it cannot close the fence."""
-    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{info}\n{text}\n{fence}"
-
-
 def inline(text: str) -> str:
     """A short untrusted string for a Markdown line: no newlines, no HTML, no mentions, no links."""
     text = re.sub(r"\s+", " ", str(text))[:300]
@@ -99,9 +94,9 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
                               f"read, and nothing more.\n{notes}")
     where = f"`submissions/{decision.handle}/`"
     if smoke is None:
-        return Outcome("error", "the smoke test did not run (the arena's side)",
-                       head + f"{where}: **the smoke test did not run**. This is the arena's failure, not yours; "
-                              f"staff have been told and will re-run it.\n{notes}")
+        return Outcome("error", "the arena failed, not your agent: it will be re-run",
+                       head + f"{where}: **the arena failed, not your agent: it will be re-run.** The smoke test "
+                              f"did not reach a verdict on your submission; staff have been told.\n{notes}")
     board_lines = "\n".join(
         f"| {b['shape']} | {_ms(b.get('mean_act_ms'))} | {_ms(b['pace_ms'])} | {b['result']} |"
         for b in smoke["boards"])
@@ -110,9 +105,9 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
     image = smoke.get("image")
     if image:
         versions += f", image {inline(image['tag'])} {inline(image['id'][:19])} on {inline(image['base'])}"
-    tail = smoke.get("stderr_tail") or ""
-    tail_block = (f"\n<details><summary>tail of your agent's own output</summary>\n\n{fenced(tail)}\n\n</details>\n"
-                  if tail else "")
+    # The agent's own output is for its owner only (the rules): it is never published, and a
+    # pull request's comments are public. The owner sees it with the kit's `make check`.
+    tail_block = (PRIVATE_OUTPUT if smoke.get("stderr_tail") else "")
     if smoke["result"] == "fail":
         first = next((b for b in smoke["boards"] if b["result"] == "fail"), None)
         if first is None:

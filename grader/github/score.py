@@ -16,6 +16,7 @@ from grader.documents import format_time
 from grader.github.api import Repo
 from grader.github.events import CommentEvent
 from grader.github.pr_check import classify
+from grader.github.pr_report import inline
 from grader.quota import Request, RequestLog
 
 COMMAND = "/score"
@@ -35,21 +36,33 @@ class ScoreDecision:
         return self.request is not None
 
 
+def command_words(body: str) -> list[str] | None:
+    """The words of a `/score` command on the comment's first line (`["/score", ...]`), or None
+    when the comment is not one (`/scoreboard` is not)."""
+    lines = body.strip().splitlines()
+    words = lines[0].split() if lines else []
+    return words if words and words[0] == COMMAND else None
+
+
 def is_score_command(body: str) -> bool:
     """The comment is the command: `/score` alone on its first line."""
-    lines = body.strip().splitlines()
-    return bool(lines) and lines[0].strip() == COMMAND
+    return command_words(body) == [COMMAND]
 
 
 def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Competition,
            log: RequestLog, now: dt.datetime) -> ScoreDecision | None:
     """Decide a /score comment; None when the comment is not a /score on a pull request."""
-    if event.action != "created" or not event.is_pull_request or not is_score_command(event.body):
+    words = command_words(event.body)
+    if event.action != "created" or not event.is_pull_request or words is None:
         return None
     who = f"@{event.author.login}"
 
     def refuse(text: str) -> ScoreDecision:
         return ScoreDecision(f"{MARKER}\n{who}: {text}")
+
+    if words != [COMMAND]:
+        return refuse(f"`{COMMAND}` takes no argument, so `{inline(' '.join(words))}` was not run. "
+                      f"Write `{COMMAND}` alone on the first line of a comment to queue a run.")
 
     account = registry.by_id(event.author.id)
     if account is None:
@@ -79,15 +92,40 @@ def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Com
     return ScoreDecision(reply, request, new_log)
 
 
+def results_summary(data: dict, name: str) -> str:
+    """The owner's numbers from a round's results file, as Markdown: the win rate at each
+    checkpoint (the first is the zero-shot point), the SAE with its window, and the faults."""
+    agent = next((a for a in data.get("agents") or () if a.get("name") == name), None)
+    if agent is None:
+        return f"\n\nThe results file has no entry for `{name}`."
+    curve = agent.get("curve") or []
+    rows = "\n".join(f"| {p['games']} | {p['win_rate']:.3f} | {p['draw_rate']:.3f} |" for p in curve)
+    lines = ["", "", "| games used | win rate | draw rate |", "|---|---|---|", rows, ""]
+    if curve:
+        first = curve[0]
+        lines.append(f"Zero-shot point (at {first['games']} games): win rate {first['win_rate']:.3f}.")
+    sae = agent.get("sae") or {}
+    if sae.get("value") is None:
+        lines.append("SAE: none (no two non-zero checkpoints to integrate between).")
+    else:
+        lines.append(f"SAE {sae['value']:.4f} over the window {sae['b0']}..{sae['b_max']} games.")
+    faults = {k: v for k, v in (agent.get("faults") or {}).items() if v}
+    lines.append("Faults: " + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) if faults else "none") + ".")
+    return "\n".join(lines)
+
+
 def finish_reply(request: Request, status: str, log: RequestLog, competition: Competition, now: dt.datetime,
-                 results_url: str | None) -> str:
-    """The reply when a requested run has ended."""
+                 results_url: str | None, results: dict | None = None, owner_login: str | None = None) -> str:
+    """The reply when a requested run has ended (to its owner, by mention)."""
     quota = log.quota(request.account_id, now, competition.runs_per_window, competition.window)
+    who = f"@{owner_login}: " if owner_login else ""
     if status == "published":
         where = f" Results: {results_url}" if results_url else ""
-        text = f"your requested ladder round `{request.round_id}` is done.{where}"
+        numbers = results_summary(results, request.handle) if results is not None else ""
+        text = (f"your requested ladder round `{request.round_id}` is done. It is a private round: it is not on "
+                f"the site and ranks nobody.{where}{numbers}\n\n")
     elif status == "agent_refused":
         text = "your submission failed its smoke test when the run started, so nothing was scored (not counted)."
     else:
         text = "the arena failed this run on its side; it is not counted against you, and staff have been told."
-    return f"{MARKER}\nrequest `{request.id}` ({format_time(request.requested_at)}): {text} Now: {quota.describe()}."
+    return f"{MARKER}\n{who}request `{request.id}` ({format_time(request.requested_at)}): {text} Now: {quota.describe()}."

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from grader.documents import parse_time, utc_now
-from grader.github.api import DEFAULT_API_URL, Repo, connect
+from grader.github.api import DEFAULT_API_URL, Repo, connect, user_id
 
 OUTPUT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
@@ -51,3 +51,23 @@ def now(option: str | None) -> dt.datetime:
     if problems:
         raise ValueError(problems[0])
     return moment
+
+
+def staff_problem(registry, actor_id: int, triggering_actor: str | None, api_url_option: str | None = None) -> str | None:
+    """Why a run may not act for staff, or None. `actor_id` (GITHUB_ACTOR_ID) is whoever started
+    the run, and a re-run keeps it; `triggering_actor` (GITHUB_TRIGGERING_ACTOR, a login) is
+    whoever started this attempt, resolved to its id through the API: both must be staff."""
+    if not registry.is_staff(actor_id):
+        return f"GitHub account {actor_id}, who started this run, is not staff"
+    if triggering_actor is None:
+        return None
+    if not triggering_actor.strip():
+        return "the run's triggering actor is empty (GITHUB_TRIGGERING_ACTOR): cannot tell who re-ran it"
+    actor = registry.by_id(actor_id)
+    found = user_id(connect(token(), api_url(api_url_option)), triggering_actor)
+    if found is None:
+        return f"the triggering actor {triggering_actor!r} is no GitHub account"
+    if found != actor_id and not registry.is_staff(found):
+        return (f"this attempt was started by {triggering_actor} (id {found}), who is not staff; "
+                f"the run was first started by {actor.login if actor else actor_id}")
+    return None

@@ -91,7 +91,7 @@ def make_plan(tier: str, field: list[Entrant], envs: str | None, budget: int, ch
               games_per_checkpoint: int, pairing_games: int, seed: str, tier_seed: str | None,
               sandbox: str, ladder_rules: str = "staff", limits: Limits = DEFAULT_LIMITS,
               public_round: dict | None = None, arena_retries: int = ARENA_RETRIES,
-              max_arena_faults: int = MAX_ARENA_FAULTS) -> RoundPlan:
+              max_arena_faults: int = MAX_ARENA_FAULTS, requested: bool = False) -> RoundPlan:
     if tier in HIDDEN_TIERS and tier_seed is None:
         raise ValueError(f"the {tier} tier is generated from a secret seed: give --tier-seed or ARENA_TIER_SEED")
     if tier not in HIDDEN_TIERS and tier_seed is not None:
@@ -105,7 +105,7 @@ def make_plan(tier: str, field: list[Entrant], envs: str | None, budget: int, ch
                      checkpoints=tuple(checkpoints), games_per_checkpoint=games_per_checkpoint,
                      pairing_games=pairing_games, seed=str(seed), tier_seed=tier_seed, limits=limits,
                      sandbox=sandbox, disclosure=profile.name, commit=git_commit(), public_round=public_round,
-                     arena_retries=arena_retries, max_arena_faults=max_arena_faults)
+                     arena_retries=arena_retries, max_arena_faults=max_arena_faults, requested=requested)
 
 
 def check_folders(out: Path, private: Path) -> None:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import grader
 from engine import EnvSpec, parse_spec
+from grader import checkout
 from grader.disclosure import Disclosure, profile_for
 from grader.limits import Limits
 from grader.schedule import check_checkpoints
@@ -54,6 +54,7 @@ class RoundPlan:
     arena_retries: int = ARENA_RETRIES
     max_arena_faults: int = MAX_ARENA_FAULTS
     public_round: dict | None = None
+    requested: bool = False  # a requested run (/score): private to its entrant (the rules §5)
     round_id: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -84,7 +85,7 @@ class RoundPlan:
             "limits": self.limits.to_dict(), "sandbox": self.sandbox, "disclosure": self.disclosure,
             "commit": self.commit, "arena_version": self.arena_version, "arena_retries": self.arena_retries,
             "max_arena_faults": self.max_arena_faults, "public_round": self.public_round,
-        }
+        } | ({"requested": True} if self.requested else {})  # absent when false: older plans keep their key
 
     def key(self) -> str:
         """sha256 of what decides the games and their scoring. Entrants' sources (paths on one
@@ -110,7 +111,7 @@ class RoundPlan:
                    sandbox=data["sandbox"], disclosure=data["disclosure"], commit=data["commit"],
                    arena_version=data["arena_version"], arena_retries=data["arena_retries"],
                    max_arena_faults=data["max_arena_faults"], public_round=data["public_round"],
-                   round_id=data["round_id"])
+                   requested=data.get("requested", False), round_id=data["round_id"])
 
 
 class PlanError(ValueError):
@@ -149,14 +150,6 @@ def order_envs(specs: list[EnvSpec], profile: Disclosure, secret: str) -> list[E
 
 
 def git_commit(root: Path | None = None) -> str:
-    """The arena's commit, with `-dirty` when its code differs from it; `unknown` outside git."""
-    root = root or Path(grader.__file__).resolve().parent.parent
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=20)
-        if head.returncode != 0:
-            return "unknown"
-        status = subprocess.run(["git", "status", "--porcelain", "--", "engine", "grader"], cwd=root,
-                                capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-    return head.stdout.strip() + ("-dirty" if status.stdout.strip() else "")
+    """The arena's commit, with `-dirty` when its code differs from it; `unknown` outside git
+    (grader.checkout: the checkout the package lives in, or the one it was installed from)."""
+    return checkout.git_commit(root)

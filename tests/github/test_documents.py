@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import os
 
 import pytest
 import yaml
@@ -13,6 +14,7 @@ from grader.cli import main
 from grader.competition import load_competition, parse_competition
 from grader.documents import DocumentError
 from grader.quota import parse_log
+from grader.submission import load_submission
 from pathlib import Path
 
 from tests.github.conftest import ALICE, CONFIG, REGISTRY, STAFF
@@ -87,13 +89,35 @@ def test_final_review_appeals_and_end(tmp_path):
     path = tmp_path / "competition.yaml"
     path.write_text("# kept comment\n" + yaml.safe_dump(CONFIG, sort_keys=False))
     now = "2026-12-15T12:00:00Z"
-    assert main(["competition", "--config", str(path), "--now", now, "final-pending", "--round", "final-0123abcdef"]) == 0
-    assert main(["competition", "--config", str(path), "--now", now, "publish-final", "--actor-id", str(ALICE[0]),
-                 "--accounts", str(ROOT / "accounts.yaml")]) == 1  # not staff (and not even in the registry)
+    rounds = tmp_path / "rounds"
+    rounds.mkdir()
+    (rounds / "final-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"},
+                                                                  "field": []}))
+    (rounds / "ladder-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "ladder"},
+                                                                   "field": [{"name": "alice", "account": "alice"}]}))
+    pending = ["competition", "--config", str(path), "--now", now, "final-pending", "--rounds", str(rounds)]
+    # The final is only a final-tier round that exists, after its date.
+    assert main(pending + ["--round", "ladder-0123abcdef"]) == 1
+    assert main(pending + ["--round", "final-99999999"]) == 1
+    assert main(["competition", "--config", str(path), "--now", "2026-12-13T12:00:00Z", "final-pending",
+                 "--rounds", str(rounds), "--round", "final-0123abcdef"]) == 1
+    assert load_competition(path).final.status == "not_run"
+    assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(tmp_path / "no-repo")]) == 1  # no history
+    assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(_frozen_repo(tmp_path))]) == 1  # no field
+    (rounds / "final-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"},
+                                                                  "field": [{"name": "alice", "account": "alice",
+                                                                             "digest": "sha256:x"}]}))
+    assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(_frozen_repo(tmp_path))]) == 1  # digest
+    digest = load_submission(_frozen_repo(tmp_path) / "submissions" / "alice").digest
+    (rounds / "final-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"},
+                                                                  "field": [{"name": "alice", "account": "alice",
+                                                                             "digest": digest}]}))
+    assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(_frozen_repo(tmp_path))]) == 0
+    publish = ["competition", "--config", str(path), "--now", now, "publish-final", "--rounds", str(rounds)]
+    assert main(publish + ["--actor-id", str(ALICE[0]), "--accounts", str(ROOT / "accounts.yaml")]) == 1  # not staff
     registry = tmp_path / "accounts.yaml"
     registry.write_text(yaml.safe_dump(REGISTRY))
-    assert main(["competition", "--config", str(path), "--now", now, "publish-final", "--actor-id", str(STAFF[0]),
-                 "--accounts", str(registry)]) == 0
+    assert main(publish + ["--actor-id", str(STAFF[0]), "--accounts", str(registry)]) == 0
     competition = load_competition(path)
     assert competition.final.status == "published" and competition.phase(dt.datetime.now(dt.timezone.utc)) == "appeals"
     assert main(["competition", "--config", str(path), "--now", "2026-12-22T11:59:59Z", "close"]) == 0
@@ -119,3 +143,34 @@ def test_request_log_problems_by_path():
     for expected in ("requests[0].id", "requests[0].account_id", "requests[0].commit", "requests[0].status",
                      "requests[0].requested_at"):
         assert expected in text
+
+
+def _frozen_repo(tmp_path):
+    """A main whose history has alice's submission before the freeze (2026-12-12T09:00Z)."""
+    import shutil
+    import subprocess
+    root = tmp_path / "frozen"
+    if root.exists():
+        return root
+    (root / "submissions").mkdir(parents=True)
+    (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY))
+    shutil.copytree(ROOT / "tests" / "agents" / "random_agent", root / "submissions" / "alice")
+    env = {"GIT_AUTHOR_DATE": "2026-12-10T10:00:00Z", "GIT_COMMITTER_DATE": "2026-12-10T10:00:00Z",
+           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "before the freeze"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=os.environ | env)
+    return root
+
+
+def test_a_rerun_by_someone_not_staff_is_refused(tmp_path, hub, capsys, monkeypatch):
+    """GITHUB_ACTOR_ID survives a re-run: the triggering actor (resolved by the API) is checked too."""
+    monkeypatch.setenv("GITHUB_API_URL", hub.api)
+    hub.users.update({STAFF[0]: STAFF[1], ALICE[0]: ALICE[1]})
+    registry = tmp_path / "accounts.yaml"
+    registry.write_text(yaml.safe_dump(REGISTRY))
+    check = ["accounts", "require-staff", "--registry", str(registry), "--id", str(STAFF[0])]
+    assert main(check + ["--triggering-actor", STAFF[1]]) == 0
+    assert main(check + ["--triggering-actor", ALICE[1]]) == 1
+    assert "started by alice-gh (id 1001), who is not staff" in capsys.readouterr().err
+    assert main(check + ["--triggering-actor", "nobody-here"]) == 1
+    assert main(check + ["--triggering-actor", ""]) == 1

@@ -73,3 +73,32 @@ def test_empty_field_exits_1(repo, tmp_path):
     shutil.rmtree(repo / "submissions")
     code, doc, agents = field(repo, tmp_path, "ladder", "2026-12-01T00:00:00Z")
     assert code == 1 and doc["entrants"] == [] and agents == []
+
+
+def test_final_field_with_no_commit_before_the_freeze_says_so(repo, tmp_path, capsys):
+    config = yaml.safe_load((repo / "config" / "competition.yaml").read_text())
+    config["final_at"] = "2026-12-01T09:00:00Z"  # the freeze (11-29) is before the first commit
+    (repo / "config" / "competition.yaml").write_text(yaml.safe_dump(config))
+    code = main(["field", "--tier", "final", "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
+                 "--copy-to", str(tmp_path / "entrants"), "--out", str(tmp_path / "f.yaml"), "--now", "2026-12-14T09:00:00Z"])
+    assert code == 1
+    assert "cannot read main at the freeze" in capsys.readouterr().err
+
+
+def test_an_arena_failure_of_the_smoke_gate_drops_nobody(repo, tmp_path, capsys, monkeypatch):
+    """The arena failing to smoke-test an entrant is the arena's error (exit 2), never the
+    entrant's 'smoke test failed'."""
+    from grader import field as field_mod
+    from grader.smoke import SmokeReport
+
+    def arena_error(folder, sandbox, settings=None, **kwargs):
+        return SmokeReport(str(folder), "local", result="arena_error",
+                           reason="launch_failed: no docker engine answers")
+
+    monkeypatch.setattr(field_mod, "run_smoke", arena_error)
+    monkeypatch.setattr("grader.commands.field.get_sandbox", lambda name: object())
+    code = main(["field", "--tier", "ladder", "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
+                 "--smoke", "local", "--out", str(tmp_path / "f.yaml"), "--now", "2026-12-13T12:00:00Z"])
+    err = capsys.readouterr().err
+    assert code == 2 and "the arena failed while smoke-testing alice (not the agent's fault)" in err
+    assert "smoke test failed" not in err and not (tmp_path / "f.yaml").exists()

@@ -108,3 +108,39 @@ def test_finish_records_the_outcome_and_replies(hub, repo_files, tmp_path, token
     assert log["requests"][0]["status"] == "arena_failed"
     assert "not counted" in replies(hub, 35)[-1] and "3 of 3 requested runs left" in replies(hub, 35)[-1]
     assert pull.merge_commit_sha
+
+
+def test_an_unknown_argument_is_answered_not_ignored(hub, repo_files, tmp_path, token, outputs):
+    hub.add_pull(31, ALICE, agent_files("alice"), merged=True)
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 31, ALICE, ALICE, 601, body="/score please"), T0)
+    assert out["queued"] == "false"
+    (reply,) = replies(hub, 31)
+    assert "@alice-gh" in reply and "`/score` takes no argument, so `/score please` was not run" in reply
+    assert not (repo_files / "requests" / "score.yaml").exists()
+    # Another command that merely starts with the word is not this one: nothing is said.
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 31, ALICE, ALICE, 602, body="/scoreboard"), T0)
+    assert out["queued"] == "false" and len(replies(hub, 31)) == 1
+
+
+def test_a_published_run_reaches_its_owner_with_its_numbers(hub, repo_files, tmp_path, token, outputs):
+    hub.add_pull(36, ALICE, agent_files("alice"), merged=True)
+    request(hub, repo_files, tmp_path, comment_event(tmp_path, 36, ALICE, ALICE, 1101), T0)
+    results = tmp_path / "ladder-0123abcdef.yaml"
+    results.write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "ladder", "private": True}, "agents": [
+        {"name": "alice", "curve": [{"games": 0, "win_rate": 0.45, "draw_rate": 0.05},
+                                    {"games": 100, "win_rate": 0.6, "draw_rate": 0.0},
+                                    {"games": 2000, "win_rate": 0.8, "draw_rate": 0.1}],
+         "sae": {"value": 0.6512, "b0": 100, "b_max": 2000}, "faults": {"timeout": 2, "eof": 0}}]}))
+    code = main(["score", "finish", "--request", "c-1101", "--status", "published", "--round-id", "ladder-0123abcdef",
+                 "--round-file", str(results), "--repository", "arena-org/arena",
+                 "--accounts", str(repo_files / "accounts.yaml"),
+                 "--config", str(repo_files / "config" / "competition.yaml"),
+                 "--log", str(repo_files / "requests" / "score.yaml"), "--api-url", hub.api,
+                 "--now", (T0 + DAY).isoformat()])
+    assert code == 0
+    reply = replies(hub, 36)[-1]
+    assert reply.splitlines()[1].startswith("@alice-gh: ")  # the owner is told
+    for expected in ("| 0 | 0.450 | 0.050 |", "| 100 | 0.600 | 0.000 |", "| 2000 | 0.800 | 0.100 |",
+                     "Zero-shot point (at 0 games): win rate 0.450", "SAE 0.6512 over the window 100..2000 games",
+                     "Faults: timeout 2.", "It is a private round: it is not on the site"):
+        assert expected in reply, reply

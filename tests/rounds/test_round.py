@@ -164,3 +164,19 @@ def test_reference_scored_games_in_kernel_calls_are_the_round_played_game_by_gam
     monkeypatch.setattr(play, "play_games", lambda spec, games: [play_game(spec, *game) for game in games])
     one_by_one = run_round(plan, tmp_path / "b" / "rounds", tmp_path / "b" / "private", command="test")
     assert without_execution(batched.full_path) == without_execution(one_by_one.full_path)
+
+
+def test_a_requested_run_is_private_whatever_its_size_and_verifies(dirs):
+    """A requested run (/score, a round of one) is a private round (the rules §5): it says so, and
+    verify recomputes the flag; an ordinary plan's key (and round id) is unchanged by it."""
+    out, private = dirs
+    one = field(references=("random",))
+    plan = small_plan(one, envs="8", requested=True)
+    assert plan.round_id != small_plan(one, envs="8").round_id
+    assert "requested" not in small_plan(one, envs="8").to_dict()
+    outcome = run_round(plan, out, private, jobs=1, command="test")
+    data = load_results(outcome.public_path)
+    assert data["round"]["private"] is True and not data["round"]["leaderboard"]
+    assert data["provenance"]["config"]["requested"] is True
+    assert data["round"]["notes"][0].startswith("a requested run: a private round")
+    assert verify(outcome.public_path, private).replayed > 0  # verify raises on any difference

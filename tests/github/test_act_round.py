@@ -1,0 +1,81 @@
+"""round.yml and competition.yml run as workflows (act, tests/github/act_harness.py): the
+competition freezes, staff dispatch the final with two shards (the field read from main at the
+freeze, smoke-tested in the docker sandbox), the shards are merged, verified and committed as the
+final pending review, the site is deployed; staff publish it; once the appeal window has closed
+the competition is closed. A re-run by a writer who is not staff is refused."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+
+import pytest
+import yaml
+
+from grader.documents import format_time
+from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+
+
+def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, scratch, act_docker):
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    final_at = now - dt.timedelta(hours=1)  # the final's date has come; the field froze 48 h before it
+    config = CONFIG | {"final_at": format_time(final_at), "appeal_days": 0.0002}  # appeals close ~17 s after
+    before_freeze = format_time(final_at - dt.timedelta(hours=72))
+    scratch.commit({"config/competition.yaml": yaml.safe_dump(config, sort_keys=False),
+                    **agent_files("alice"), **agent_files("bob", "stderr_chatty")}, "the field", date=before_freeze)
+    frozen = scratch.head()
+    # Merged after the freeze: it cannot change which submission is active in the final.
+    scratch.commit({"submissions/bob/late.txt": "after the freeze\n"}, "late change")
+    hub.users.update({STAFF[0]: STAFF[1], ALICE[0]: ALICE[1], BOB[0]: BOB[1]})
+    inputs = {"tier": "final", "budget": "10", "envs": "2", "shards": "2"}
+
+    # A re-run by a writer who is not staff keeps the staff actor id: refused at the first step.
+    run = act.run("round.yml", "workflow_dispatch", {"inputs": inputs}, actor=STAFF, triggering_actor=ALICE[1],
+                  secrets=ROUND_SECRETS, job="field")
+    assert run.job("field") == "failed" and "who is not staff" in run.log, run.log[-3000:]
+    print(f"act: round.yml (re-run by a non-staff writer, field job) ran in {run.seconds:.0f} s")
+
+    run = act.run("round.yml", "workflow_dispatch", {"inputs": inputs}, actor=STAFF, secrets=ROUND_SECRETS)
+    assert run.code == 0, run.log[-6000:]
+    for job in ("field", "shard", "merge", "build", "deploy"):  # build and deploy: the site workflow it calls
+        assert run.job(job) == "succeeded", f"{job}: {run.jobs}\n{run.log[-6000:]}"
+    assert run.instances("shard") == 2
+    field = yaml.safe_load((run.artifacts / "field" / "field.yaml").read_text())
+    assert field["source_commit"] == frozen and [e["handle"] for e in field["entrants"]] == ["alice", "bob"]
+    (round_file,) = [f for f in scratch.files("rounds") if f.endswith(".yaml")]
+    round_id = round_file.removeprefix("rounds/").removesuffix(".yaml")
+    assert scratch.log()[0] == f"round {round_id}"
+    results = yaml.safe_load(scratch.show(round_file))
+    assert results["round"]["tier"] == "final" and len(results["environments"]) == 2
+    shards = results["provenance"]["execution"]["shards"]
+    assert len(shards) == 2 and "--shard 1/2" in shards[0] and "--shard 2/2" in shards[1]
+    assert results["provenance"]["commit"] != "unknown" and results["provenance"]["commit"].startswith(scratch.log_sha(1))
+    competition = yaml.safe_load(scratch.show("config/competition.yaml"))
+    assert competition["final"] == {"status": "pending_review", "round_id": round_id, "published_at": None,
+                                    "published_by": None}
+    assert seeds_absent(run)
+    assert (run.pages / "index.html").is_file()
+    assert "Final standings pending review." in (run.pages / "index.html").read_text()
+    assert round_id not in (run.pages / "rounds" / "index.html").read_text()  # not shown until published
+    print(f"act: round.yml (final, 2 shards, merged, verified, committed, site) ran in {run.seconds:.0f} s")
+
+    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final"}}, actor=STAFF)
+    assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
+    competition = yaml.safe_load(scratch.show("config/competition.yaml"))
+    assert competition["final"]["status"] == "published" and competition["final"]["published_by"] == STAFF[0]
+    assert round_id in (run.pages / "rounds" / "index.html").read_text()
+    print(f"act: competition.yml (publish-final, site) ran in {run.seconds:.0f} s")
+
+    time.sleep(20)  # the appeal window (appeal_days 0.0002) closes
+    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "close"}}, actor=STAFF)
+    assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
+    assert yaml.safe_load(scratch.show("config/competition.yaml"))["ended"] is True
+    assert scratch.log()[0].startswith("competition: ")
+    print(f"act: competition.yml (close, site) ran in {run.seconds:.0f} s")
+
+
+def seeds_absent(run) -> bool:
+    """No seed in clear in the log of any job (act masks secrets as GitHub does)."""
+    return all(secret not in run.log for secret in ROUND_SECRETS.values())

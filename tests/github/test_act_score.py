@@ -1,0 +1,79 @@
+"""score.yml run as a workflow (act, tests/github/act_harness.py) against the fake hub: a
+/score that is accepted, played (smoke test and a ladder round of one in the docker sandbox)
+and answered to its owner off the site; one refused by the quota; one with an unknown argument."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+import yaml
+
+from grader.documents import format_time
+from grader.quota import Request, RequestLog
+from tests.github.conftest import ALICE, ROUND_SECRETS, agent_files, comment_payload
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
+SMALL = {"ARENA_REQUESTED_BUDGET": "200", "ARENA_REQUESTED_ENVS": "1"}  # checkpoints 0, 100, 200: an SAE window
+
+
+def merged_submission(scratch, hub, number: int):
+    """alice's submission merged on main: the pull request's merge commit is main's commit."""
+    files = agent_files("alice")
+    sha = scratch.commit(files, "merge alice's submission")
+    pull = hub.add_pull(number, ALICE, files, merged=True)
+    pull.merge_commit_sha = sha
+    return pull
+
+
+def replies(hub, number):
+    return [c["body"] for c in hub.comments.get(number, []) if c["user"] == hub.bot]
+
+
+def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub, scratch, act_docker):
+    merged_submission(scratch, hub, 40)
+    run = act.run("score.yml", "issue_comment", comment_payload(40, ALICE, ALICE, 5001), actor=ALICE,
+                  secrets=ROUND_SECRETS, variables=SMALL)
+    assert run.code == 0, run.log[-5000:]
+    for job in ("request", "run", "finish"):
+        assert run.job(job) == "succeeded", f"{job}: {run.jobs}\n{run.log[-5000:]}"
+    log = yaml.safe_load(scratch.show("requests/score.yaml"))
+    (entry,) = log["requests"]
+    assert entry["id"] == "c-5001" and entry["status"] == "published" and entry["round_id"]
+    assert scratch.log()[:2] == ["requested run c-5001: published", "requested run c-5001 queued"]
+    # Off the site: nothing under rounds/, the round under requests/rounds/, private.
+    assert scratch.files("rounds") == []
+    results = yaml.safe_load(scratch.show(f"requests/rounds/{entry['round_id']}.yaml"))
+    assert results["round"]["private"] is True and results["provenance"]["commit"] != "unknown"
+    queued, done = replies(hub, 40)
+    assert "queued a private ladder round of one" in queued
+    assert done.splitlines()[1].startswith("@alice-gh: ")
+    for expected in ("| games used | win rate | draw rate |", "Zero-shot point (at 0 games)", "over the window",
+                     "Faults:", "It is a private round"):
+        assert expected in done, done
+    print(f"act: score.yml (accepted, played) ran in {run.seconds:.0f} s")
+
+
+def test_a_score_over_the_quota_and_one_with_an_argument_are_answered(act, hub, scratch):
+    merged_submission(scratch, hub, 41)
+    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    log = RequestLog()
+    for i in range(3):
+        log = log.add(Request(f"c-{i + 1}", ALICE[0], "alice", 41, "a" * 40, now - dt.timedelta(hours=3 - i),
+                              "published", f"ladder-00000{i}"))
+    scratch.commit({"requests/score.yaml": yaml.safe_dump(log.to_dict(), sort_keys=False)}, "three runs this week")
+    before = scratch.head()
+    run = act.run("score.yml", "issue_comment", comment_payload(41, ALICE, ALICE, 5002), actor=ALICE,
+                  secrets=ROUND_SECRETS, variables=SMALL)
+    assert run.code == 0 and run.job("request") == "succeeded", run.log[-4000:]
+    assert run.job("run") is None and run.job("finish") is None
+    (reply,) = replies(hub, 41)
+    assert "no requested runs left: 0 of 3" in reply
+    assert f"the next one frees at {format_time(now - dt.timedelta(hours=3) + dt.timedelta(days=7))}" in reply
+    print(f"act: score.yml (over the quota) ran in {run.seconds:.0f} s")
+    run = act.run("score.yml", "issue_comment", comment_payload(41, ALICE, ALICE, 5003, body="/score please"),
+                  actor=ALICE, secrets=ROUND_SECRETS, variables=SMALL)
+    assert run.code == 0 and run.job("request") == "succeeded", run.log[-4000:]
+    assert "`/score` takes no argument" in replies(hub, 41)[-1]
+    assert scratch.head() == before  # nothing was queued or committed
+    print(f"act: score.yml (unknown argument) ran in {run.seconds:.0f} s")
