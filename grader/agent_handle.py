@@ -569,6 +569,9 @@ class AgentHandle:
         if memory_kill == "host":
             return self._fail(FaultKind.OOM, f"killed for memory during {what} below its limit of "
                               f"{self.limits.memory_bytes >> 20} MiB: the host ran short of memory")
+        lost = process.lost()
+        if lost is not None:
+            return self._fail(FaultKind.INFRASTRUCTURE, f"during {what}: {lost}")
         if self._check_cpu(force=True):
             return self.fault
         if before_start:

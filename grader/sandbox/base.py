@@ -54,6 +54,10 @@ class SandboxProcess(Protocol):
     def cpu_seconds(self) -> float | None:
         """CPU time used by the sandbox's processes so far, if measurable."""
 
+    def lost(self) -> str | None:
+        """Why the sandbox's own machinery failed under the agent (its engine stopped, or it
+        was stopped from outside), or None: then an end of the runner is the agent's."""
+
     def memory_kill(self) -> str | None:
         """Whether the sandbox lost a process to the kernel's out-of-memory killer: "limit"
         (it had reached its own memory limit: the agent's fault), "host" (killed below its
@@ -215,6 +219,9 @@ class PopenProcess:
 
     def memory_kill(self) -> str | None:
         return None if self.cgroup is None else self.cgroup.memory_kill()
+
+    def lost(self) -> None:
+        return None  # the host's own process: nothing stands between it and the arena
 
     def close(self) -> None:
         if self._closed:

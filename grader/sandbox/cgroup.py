@@ -273,7 +273,8 @@ def sweep_leftovers() -> list[str]:
     """Remove the groups of arenas that no longer run (a `kill -9` leaves them), killing
     anything still in them first; only groups named with an arena's owner tag are touched."""
     def remove(path: Path) -> None:
-        Cgroup({"": path}, 2 if (CGROUP_ROOT / "cgroup.controllers").exists() else 1).remove(timeout=1.0)
+        # A killed sandbox's processes may still be exiting (or waiting to be reaped): patience.
+        Cgroup({"": path}, 2 if (CGROUP_ROOT / "cgroup.controllers").exists() else 1).remove(timeout=5.0)
         if path.exists():
             raise OSError(f"{path} is still busy")
 

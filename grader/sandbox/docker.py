@@ -121,6 +121,9 @@ class DockerProcess:
         self.stdin_fd, self.stdout_fd, self.stderr_fd = fds
         self.cgroup = cgroup
         self._status: int | None = None
+        self._started = int(time.time()) - 1  # events are kept by the second
+        self._lost: str | None = None
+        self._killed = False
         self._closed = False
 
     def exit_status(self) -> int | None:
@@ -130,13 +133,31 @@ class DockerProcess:
                 state = self.container.attrs["State"]
                 if not state.get("Running"):
                     self._status = int(state.get("ExitCode", -1))
-            except Exception:
+            except Exception as exc:
+                self._lost = f"the docker engine stopped answering: {str(exc)[:150]}"
                 return None
         return self._status
+
+    def lost(self) -> str | None:
+        # A container the engine signalled (stopping itself, or someone's `docker stop`) ended
+        # on the arena's side: the engine records a `kill` event for it. An agent's own exit,
+        # whatever its status, has none.
+        if self._lost is None and not self._killed:
+            try:
+                events = self.container.client.events(
+                    since=self._started, until=int(time.time()) + 1, decode=True,
+                    filters={"container": self.container.id, "event": "kill"})
+                signals = [e.get("Actor", {}).get("Attributes", {}).get("signal", "?") for e in events]
+            except Exception as exc:
+                signals, self._lost = [], f"the docker engine stopped answering: {str(exc)[:150]}"
+            if signals:
+                self._lost = f"the engine stopped the container (signal {signals[0]}), not the agent"
+        return self._lost
 
     def kill(self) -> None:
         # Killing the cgroup's processes from the host takes a millisecond; the engine's
         # kill is an API call. Either way the container stops.
+        self._killed = True
         try:
             if self.cgroup is not None and self.cgroup.kill_all():
                 return

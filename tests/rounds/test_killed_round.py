@@ -75,6 +75,8 @@ def test_a_killed_round_leaves_nothing_running_and_the_next_start_cleans_up(loca
     while any(_running(p) for p in family) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not [p for p in family if _running(p)], "processes of the killed round are still running"
+    while any(Path(f"/proc/{p}").exists() for p in family) and time.monotonic() < deadline + 15:
+        time.sleep(0.2)  # exited: now reaped by whoever inherited them, at the host's pace
 
     def leftovers() -> list[str]:
         groups = [p.name for parent in cgroup._parents() for p in parent.glob(cgroup.PREFIX + "*")

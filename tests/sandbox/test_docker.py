@@ -108,3 +108,19 @@ def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, 
     assert len(of(owner.tag())) == 1 and live.prepare(ENV_INFO) is None  # the live arena's container stays
     live.close()
     assert not of(owner.tag())
+
+
+def test_a_container_the_engine_stops_is_the_arenas_failure_not_the_agents(docker_sandbox):
+    """The engine stopping a container (its own shutdown, `docker stop`) is the arena's side:
+    `infrastructure`, re-run; an agent's own exit with the same status stays its `eof`."""
+    from grader.agent_handle import AgentHandle
+    from grader.faults import FaultKind
+    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"), TEST_LIMITS) as handle:
+        assert handle.prepare(ENV_INFO) is None
+        handle.process.container.kill()  # SIGKILL: the runner, pid 1 of its namespace, has no SIGTERM handler
+        fault = handle.act(*board())[1]
+    assert fault is not None and fault.kind is FaultKind.INFRASTRUCTURE and "engine stopped" in fault.detail, fault
+    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "exit_mid_game"), TEST_LIMITS) as handle:
+        assert handle.prepare(ENV_INFO) is None
+        faults = [handle.act(*board())[1] for _ in range(5)]
+    assert faults[-1] is not None and faults[-1].kind is FaultKind.EOF, faults
