@@ -113,11 +113,6 @@ def program(machine: str | None = None) -> bytes:
 PR_SET_NO_NEW_PRIVS = 38
 SECCOMP_SET_MODE_FILTER = 1
 SECCOMP_FILTER_FLAG_TSYNC = 1
-# The host kernel's own policy for speculative-execution mitigations applies to the agent, as
-# to any process (a host that wants them for all sets spec_store_bypass_disable=on and
-# spectre_v2_user=on); without this flag, installing a filter also forces them for the
-# sandboxed process, which cost ~20 us of every act round trip here (46-55 us against 27-31).
-SECCOMP_FILTER_FLAG_SPEC_ALLOW = 4
 _SECCOMP_NR = {"x86_64": 317, "aarch64": 277}
 
 
@@ -139,8 +134,7 @@ def install(machine: str | None = None) -> None:
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise FilterUnavailable(f"prctl(PR_SET_NO_NEW_PRIVS) failed: errno {ctypes.get_errno()}")
     result = libc.syscall(ctypes.c_long(_SECCOMP_NR[machine]), ctypes.c_long(SECCOMP_SET_MODE_FILTER),
-                          ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW),
-                          ctypes.byref(prog))
+                          ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
     if result != 0:
         raise FilterUnavailable(f"seccomp(SET_MODE_FILTER) failed: {result}, errno {ctypes.get_errno()}")
 
