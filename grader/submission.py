@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import atexit
+import functools
 import hashlib
 import os
 import shutil
@@ -283,14 +284,18 @@ def extraction_folder() -> Path:
     """A new folder for a zip's files, removed when this process exits; named with the
     process's owner tag, so that folders a killed arena left are removed by the next one
     (the first extraction of a process sweeps them)."""
-    global _SWEPT
-    root = Path(tempfile.gettempdir())
-    if not _SWEPT:
-        _SWEPT = True
-        owner.sweep(root, EXTRACT_PREFIX, lambda p: shutil.rmtree(p))
-    folder = Path(tempfile.mkdtemp(prefix=f"{EXTRACT_PREFIX}{owner.tag()}-", dir=root))
+    _extractions_swept()
+    folder = Path(tempfile.mkdtemp(prefix=f"{EXTRACT_PREFIX}{owner.tag()}-", dir=tempfile.gettempdir()))
     atexit.register(shutil.rmtree, folder, True)
     return folder
 
 
-_SWEPT = False
+def sweep_extractions() -> list[str]:
+    """Remove the extraction folders of arenas that no longer run; the names removed."""
+    return [f"folder {name}" for name in
+            owner.sweep(Path(tempfile.gettempdir()), EXTRACT_PREFIX, lambda p: shutil.rmtree(p))]
+
+
+@functools.cache
+def _extractions_swept() -> list[str]:
+    return sweep_extractions()

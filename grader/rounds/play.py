@@ -249,13 +249,12 @@ def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, san
             entrants, games, stderr = _EnvPlay(plan, entry, report, sandbox, charged).run()
         except ArenaFault as exc:
             faults.append(exc.record | {"attempt": attempt})
+            # A fault with the entrant left out is another entrant's: no one is charged then.
             charged = charged_fault(faults) if charged is None else None
             if charged is not None:
                 kind = next(e.kind for e in plan.field if e.name == charged["entrant"])
                 if not arena_works(plan, entry, sandbox, kind):
                     charged = None  # the control failed too: the arena's side is broken
-            if charged is None and attempt > plan.arena_retries:
-                break
             continue
         if charged is not None:  # its faults were its own: they are not the arena's
             faults = [f for f in faults if f["entrant"] != charged["entrant"]]

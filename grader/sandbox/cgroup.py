@@ -10,6 +10,7 @@ killed. A controller the host does not let us create is simply absent;
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import time
@@ -20,7 +21,6 @@ from grader import owner
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-"
-_SWEPT = False  # whether this process swept the groups dead arenas left
 V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
 CFS_PERIOD_US = 100_000
 
@@ -73,10 +73,7 @@ class Cgroup:
         """A new cgroup with the limits applied, or None when the host lets us create none.
         Its name carries this process's owner tag; the first one a process makes sweeps
         the empty groups of arenas that were killed (`sweep_leftovers`)."""
-        global _SWEPT
-        if not _SWEPT:
-            _SWEPT = True
-            sweep_leftovers()
+        _swept_once()
         name = f"{PREFIX}{owner.tag()}-{uuid.uuid4().hex[:8]}"
         if (CGROUP_ROOT / "cgroup.controllers").exists():
             group = cls._create_v2(name)
@@ -282,6 +279,12 @@ def sweep_leftovers() -> list[str]:
     for parent in _parents():
         removed += [f"cgroup {parent.name}/{name}" for name in owner.sweep(parent, PREFIX, remove)]
     return removed
+
+
+@functools.cache
+def _swept_once() -> list[str]:
+    """`sweep_leftovers`, once per process (before its first group)."""
+    return sweep_leftovers()
 
 
 def _counters(text: str) -> dict[str, int]:

@@ -205,13 +205,15 @@ class DockerSandbox:
     def __init__(self, image: str = IMAGE_TAG):
         self.image_tag = image
         self._client = None
+        self.swept: list[str] = []
         self._record: agent_image.ImageRecord | None = None
 
-    def _engine(self):
-        """The engine's client, made (and the leftovers of dead arenas swept) at first use."""
+    def engine(self):
+        """The engine's client, made at first use, when the leftovers of dead arenas are swept
+        (`swept` names what was removed); LaunchError when no engine answers."""
         if self._client is None:
             c = client()
-            sweep_leftovers(c)
+            self.swept = sweep_leftovers(c)
             self._client = c
         return self._client
 
@@ -219,7 +221,7 @@ class DockerSandbox:
         """The record of the image agents run in (tag, id, base); LaunchError when it is missing."""
         if self._record is None:
             try:
-                self._record = agent_image.record_of(self._engine().images.get(self.image_tag))
+                self._record = agent_image.record_of(self.engine().images.get(self.image_tag))
             except LaunchError:
                 raise
             except Exception as exc:
@@ -275,7 +277,7 @@ class DockerSandbox:
               command: list[str] | None = None) -> DockerProcess:
         """Start the runner (or `command`, which must take the FIFOs as the runner does) for
         `submission` in a fresh container; LaunchError when it cannot start."""
-        c = self._engine()
+        c = self.engine()
         self.image_record()
         folder = session_folder(fifo_root())
         io = folder / "io"

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from grader.limits import Limits
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
-                                 PopenProcess, check_network, runner_rlimits, session_folder, stage_folder,
+                                 PopenProcess, check_network, runner_rlimits, session_folder,
                                  staged_copy, stage_session, sweep_sessions)
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
@@ -57,9 +57,6 @@ SANDBOX_ENV = {
 }
 
 
-_SWEPT = False  # whether this process swept the session folders dead arenas left
-
-
 def session_root() -> Path:
     """Where the sandboxes' session folders (staged copies) are made."""
     return Path(tempfile.gettempdir()) / "arena-sessions"
@@ -72,6 +69,12 @@ def unprivileged(argv: list[str]) -> list[str]:
         return argv
     setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
     return [setpriv, f"--reuid={HOST_UID}", f"--regid={HOST_UID}", "--clear-groups", *argv]
+
+
+@functools.cache
+def _sessions_swept() -> list[str]:
+    """The session folders of dead arenas, removed once per process (before its first sandbox)."""
+    return sweep_sessions(session_root())
 
 
 def find_bwrap() -> str | None:
@@ -249,10 +252,7 @@ class LocalSandbox:
             command: list[str] | None = None) -> PopenProcess:
         """Start `command` (default: the runner) for `agent_dir` in a fresh sandbox, on staged
         copies of the agent's folder and the runner (removed when the sandbox is closed)."""
-        global _SWEPT
-        if not _SWEPT:
-            _SWEPT = True
-            sweep_sessions(session_root())
+        _sessions_swept()
         try:
             folder = session_folder(session_root())
         except OSError as exc:

@@ -21,7 +21,7 @@ from grader.limits import DEFAULT_LIMITS, Limits
 from grader.sandbox.base import RUNNER_DIR, LaunchError, runner_rlimits
 from grader.sandbox.cgroup import probe as probe_cgroups
 from grader.sandbox.cgroup import sweep_leftovers as sweep_cgroups
-from grader.submission import Submission
+from grader.submission import Submission, sweep_extractions
 
 NAMESPACES = ("user", "pid", "net", "ipc", "mnt", "uts")
 CLONE_NEWUSER = 0x10000000
@@ -173,16 +173,6 @@ def leftovers_check(removed: list[str]) -> Check:
     return Check("leftovers of killed arenas", True, f"removed {len(removed)}: {shown}", required=False)
 
 
-def _swept_extractions() -> list[str]:
-    import shutil
-    import tempfile
-
-    from grader import owner
-    from grader.submission import EXTRACT_PREFIX
-    return [f"folder {name}" for name in
-            owner.sweep(Path(tempfile.gettempdir()), EXTRACT_PREFIX, lambda p: shutil.rmtree(p))]
-
-
 def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     """Every protection of the local sandbox, checked on this host."""
     checks = []
@@ -205,7 +195,7 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
                             required=controller != "cpu"))
     checks.append(Check("egress", False, "no user-space network stack is driven: the egress tier runs "
                         "with no network (its own namespace, host loopback unreachable)", required=False))
-    checks.append(leftovers_check(sweep_cgroups() + _swept_extractions()))
+    checks.append(leftovers_check(sweep_cgroups() + sweep_extractions()))
     return checks
 
 
@@ -262,12 +252,11 @@ def _host_uid(pid: int) -> int | None:
 
 def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     """Every protection of the docker sandbox, checked on this host from inside a container."""
-    from grader.sandbox.docker import client, sweep_leftovers
     try:
-        engine = client()
+        engine = sandbox.engine()
     except LaunchError as exc:
         return [Check("docker engine", False, str(exc))]
-    removed = sweep_leftovers(engine) + _swept_extractions()
+    removed = sandbox.swept + sweep_extractions()
     version = engine.version()
     checks = [Check("docker engine", True, f"{version.get('Version')} (API {version.get('ApiVersion')}), "
                     f"cgroup v{engine.info().get('CgroupVersion', '?')}")]

@@ -116,7 +116,7 @@ def docker_leftovers(sandbox) -> list[str]:
     """This process's containers and FIFO folders still on the host."""
     from grader import owner
     from grader.sandbox.docker import LABEL_OWNER, fifo_root
-    containers = sandbox._engine().containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner.tag()}"})
+    containers = sandbox.engine().containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner.tag()}"})
     folders = [p.name for p in fifo_root().glob(owner.tag() + "-*")] if fifo_root().is_dir() else []
     return [f"container {c.short_id} ({c.status})" for c in containers] + [f"folder {f}" for f in folders]
 

@@ -54,7 +54,7 @@ def test_doctor_checks_the_policy_from_inside_a_container(docker_sandbox):
 def test_the_image_says_what_it_is_built_on(docker_sandbox):
     record = docker_sandbox.image_record()
     assert record.tag == image.IMAGE_TAG and record.id.startswith("sha256:")
-    labels = docker_sandbox._engine().images.get(record.tag).labels
+    labels = docker_sandbox.engine().images.get(record.tag).labels
     assert labels[image.LABEL_NUMPY] == image.NUMPY_VERSION
     assert record.stand_in == (labels[image.LABEL_STAND_IN] == "true")
     assert (image.BASE_IMAGE in record.base) and (("stand-in" in record.base) == record.stand_in)
@@ -94,13 +94,13 @@ def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, 
     finally:
         if child.poll() is None:
             child.kill()
-    engine = docker_sandbox._engine()
+    engine = docker_sandbox.engine()
 
     def of(owner_tag: str) -> list:
         return engine.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner_tag}"})
 
     assert len(of(tag)) == 1, "the killed arena's container is there until the next arena starts"
-    DockerSandbox()._engine()  # a new arena's first use of the engine sweeps
+    DockerSandbox().engine()  # a new arena's first use of the engine sweeps
     deadline = time.monotonic() + 10
     while of(tag) and time.monotonic() < deadline:
         time.sleep(0.2)

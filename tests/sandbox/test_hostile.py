@@ -76,14 +76,17 @@ def test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller(launc
     assert len({frozenset(procs) for procs in members.values()}) == 1, members
 
 
-def test_memory_hog_is_stopped_by_the_memory_cgroup(launch, assert_unharmed):
+@pytest.mark.parametrize("name", ["memory_hog", "child_oom_then_exit"])
+def test_the_memory_limit_reached_is_the_agents_fault(launch, assert_unharmed, name):
+    """Its own memory limit, reached (by the agent, or by a child of its killed for it before
+    the agent exits): the agent's fault (design §4), never `oom`, the arena's, which would
+    re-run it and could hold the round."""
     # Filling 1 GiB on one CPU can take seconds on a loaded host: a roomy deadline,
     # so that the memory limit, not the clock, is what stops it.
-    handle = launch("memory_hog", limits=dataclasses.replace(TEST_LIMITS, act_hard_seconds=20.0))
+    handle = launch(name, limits=dataclasses.replace(TEST_LIMITS, act_hard_seconds=20.0))
     if handle.process.cgroup is None or "memory" not in handle.process.cgroup.dirs:
         pytest.skip("no memory cgroup on this host: only the address-space rlimit applies")
     faults = play(handle, 1)
-    # Its own memory limit, reached: the agent's fault (design §4), never `oom` (the arena's).
     assert [f.kind for f in faults] == [FaultKind.AGENT_ERROR], faults
     assert "over its memory limit of 1024 MiB" in faults[0].detail
     handle.close()
@@ -243,17 +246,6 @@ def test_a_raise_in_observe_outcome_is_the_agents_error(launch, assert_unharmed)
     assert play(handle, 3) == []
     fault = handle.observe_outcome({"winner": "black", "black_discs": 40, "white_discs": 24, "your_color": "black"})
     assert fault.kind is FaultKind.AGENT_ERROR and "observe_outcome() raised RuntimeError" in fault.detail
-    handle.close()
-    assert_unharmed()
-
-
-def test_child_killed_for_memory_then_exit_is_the_agents_fault(launch, assert_unharmed):
-    """A child of the agent killed at the sandbox's own memory limit, then an exit: the agent's
-    fault (the cap is the agent's), not `oom`, which would re-run it and could hold the round."""
-    handle = launch("child_oom_then_exit", limits=dataclasses.replace(TEST_LIMITS, act_hard_seconds=20.0))
-    faults = play(handle, 1)
-    assert [f.kind for f in faults] == [FaultKind.AGENT_ERROR], faults
-    assert "over its memory limit" in faults[0].detail
     handle.close()
     assert_unharmed()
 
