@@ -23,7 +23,7 @@ demo: install
 
 test: install lint-workflows
 	$(PY) -m pytest -q
-	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py tests/sandbox/test_native_turns.py
+	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py
 
 # zizmor (offline) over the workflows: nothing above low that is not explained in zizmor's own
 # ignore comment; actionlint too where it is on PATH.

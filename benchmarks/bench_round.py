@@ -49,6 +49,11 @@ LADDER_CHECKPOINTS = [0, 100, 500, 1000, 2000]
 FIELDS = (8, 30, 100, 300)
 NIGHT_SECONDS = 10 * 3600
 WORKERS_PER_RUNNER = 2
+# Arena time per agent move of this round before the one turn path (grader/native_turns.py,
+# removed), measured on this machine in turn with the one path: with the native turns, and
+# with the same tree's Python path alone.
+BEFORE_ONE_PATH_US_PER_MOVE = "?"
+BEFORE_PYTHON_US_PER_MOVE = "?"
 PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
 SPLIT_STARTS = 15  # pairs of starts in and out of the sandbox, in turn, to split a launch
 
@@ -106,13 +111,21 @@ def measure(tmp: Path) -> dict:
         finally:
             launches.append(time.perf_counter() - t)
 
-    AgentHandle.launch = classmethod(timed)
+    moves = []  # the sandboxed agent's acts, counted as each session closes
+    close = AgentHandle.close
+
+    def counted(handle):
+        if handle.process is not None:
+            moves.append(handle.act_stats.count)
+        return close(handle)
+
+    AgentHandle.launch, AgentHandle.close = classmethod(timed), counted
     start = time.perf_counter()
     try:
         outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
                             stream=open("/dev/null", "w"))
     finally:
-        AgentHandle.launch = classmethod(launch)
+        AgentHandle.launch, AgentHandle.close = classmethod(launch), close
     wall = time.perf_counter() - start
     records = [read_record(record_path(tmp / "private" / plan.round_id, e.index)) for e in plan.envs]
     agent_seconds = sum(e.agent_seconds for r in records for e in r.entrants.values())
@@ -120,7 +133,7 @@ def measure(tmp: Path) -> dict:
     self_play = sum(e.self_play.games for r in records for e in r.entrants.values())
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
-    return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies,
+    return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies, "agent_moves": sum(moves),
             "sandboxed": sandboxed, "launches": launches,
             "sandbox_start": sandbox_start(load_submission(folder)) if sandboxed else 0.0}
 
@@ -148,6 +161,9 @@ def main() -> int:
     n = max(n, 1)
     print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
           f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)")
+    print(f"  the sandboxed agent's moves: {m['agent_moves']:,}; arena time per agent move {arena / m['agent_moves'] * 1e6:.1f} us "
+          f"(before the one turn path: {BEFORE_ONE_PATH_US_PER_MOVE} us with the native turns, "
+          f"{BEFORE_PYTHON_US_PER_MOVE} us on the Python path beside them)")
     print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
           f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
           f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts); counting the agents' "

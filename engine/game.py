@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import bitboard as bb
-from . import search
+from . import search, state
 from .layout import Layout
 from .rules import Rules
 from .scoring import DRAW, winner_by_args
@@ -17,11 +17,6 @@ from .spec import EnvSpec
 
 PASS = "pass"
 LOST = "lost"  # the side to move submitted an illegal move and lost its turn
-
-# An empty view pair: `play_to_agent` writes nothing into it (the side's player reads the
-# position itself).
-NO_VIEW = (np.empty((3, 0), dtype=np.float32), np.empty(0, dtype=np.int8))
-
 
 class Color(enum.IntEnum):
     BLACK = 0
@@ -109,8 +104,9 @@ def turn_limit_arg(rules: Rules) -> int:
 
 
 @lru_cache(maxsize=1024)
-def _opening(layout: Layout, cap: int, turn_limit: int) -> tuple[np.ndarray, np.ndarray]:
-    """The state arrays of a game at its opening (cached; every Game copies them)."""
+def _opening(layout: Layout, cap: int, turn_limit: int) -> np.ndarray:
+    """The record (engine.state) of a game at its opening (cached, read-only; every Game
+    copies it)."""
     g = geometry(layout)
     st = np.zeros((3, g.words), dtype=np.uint64)
     st[0] = g.black0
@@ -118,8 +114,9 @@ def _opening(layout: Layout, cap: int, turn_limit: int) -> tuple[np.ndarray, np.
     # side to move, placements, termination, has a legal move (see bitboard.refresh)
     meta = np.array([0, 0, -1, 0], dtype=np.int64)
     bb.refresh(st, meta, g.black0, g.masks, g.shifts, g.nxt, cap, turn_limit)
-    st.flags.writeable = meta.flags.writeable = False
-    return st, meta
+    record = state.layout_record(cap, turn_limit, g.masks, g.shifts, g.nxt, g.obstacle_flat, st, meta)
+    record.flags.writeable = False
+    return record
 
 
 class Game:
@@ -137,13 +134,21 @@ class Game:
         self.geo = geometry(spec.layout)
         self.cap = spec.rules.capture.code
         self._limit = turn_limit_arg(spec.rules)
-        st, meta = _opening(spec.layout, self.cap, self._limit)
-        self._st = st.copy()  # black, white, legal cells of the side to move
-        self._meta = meta.copy()  # side to move, placements, termination, has a legal move
+        self._record = _opening(spec.layout, self.cap, self._limit).copy()
+        views = state.views_of(self._record)
+        self._st = views.st  # black, white, legal cells of the side to move
+        self._meta = views.meta  # side to move, placements, termination, has a legal move
+        self._turns = views.turns  # the moves of the last kernel call
+        rows, cols = spec.layout.rows, spec.layout.cols
+        # Where `play_to_agent` writes the view of the agent to move (see `view`).
+        self.view = (views.obs.reshape(3, rows, cols), views.mask)
+        self._views = views
+        self._seats = None  # the EngineSeats whose arrays live in the record (see `_seat`)
+        self._kernel = state.turns_kernel(self._record)
+        self._cells = self.geo.cells
         self.moves: list[int | str] = []
         self._forfeit_winner: Color | None = None
         self._forfeited = False
-        self._turns: np.ndarray | None = None  # play_engine_turns' move buffer
 
     # -- position ---------------------------------------------------------------------
     @property
@@ -245,7 +250,7 @@ class Game:
         if seats is not None:
             if isinstance(cell, np.integer):
                 cell = int(cell)
-            if type(cell) is int and cell >= 0 and self.play_to_agent(seats, (NO_VIEW, NO_VIEW), cell) != -2:
+            if type(cell) is int and cell >= 0 and self.play_to_agent(seats, cell) != -2:
                 return
         elif self.is_legal(cell):
             cell = int(cell)
@@ -265,72 +270,48 @@ class Game:
         at `seats.settle()`.
         """
         if not self.done:
-            self._engine_turns(-1, seats)
+            self.play_to_agent(seats)
 
-    def play_to_agent(self, seats, views, cell: int = -1) -> int:
+    def play_to_agent(self, seats, cell: int = -1) -> int:
         """Place `cell` for the side to move (when it is >= 0), play on as
         `play_engine_turns(seats)` does, and write the view of the agent that must move next
-        into its pair of `views`, all in one kernel call: an agent's whole turn on the
-        engine's side.
+        into `view`, all in one kernel call: an agent's whole turn on the engine's side.
 
-        `views` is ((obs, mask) of black, (obs, mask) of white), each obs float32
-        (3, rows*cols) and mask int8 (rows*cols,) as `agent_view` returns them, flat and
-        C-contiguous; one pair may serve both colours, and `NO_VIEW` takes nothing. `cell`
-        must be an int. Returns the side to move (0 black, 1 white) when an agent must
+        `cell` must be an int. Returns the side to move (0 black, 1 white) when an agent must
         move, -1 when the game is over, and -2 when `cell` is not a legal move (nothing
         changed).
         """
-        if self._forfeited or cell >= self.geo.cells:
+        if self._forfeited or cell >= self._cells:
             return -2 if cell >= 0 else -1
-        if not self._engine_turns(cell, seats, views):
+        if seats is not self._seats:
+            self._seat(seats)
+        result = self._kernel(self._record, cell)
+        if result < 0:
             return -2
-        meta = self._meta
-        return -1 if meta[2] >= 0 else int(meta[0])
+        if cell >= 0:
+            self.moves.append(cell)
+        if result >= 4:
+            self.moves.extend(recorded_moves(self._turns[:result >> 2]))
+        turn = result & 3
+        if turn == state.OVER:
+            seats.settle()
+            return -1
+        return turn
 
-    def native_args(self) -> tuple:
-        """(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles): this game's state
-        arrays and its tables, as `search.engine_turns` takes them, for a caller's own kernel
-        that plays the game on natively (it must play only through `engine_turns`, and give
-        the moves it played to `record_native`)."""
+    def kernel_args(self) -> tuple:
+        """(st, meta, like, masks, shifts, nxt, cap, turn_limit, obstacles) of this game, as the
+        engine's batch kernels (search.reference_records) take them."""
         g = self.geo
         return (self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit, g.obstacle_flat)
 
-    def opening_state(self) -> tuple[np.ndarray, np.ndarray]:
-        """(st, meta) of this game's opening, read-only and shared: what a caller's kernel
-        copies into `native_args()` to restart the game (see `restart_native`)."""
-        return _opening(self.layout, self.cap, self._limit)
-
-    def restart_native(self) -> None:
-        """A caller's kernel restarted this game: it copied `opening_state()` into this one's
-        `native_args()` and played on through `engine_turns` (the moves go to
-        `record_native` next). The moves recorded before are forgotten."""
-        self.moves = []
-        self._forfeited = False
-        self._forfeit_winner = None
-
-    def record_native(self, moves: np.ndarray, n: int, seats) -> None:
-        """Append the first `n` moves a kernel played (cells, -1 a pass) to `moves`, and
-        settle `seats` if the game ended."""
-        if n:
-            self.moves.extend(recorded_moves(moves[:n]))
-        if self._meta[2] >= 0:
-            seats.settle()
-
-    def _engine_turns(self, first: int, seats, views=(NO_VIEW, NO_VIEW)) -> bool:
-        """The kernel call; False (nothing changed) when `first` is not a legal move."""
-        if self._turns is None:
-            self._turns = np.empty(2 * self.geo.cells + 2, dtype=np.int64)
-        g = self.geo
-        (obs_black, mask_black), (obs_white, mask_white) = views
-        n = search.engine_turns(self._st, self._meta, g.black0, g.masks, g.shifts, g.nxt, self.cap, self._limit,
-                                first, seats.packed, seats.states, self._turns, g.obstacle_flat,
-                                obs_black, mask_black, obs_white, mask_white)
-        if n < 0:
-            return False
-        if first >= 0:
-            self.moves.append(first)
-        self.record_native(self._turns, n, seats)
-        return True
+    def _seat(self, seats) -> None:
+        """Move `seats`' arrays (an opponents.EngineSeats) into this game's record, so that the
+        kernel call passes the record alone; the players keep drawing from the same streams."""
+        views = self._views
+        views.seats[:] = seats.packed
+        views.states[:] = seats.states
+        seats.rehome(views.seats, views.states)
+        self._seats = seats
 
     def pass_turn(self) -> None:
         """A forced pass: allowed only when the side to move has no legal move."""

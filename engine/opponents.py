@@ -121,6 +121,14 @@ class EngineSeats:
                 self.states[i] = p.state
                 p.state = self.states[i]
 
+    def rehome(self, packed: np.ndarray, states: np.ndarray) -> None:
+        """Keep the seats in `packed` and `states` from now on (copies of the current ones, in
+        a game's record): the players' xorshift states become views of the new `states`."""
+        self.packed, self.states = packed, states
+        for i, p in enumerate(self.players):
+            if p is not None:
+                p.state = states[i]
+
     def settle(self) -> None:
         """Move the time the kernel charged each seat onto its player's meter."""
         for i, p in enumerate(self.players):
@@ -185,7 +193,7 @@ def _play_seated(spec: EnvSpec, classes: tuple, states: list) -> tuple[np.ndarra
     if not n:
         return out, moves, (0, 0)
     seats = pack_seats(spec, [c.code for c in classes], [c.param for c in classes])
-    search.reference_records(*game.native_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1),
+    search.reference_records(*game.kernel_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1),
                              out, moves)
     return out, moves, (int(seats[4]), int(seats[5]))
 

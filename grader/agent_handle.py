@@ -18,11 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grader import native_turns as native
 from grader import protocol
 from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits, size_text
-from grader.policy import Conduct, not_an_int, pace_fault, pace_stop_fault
+from grader.policy import PHASES, SESSION, Conduct, not_an_int, pace_fault, pace_stop_fault
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.submission import Submission
 
@@ -33,27 +32,19 @@ _POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
 
 
 class ActFrame:
-    """The `act` frame of one board shape, built once: its constant head (prefix and header),
-    the pace threshold, and a buffer whose body the engine fills in place (see
-    `AgentHandle.view_buffers`), so a move is sent without building the frame anew."""
+    """What an `act` frame of one board shape needs, built once: its constant head (prefix
+    and header; the observation and mask follow it as they are), its length and the pace
+    threshold."""
 
-    __slots__ = ("shape", "head", "pace_stop", "frame", "obs", "mask")
+    __slots__ = ("shape", "head", "length", "pace_stop")
 
     def __init__(self, shape: tuple[int, int], limits: Limits):
         rows, cols = self.shape = shape
         cells = rows * cols
         header = protocol.act_header(rows, cols)
         self.head = protocol.PREFIX.pack(len(header), 3 * cells * 4 + cells) + header
+        self.length = len(self.head) + 13 * cells
         self.pace_stop = limits.pace_stop_factor * limits.pace_seconds(rows, cols)
-        size = len(self.head) + 13 * cells
-        raw = np.zeros(size + 4, dtype=np.uint8)
-        # Start the frame so that the float32 observation after the head is 4-byte aligned.
-        start = -(raw.ctypes.data + len(self.head)) % 4
-        self.frame = raw[start:start + size]
-        self.frame[:len(self.head)] = np.frombuffer(self.head, dtype=np.uint8)
-        body = len(self.head)
-        self.obs = self.frame[body:body + 12 * cells].view(np.float32).reshape(3, rows, cols)
-        self.mask = self.frame[body + 12 * cells:].view(np.int8)
 
 
 @dataclass
@@ -100,13 +91,20 @@ class OutputLog:
 class AgentHandle:
     """One agent's runner in one sandbox, for one environment session."""
 
+    # `act` sends the arrays it is given at once and keeps nothing: a game may hand it its
+    # own view arrays, rewritten for every move (grader.match.AgentSeat).
+    reads_views_in_place = True
+
     def __init__(self, process: SandboxProcess | None, limits: Limits = DEFAULT_LIMITS, label: str = "agent"):
         self.process = process
         self.limits = limits
         self.label = label
         self.fault: Fault | None = None
         self.versions: dict[str, str] = {}
-        self.act_stats = ActStats()
+        self.act_stats = ActStats()  # every act of the session
+        self.phase = SESSION
+        self.phase_stats: dict[str, ActStats] = {SESSION: ActStats()}  # per phase, judged apart (grader.policy)
+        self._phase_stats = self.phase_stats[SESSION]
         self.call_seconds = 0.0  # waiting on prepare, observe_outcome and freeze
         self.conduct = Conduct(limits)
         self.log = OutputLog(limits.log_keep_bytes)
@@ -118,8 +116,10 @@ class AgentHandle:
         self._next_cpu_check = self.started + CPU_CHECK_INTERVAL
         self._reader = protocol.FrameReader(protocol.REPLY_MAX_HEADER, protocol.REPLY_MAX_BODY,
                                             cached_ops=frozenset({protocol.OP_ACTION, protocol.OP_OK}))
-        self._act_frames: dict[tuple[int, int], ActFrame] = {}  # per board shape
-        self._filled: ActFrame | None = None  # the frame whose views `view_buffers` handed out last
+        self._act_frames: dict[tuple, ActFrame] = {}  # per obs shape (3, rows, cols)
+        self._checked_obs: np.ndarray | None = None  # the arrays `act` last found fit to send
+        self._checked_mask: np.ndarray | None = None
+        self._checked_frame: ActFrame | None = None
         if process is not None:
             for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
                 os.set_blocking(fd, False)
@@ -198,6 +198,14 @@ class AgentHandle:
             self.env_deadline += time.monotonic() - self._paused_at
             self._paused_at = None
 
+    def enter_phase(self, phase: str) -> None:
+        """The acts from now on belong to `phase` (grader.policy.PHASES), whose pace is
+        judged on its own mean."""
+        if phase not in PHASES:
+            raise ValueError(f"unknown phase {phase!r} (one of {', '.join(PHASES)})")
+        self.phase = phase
+        self._phase_stats = self.phase_stats.setdefault(phase, ActStats())
+
     def prepare(self, env_info: dict) -> Fault | None:
         """Send prepare(env_info); None on success, else the fault."""
         return self._simple_call({"op": protocol.OP_PREPARE, "env_info": env_info}, self.limits.prepare_seconds, "prepare")
@@ -214,64 +222,91 @@ class AgentHandle:
         return self._simple_call({"op": protocol.OP_FREEZE}, self.limits.prepare_seconds, "freeze")
 
     def end_session(self, rows: int, cols: int) -> Fault | None:
-        """The end of the session on a rows x cols board: over the pace (the mean act time of
-        the whole session, judged once enough acts were timed) is a `timeout` fault."""
-        if self.fault is None:
-            fault = pace_fault(self.act_stats, (rows, cols), self.limits)
+        """The end of the session on a rows x cols board: over the pace in any phase (its
+        mean act time, judged once enough of its acts were timed) is a `timeout` fault."""
+        for phase, stats in self.phase_stats.items():
+            if self.fault is not None:
+                break
+            fault = pace_fault(stats, (rows, cols), self.limits, phase)
             if fault is not None:
                 self._fail(fault.kind, fault.detail)
         return self.fault
 
-    def view_buffers(self, rows: int, cols: int) -> tuple[np.ndarray, np.ndarray]:
-        """(obs, mask) of a rows x cols board, float32 (3, rows, cols) and int8 (rows*cols,):
-        views into this handle's prebuilt act frame. Whoever fills them in place and passes
-        these very arrays to `act` saves building the frame for every move; their contents
-        change with every move."""
-        act_frame = self._act_frame((rows, cols))
-        self._filled = act_frame
-        return act_frame.obs, act_frame.mask
-
-    def _act_frame(self, shape: tuple[int, int]) -> ActFrame:
-        act_frame = self._act_frames.get(shape)
-        if act_frame is None:
-            act_frame = self._act_frames[shape] = ActFrame(shape, self.limits)
-        return act_frame
-
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]:
         """Ask for a move: (cell, None), or (None, fault). The cell is an int in
-        range(mask.size) but not necessarily legal: that is the policy's call.
+        range(mask.size) but not necessarily legal: that is the policy's call. `obs` and
+        `mask` are sent as they are and not kept (`reads_views_in_place`).
 
-        This is the hot path of a round (hundreds of thousands of calls per
-        environment), hence the prebuilt frame and the inlined checks.
+        This is the hot path of a round (hundreds of thousands of calls per environment):
+        the frame goes out in one writev from the caller's arrays, and the reply that is
+        almost always there, one `action` frame, is recognised by its bytes; anything else
+        (a partial write, the agent's output, another reply, no reply yet) takes the general
+        path of every call, with the same deadline.
         """
         if self.fault is not None:
             return None, self.fault
-        act_frame = self._filled
-        if act_frame is not None and obs is act_frame.obs and mask is act_frame.mask:
-            frame = act_frame.frame  # filled in place: nothing to build
+        if obs is self._checked_obs and mask is self._checked_mask:
+            act_frame = self._checked_frame
         else:
-            act_frame = self._act_frame(obs.shape[1:])
-            if obs.dtype != np.float32:
-                obs = obs.astype(np.float32)
-            if mask.dtype != np.int8:
-                mask = mask.astype(np.int8)
-            frame = act_frame.head + obs.tobytes() + mask.tobytes()
-        start = time.perf_counter()
-        header = self._call(frame, self.limits.act_hard_seconds, "act")
-        elapsed = time.perf_counter() - start
+            obs, mask, act_frame = self._checked_views(obs, mask)
+        process = self.process
+        start = time.monotonic()
+        deadline = start + self.limits.act_hard_seconds
+        if self.env_deadline < deadline:
+            deadline = self.env_deadline
+        try:
+            sent = os.writev(process.stdin_fd, (act_frame.head, obs, mask))
+        except OSError:
+            sent = 0  # `_send` tells the kinds of error apart
+        if sent != act_frame.length:
+            frame = b"".join((act_frame.head, obs.tobytes(), mask.tobytes()))
+            if not self._send(frame[sent:], deadline, "act"):
+                return None, self.fault
+        reader = self._reader
+        if not reader.pending():
+            ready = self._poll.poll((deadline - time.monotonic()) * 1000 + 1)
+            if len(ready) == 1 and ready[0][0] == process.stdout_fd:
+                try:
+                    data = os.read(process.stdout_fd, 1 << 16)
+                except OSError:
+                    data = b""  # `_receive` reads again and says what failed
+                action = protocol.ACTION_OF.get(data)
+                if action is not None and action < mask.size:
+                    self._count_act(time.monotonic() - start)
+                    return self._after_act(action, act_frame)
+                reader.feed(data)
+        header = self._receive(deadline, "act")
         if header is None:
             return None, self.fault
-        self._count_act(elapsed)
+        self._count_act(time.monotonic() - start)
         return self._act_reply(header, act_frame, mask.size)
 
+    def _frame_for(self, shape: tuple) -> ActFrame:
+        """The act frame of an observation of `shape` (3, rows, cols)."""
+        act_frame = self._act_frames.get(shape)
+        if act_frame is None:
+            act_frame = self._act_frames[shape] = ActFrame(shape[1:], self.limits)
+        return act_frame
+
+    def _checked_views(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, ActFrame]:
+        """obs as C-contiguous float32 (3, rows, cols), mask as int8 (rows * cols,), and the
+        act frame of their shape; the arrays are remembered when they needed no copy (a
+        game's own views are given for every move), so that the next move skips this."""
+        act_frame = self._frame_for(obs.shape)
+        fit = obs.dtype == np.float32 and obs.flags.c_contiguous and mask.dtype == np.int8 and mask.flags.c_contiguous
+        if not fit:
+            return np.ascontiguousarray(obs, dtype=np.float32), np.ascontiguousarray(mask, dtype=np.int8), act_frame
+        self._checked_obs, self._checked_mask, self._checked_frame = obs, mask, act_frame
+        return obs, mask, act_frame
+
     def _count_act(self, elapsed: float) -> None:
-        stats = self.act_stats
-        stats.count += 1
-        stats.total_seconds += elapsed
-        if elapsed > stats.max_seconds:
-            stats.max_seconds = elapsed
-        if elapsed > self.limits.act_soft_seconds:
-            stats.soft_overruns += 1
+        for stats in (self.act_stats, self._phase_stats):
+            stats.count += 1
+            stats.total_seconds += elapsed
+            if elapsed > stats.max_seconds:
+                stats.max_seconds = elapsed
+            if elapsed > self.limits.act_soft_seconds:
+                stats.soft_overruns += 1
 
     def _act_reply(self, header: dict, act_frame: ActFrame, cells: int) -> tuple[int | None, Fault | None]:
         """The move of an act reply, or the fault it is: the reply's form, then the checks
@@ -282,101 +317,16 @@ class AgentHandle:
         return self._after_act(action, act_frame)
 
     def _after_act(self, action: int, act_frame: ActFrame) -> tuple[int | None, Fault | None]:
-        """The pace (an agent far over it is stopped early) and the CPU share, after a reply."""
-        stats = self.act_stats
+        """The pace of the phase under way (an agent far over it is stopped early) and the CPU
+        share, after a reply."""
+        stats = self._phase_stats
         if stats.total_seconds > act_frame.pace_stop * stats.count and stats.count >= self.limits.pace_min_acts:
-            fault = pace_stop_fault(stats, act_frame.shape, self.limits)
+            fault = pace_stop_fault(stats, act_frame.shape, self.limits, self.phase)
             if fault is not None:
                 return None, self._fail(fault.kind, fault.detail)
         if time.monotonic() >= self._next_cpu_check and self._check_cpu():
             return None, self.fault
         return action, None
-
-    # -- native turns (grader.native_turns) -----------------------------------------
-    @property
-    def plays_natively(self) -> bool:
-        """Whether grader.native_turns may play this agent's moves (a live sandboxed agent)."""
-        return self.process is not None and self.fault is None
-
-    def native_load(self, row: np.ndarray, obs: np.ndarray) -> np.ndarray | None:
-        """Fill `row` (a seat's row of native_turns' io) so that the kernel may play this
-        agent's moves, and return the act frame it sends; None (and the kernel leaves this
-        agent to `act`) when the handle is dead or has no process, when bytes from the agent
-        are already waiting, or when `obs` is not the view buffer this handle handed out."""
-        act_frame = self._filled
-        if (not self.plays_natively or act_frame is None or obs is not act_frame.obs
-                or self._reader.pending() or self._paused_at is not None):
-            return None
-        process, limits, stats = self.process, self.limits, self.act_stats
-        row[native.NATIVE] = 1
-        row[native.STDIN], row[native.STDOUT] = process.stdin_fd, process.stdout_fd
-        row[native.STDERR] = process.stderr_fd if self._stderr_open else -1
-        row[native.FRAME_LEN] = len(act_frame.frame)
-        row[native.HARD_NS] = round(limits.act_hard_seconds * 1e9)
-        row[native.ENV_DEADLINE_NS] = round(self.env_deadline * 1e9)
-        row[native.SOFT_NS] = round(limits.act_soft_seconds * 1e9)
-        row[native.PACE_STOP_NS] = round(act_frame.pace_stop * 1e9)
-        row[native.PACE_MIN] = limits.pace_min_acts
-        row[native.NEXT_CPU_NS] = round(self._next_cpu_check * 1e9)
-        row[native.COUNT] = stats.count
-        row[native.TOTAL_NS] = round(stats.total_seconds * 1e9)
-        row[native.MAX_NS] = round(stats.max_seconds * 1e9)
-        row[native.SOFT_OVERRUNS] = stats.soft_overruns
-        row[native.CALL_HARD_NS] = round(limits.prepare_seconds * 1e9)
-        return act_frame.frame
-
-    def native_store(self, row: np.ndarray) -> None:
-        """Take back the accounting of the acts the kernel played: timings and legal moves."""
-        stats = self.act_stats
-        stats.count = int(row[native.COUNT])
-        stats.total_seconds = int(row[native.TOTAL_NS]) * 1e-9
-        stats.max_seconds = int(row[native.MAX_NS]) * 1e-9
-        stats.soft_overruns = int(row[native.SOFT_OVERRUNS])
-        self.call_seconds += int(row[native.CALL_NS]) * 1e-9
-        self.conduct.played_legal(int(row[native.LEGAL]))
-
-    def after_native_act(self, cell: int) -> tuple[int | None, Fault | None]:
-        """Finish an act the kernel timed and read (`cell`, on the board): the checks after
-        every reply, as `act` makes them."""
-        return self._after_act(cell, self._filled)
-
-    def resume_act(self, sent: int, pending: bytes, started_ns: int) -> tuple[int | None, Fault | None, float]:
-        """Finish an act the kernel began at `started_ns` (time.monotonic_ns) and stopped: the
-        rest of its frame after `sent` bytes, then the reply after the `pending` bytes already
-        read, exactly as `act` would have. Returns (cell, fault, seconds the act took)."""
-        act_frame = self._filled
-        header = self._resume_call(act_frame.frame, sent, pending, started_ns, self.limits.act_hard_seconds, "act")
-        elapsed = (time.monotonic_ns() - started_ns) * 1e-9
-        if header is None:
-            return None, self.fault, elapsed
-        self._count_act(elapsed)
-        action, fault = self._act_reply(header, act_frame, act_frame.mask.size)
-        return action, fault, elapsed
-
-    def resume_outcome(self, frame: bytes, sent: int, pending: bytes, started_ns: int) -> Fault | None:
-        """Finish an observe_outcome call the kernel began at `started_ns` and stopped
-        (`native_turns.self_play_turns`): the rest of `frame` after `sent` bytes, then the
-        reply after the `pending` bytes already read, exactly as `observe_outcome` would have."""
-        reply = self._resume_call(frame, sent, pending, started_ns, self.limits.prepare_seconds, "observe_outcome")
-        self.call_seconds += (time.monotonic_ns() - started_ns) * 1e-9
-        return self._call_reply(reply, "observe_outcome")
-
-    def _resume_call(self, frame, sent: int, pending: bytes, started_ns: int, limit: float, what: str) -> dict | None:
-        """The reply header of a call a kernel began at `started_ns` and stopped, as `_call`
-        would have read it: the rest of `frame` after `sent` bytes, then the reply after the
-        `pending` bytes already read, within `limit` of the start and the environment's
-        deadline; None (the fault recorded) if there is none."""
-        deadline = min(started_ns * 1e-9 + limit, self.env_deadline)
-        if sent == len(frame) or self._send(frame[sent:], deadline, what):
-            self._reader.feed(pending)
-            return self._receive(deadline, what)
-        return None
-
-    def after_native_outcome(self) -> Fault | None:
-        """The check after an outcome the kernel heard answered `ok` (the CPU share, when due),
-        as `observe_outcome` makes it."""
-        self._check_cpu()
-        return self.fault
 
     def _bad_act_reply(self, header: dict, cells: int) -> Fault:
         op = header["op"]
@@ -403,7 +353,9 @@ class AgentHandle:
     def stats(self) -> dict:
         """Accounting of this session: act timing, wall and CPU time, output size."""
         self._check_cpu(force=True)
-        return {"act": self.act_stats.to_dict(), "wall_seconds": round(time.monotonic() - self.started, 3),
+        return {"act": self.act_stats.to_dict(),
+                "phases": {phase: stats.to_dict() for phase, stats in self.phase_stats.items() if stats.count},
+                "wall_seconds": round(time.monotonic() - self.started, 3),
                 "cpu_seconds": round(self.cpu_seconds_used, 3), "output_bytes": self.log.total,
                 "illegal_moves": self.conduct.illegal_total}
 

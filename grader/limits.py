@@ -68,9 +68,10 @@ class Limits:
         """(name, value, meaning) rows of the rules page's limits table, in reading order."""
         pace_rows = [
             (f"act() pace, {shape}", f"{seconds * 1000:.1f} ms mean",
-             f"mean act() time allowed over an environment on a {shape} board "
-             f"({self.pace_seconds_per_cell * 1e3:.2f} ms per cell); judged after {self.pace_min_acts} calls, "
-             f"and an agent over {self.pace_stop_factor:g}x the pace is stopped early (fault `timeout`)")
+             f"mean act() time allowed on a {shape} board ({self.pace_seconds_per_cell * 1e3:.2f} ms per cell), "
+             f"in each phase of an environment on its own (the self-play games, the checkpoint games, the "
+             f"pairing games); a phase is judged after {self.pace_min_acts} of its calls, and an agent over "
+             f"{self.pace_stop_factor:g}x the pace in a phase is stopped early (fault `timeout`)")
             for shape, seconds in self.pace_table().items()
         ]
         return pace_rows + [

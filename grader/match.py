@@ -15,11 +15,10 @@ from typing import Iterable, Protocol
 
 import numpy as np
 
-from engine import ENDINGS, NO_VIEW, Color, EnvSpec, Game, recorded_moves
+from engine import ENDINGS, Color, EnvSpec, Game, recorded_moves
 from engine.opponents import EngineSeats, Meter, Opponent, play_seated_games, seated_opponent
 
 from grader.faults import Fault, FaultKind
-from grader.native_turns import NativeDriver
 from grader.policy import Verdict
 
 COLORS = (Color.BLACK, Color.WHITE)
@@ -83,10 +82,9 @@ class AgentSeat(Protocol):
     """A seat held by a submission over the wire: an AgentHandle or anything shaped like one.
 
     The other kind of seat is a reference opponent (`engine.opponents.Opponent`), which the
-    engine plays itself and which has no conduct to judge. A seat may also offer
-    `view_buffers(rows, cols) -> (obs, mask)`: the engine then writes each view into those
-    arrays and `act` is given them (an AgentHandle sends them without a copy); a seat
-    without it is given fresh arrays for every move.
+    engine plays itself and which has no conduct to judge. An agent seat is given the
+    game's own view arrays (`engine.Game.view`, which the engine rewrites for every move) if
+    it says `reads_views_in_place`, else a copy of them for every move.
     """
 
     label: str
@@ -95,30 +93,6 @@ class AgentSeat(Protocol):
     def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]: ...
 
     def fail(self, fault: Fault) -> Fault: ...
-
-
-def _views(players: list, held: list, spec: EnvSpec) -> tuple[list, list, list]:
-    """Per seat, the (obs, mask) pair the engine fills for it, as the player sees it and as
-    the kernel writes it (flat), and whether the player is given copies of it. An agent seat
-    with `view_buffers` gets its own (its act frame, filled in place); any other agent seat
-    a pair of the game's, copied to it each move; a seat the engine holds (`held`) none."""
-    rows, cols = spec.layout.rows, spec.layout.cols
-    shown, flat, copies = [], [], []
-    for player, opponent in zip(players, held):
-        if opponent is not None:
-            shown.append(NO_VIEW)
-            flat.append(NO_VIEW)
-            copies.append(False)
-            continue
-        buffers = getattr(player, "view_buffers", None)
-        if buffers is not None:
-            obs, mask = buffers(rows, cols)
-        else:
-            obs, mask = np.empty((3, rows, cols), dtype=np.float32), np.empty(rows * cols, dtype=np.int8)
-        shown.append((obs, mask))
-        flat.append((obs.reshape(3, rows * cols), mask))
-        copies.append(buffers is None)
-    return shown, flat, copies
 
 
 def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
@@ -131,7 +105,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     agent's move.
     """
     table = Table(spec, black, white, seed)
-    return table.play_on(table.game.play_to_agent(table.seats, table.flat))
+    return table.play_on(table.game.play_to_agent(table.seats))
 
 
 def is_engine_seat(seat) -> bool:
@@ -179,9 +153,8 @@ def play_games(spec: EnvSpec, games: list[tuple]) -> Iterable[GameRecord]:
 
 
 class Table:
-    """Two players seated at one game of `spec`: the engine's seats, the views it writes for
-    the agents, and the native driver when an agent can be played natively. `play_game` plays
-    one game at it; budget self-play plays game after game at the same table."""
+    """Two players seated at one game of `spec`: the engine's seats and, per seat, whether its
+    player is given copies of the view the engine writes. `play_game` plays one game at it."""
 
     def __init__(self, spec: EnvSpec, black, white, seed: int):
         self.spec, self.seed = spec, seed
@@ -193,48 +166,38 @@ class Table:
         self.players = players
         self.held = [p if isinstance(p, Opponent) else None for p in players]
         self.seats = EngineSeats(spec, *self.held)
-        self.shown, self.flat, self.copies = _views(players, self.held, spec)
+        self.copies = [not getattr(p, "reads_views_in_place", False) for p in players]
         self.sides = (SideStats(), SideStats())
         self.game = Game(spec)
-        self.driver = NativeDriver.for_game(self.game, self.seats, players, self.shown, self.flat)
 
-    def play_on(self, turn: int, finished: tuple | None = None) -> GameRecord:
+    def play_on(self, turn: int) -> GameRecord:
         """Play the game on from `turn` (the side to move, its view written; -1 when over) to
-        its record; `finished` is the (action, fault) of an act of that side already made."""
-        players, sides, shown, copies, game = self.players, self.sides, self.shown, self.copies, self.game
-        seats, flat, driver = self.seats, self.flat, self.driver
+        its record."""
+        players, sides, copies, game, seats = self.players, self.sides, self.copies, self.game, self.seats
+        obs, mask = game.view
         forfeit = None
         perf_counter = time.perf_counter
         while turn >= 0:
-            if driver is not None and finished is None:
-                turn, finished = driver.run(sides)
-                if turn < 0:
-                    break
             player, side = players[turn], sides[turn]
-            obs, mask = shown[turn]
-            if finished is not None:
-                action, fault = finished
-                finished = None
+            start = perf_counter()
+            if copies[turn]:
+                action, fault = player.act(obs.copy(), mask.copy())
             else:
-                start = perf_counter()
-                if copies[turn]:
-                    action, fault = player.act(obs.copy(), mask.copy())
-                else:
-                    action, fault = player.act(obs, mask)
-                elapsed = perf_counter() - start
-                side.acts += 1
-                side.act_seconds += elapsed
-                if elapsed > side.max_act_seconds:
-                    side.max_act_seconds = elapsed
+                action, fault = player.act(obs, mask)
+            elapsed = perf_counter() - start
+            side.acts += 1
+            side.act_seconds += elapsed
+            if elapsed > side.max_act_seconds:
+                side.max_act_seconds = elapsed
             if fault is None:
                 verdict = player.conduct.judge(bool(mask[action]), side.illegal)
                 if verdict is Verdict.PLAY:
-                    turn = game.play_to_agent(seats, flat, action)
+                    turn = game.play_to_agent(seats, action)
                     continue
                 side.illegal += 1
                 if verdict is Verdict.LOSE_TURN:
                     game.lose_turn()
-                    turn = game.play_to_agent(seats, flat)
+                    turn = game.play_to_agent(seats)
                     continue
                 if verdict is Verdict.FORFEIT_GAME:
                     fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")

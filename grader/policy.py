@@ -15,13 +15,17 @@ by the agent handle, because it breaks the wire contract rather than the game.
   One legal move anywhere in the session clears the rule for good.
 
 Time. Per call, a reply slower than `act_soft_seconds` is an overrun (counted,
-not punished); no reply by `act_hard_seconds` is a `timeout` fault. Over a
-session, the mean act time must keep the board's pace: judged once
-`pace_min_acts` replies have been timed; an agent over `pace_stop_factor`
-times the pace is stopped early (`pace_stop_fault`, checked by the handle after
-every reply), and at the end of a session one over the pace itself faults
-(`pace_fault`, checked by whoever closes the session). The environment wall
-ceiling and the CPU share end the session with `timeout` and `budget`.
+not punished); no reply by `act_hard_seconds` is a `timeout` fault. Within each
+phase of a session (`PHASES`: the budget's self-play, the checkpoint games, the
+pairings) the mean act time must keep the board's pace, each phase judged on its
+own mean, so that time saved in one phase (cheap self-play, which an agent can
+tell apart: it holds both seats) cannot be spent in another (the measured games).
+A phase is judged once `pace_min_acts` of its replies have been timed; an agent
+over `pace_stop_factor` times the pace in the phase under way is stopped early
+(`pace_stop_fault`, checked by the handle after every reply), and at the end of a
+session one over the pace in any phase faults (`pace_fault`, checked by whoever
+closes the session). The environment wall ceiling and the CPU share end the
+session with `timeout` and `budget`.
 """
 
 from __future__ import annotations
@@ -74,27 +78,42 @@ class Conduct:
         return Fault(FaultKind.FORFEIT, f"the first {self.attempts} moves in this environment were all illegal")
 
 
-def pace_stop_fault(stats, shape: tuple[int, int], limits: Limits) -> Fault | None:
-    """A `timeout` fault when the mean act time is far over the board's pace (early stop)."""
+# The phases of a session the pace judges apart, and how a message names each. A session
+# outside a round (a game of `arena play`, a test) has one phase, SESSION.
+SELF_PLAY, CHECKPOINT, PAIRING, SESSION = "self-play", "checkpoint", "pairing", "session"
+PHASES = {SELF_PLAY: "the self-play games", CHECKPOINT: "the checkpoint games", PAIRING: "the pairing games",
+          SESSION: "the session"}
+
+
+def _phase_text(phase: str) -> str:
+    return "" if phase == SESSION else f" in {PHASES[phase]}"
+
+
+def pace_stop_fault(stats, shape: tuple[int, int], limits: Limits, phase: str = SESSION) -> Fault | None:
+    """A `timeout` fault when the mean act time of `phase` is far over the board's pace
+    (early stop)."""
     if stats.count < limits.pace_min_acts:
         return None
     pace = limits.pace_seconds(*shape)
     mean = stats.total_seconds / stats.count
     if mean > limits.pace_stop_factor * pace:
-        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.1f} ms over {stats.count} calls is more than "
-                                        f"{limits.pace_stop_factor:g}x the {shape[0]}x{shape[1]} pace of {pace * 1e3:.1f} ms")
+        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.1f} ms over {stats.count} calls{_phase_text(phase)} "
+                                        f"is more than {limits.pace_stop_factor:g}x the {shape[0]}x{shape[1]} pace "
+                                        f"of {pace * 1e3:.1f} ms")
     return None
 
 
-def pace_fault(stats, shape: tuple[int, int], limits: Limits) -> Fault | None:
-    """At the end of a session: a `timeout` fault when the mean act time is over the pace."""
+def pace_fault(stats, shape: tuple[int, int], limits: Limits, phase: str = SESSION) -> Fault | None:
+    """At the end of a session: a `timeout` fault when the mean act time of `phase` is over
+    the pace."""
     if stats.count < limits.pace_min_acts:
         return None
     pace = limits.pace_seconds(*shape)
     mean = stats.total_seconds / stats.count
     if mean > pace:
-        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.2f} ms over {stats.count} calls; "
-                                        f"the {shape[0]}x{shape[1]} pace is {pace * 1e3:.2f} ms")
+        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.2f} ms over {stats.count} calls{_phase_text(phase)}; "
+                                        f"the {shape[0]}x{shape[1]} pace is {pace * 1e3:.2f} ms (each phase of an "
+                                        "environment is judged on its own mean)")
     return None
 
 

@@ -9,6 +9,7 @@ code names them in one place; docs/protocol.md documents them.
 from __future__ import annotations
 
 from grader.runner.wire import (  # noqa: F401  (re-exported API)
+    ACTION_OF,
     DTYPES,
     MAX_BODY_BYTES,
     MAX_HEADER_BYTES,

@@ -31,7 +31,7 @@ from grader.faults import Fault, FaultKind
 from grader.limits import Limits
 from grader.match import WINNER_LABELS
 from grader.policy import not_an_int
-from grader.self_play import SelfPlayGame, heard, played_in_python, played_natively
+from grader.self_play import SelfPlayGame, heard, play_self_play
 from grader.submission import load_submission
 
 REFERENCE_NAMES = ("random", "greedy", "minimax")
@@ -136,10 +136,14 @@ class Session(ABC):
         """The entrant's budget self-play games seeded `seeds`, one at a time: the caller
         checks the session after each game and after it calls the game's `hear()` (its
         outcome), and stops iterating when the entrant died."""
-        return played_in_python(spec, self.seat, self.observe_outcome, seeds)
+        return play_self_play(spec, self.seat, self.observe_outcome, seeds)
 
     @abstractmethod
     def freeze(self) -> Fault | None: ...
+
+    def enter_phase(self, phase: str) -> None:
+        """The entrant's moves from now on belong to `phase` (grader.policy.PHASES), whose
+        pace is judged on its own."""
 
     def idle(self) -> None:
         """The round stops asking this entrant for a while (others learn or play)."""
@@ -148,7 +152,7 @@ class Session(ABC):
         """The round turns back to this entrant."""
 
     def end(self, spec: EnvSpec) -> Fault | None:
-        """Apply the end-of-session rules (the pace over the whole session); the fault, which
+        """Apply the end-of-session rules (the pace of each phase); the fault, which
         the session then carries, or None."""
         return None
 
@@ -185,11 +189,11 @@ class HandleSession(Session):
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return self.handle.observe_outcome(outcome)
 
-    def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
-        return played_natively(spec, self.handle, seeds)  # which knows when it cannot
-
     def freeze(self) -> Fault | None:
         return self.handle.freeze()
+
+    def enter_phase(self, phase: str) -> None:
+        self.handle.enter_phase(phase)
 
     def idle(self) -> None:
         self.handle.pause_clock()
@@ -310,17 +314,14 @@ class InProcessAgent(AgentHandle):
         elapsed = time.perf_counter() - start
         if fault is not None:
             return None, fault
-        stats = self.act_stats
-        stats.count += 1
-        stats.total_seconds += elapsed
-        stats.max_seconds = max(stats.max_seconds, elapsed)
+        self._count_act(elapsed)
         if isinstance(action, np.integer):
             action = int(action)
         if type(action) is not int:
             return None, self._fail(FaultKind.PROTOCOL, not_an_int(type(action).__name__, repr(action)))
         if not 0 <= action < mask.size:
             return None, self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{mask.size - 1})")
-        return action, None
+        return self._after_act(action, self._frame_for(obs.shape))
 
 
 def open_session(entrant: Entrant, spec: EnvSpec, limits: Limits, sandbox=None) -> Session:

@@ -23,6 +23,7 @@ from engine import EnvSpec, derive_seed, public_tier
 from grader.agent_handle import AgentHandle
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.match import env_info, outcome_for, play_game
+from grader.policy import CHECKPOINT, PAIRING, PHASES, SELF_PLAY
 from grader.self_play import SELF_PLAY_COLOR
 from grader.faults import FaultKind
 from grader.sandbox.base import LaunchError, Sandbox
@@ -206,24 +207,30 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
         board.reason = f"{handle.fault.kind.value}: {handle.fault.detail}"
     elif stats.count == 0:
         board.result, board.reason = "fail", "act() was never called successfully"
-    elif stats.mean_seconds * 1e3 > board.pace_ms:
-        board.result = "fail"
-        board.reason = (f"mean act() {board.mean_act_ms} ms over {stats.count} calls is over the "
-                        f"{board.shape} pace of {board.pace_ms} ms")
     else:
-        board.result = "pass"
+        slow = [(phase, s) for phase, s in handle.phase_stats.items() if s.count and s.mean_seconds * 1e3 > board.pace_ms]
+        if slow:
+            phase, s = slow[0]
+            board.result = "fail"
+            board.reason = (f"mean act() {s.mean_seconds * 1e3:.3f} ms over {s.count} calls in {PHASES[phase]} is over "
+                            f"the {board.shape} pace of {board.pace_ms} ms (each phase is judged on its own mean)")
+        else:
+            board.result = "pass"
 
 
 def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board: BoardResult) -> None:
     """prepare; games vs random (colours alternate, no outcome); self-play with outcomes; freeze; games."""
     if handle.prepare(env_info(spec, settings.interaction_budget)) is not None:
         return
+    # The round's phases in miniature, each paced on its own as in a round (grader.policy).
+    handle.enter_phase(CHECKPOINT)
     for i in range(settings.games_vs_random):
         seat = (handle, "random") if i % 2 == 0 else ("random", handle)
         play_game(spec, *seat, derive_seed(settings.seed, spec.id, "random", i))
         board.games += 1
         if not handle.alive:
             return
+    handle.enter_phase(SELF_PLAY)
     for i in range(settings.self_play_games):
         record = play_game(spec, handle, handle, derive_seed(settings.seed, spec.id, "self", i))
         board.games += 1
@@ -231,6 +238,7 @@ def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board:
             return
     if handle.freeze() is not None:
         return
+    handle.enter_phase(PAIRING)  # frozen games against random stand in for the pairings
     for i in range(settings.frozen_games):
         seat = ("random", handle) if i % 2 == 0 else (handle, "random")
         play_game(spec, *seat, derive_seed(settings.seed, spec.id, "frozen", i))

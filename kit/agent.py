@@ -60,7 +60,8 @@ class Agent:
             (unknown to you) capture rule. You are only asked when at least one cell is legal.
 
         An illegal move costs you the turn, three in one game forfeit it. Mind the pace: your
-        mean act() time over an environment must stay under the board's pace (README.md).
+        mean act() time must stay under the board's pace in each phase of an environment
+        (self-play, checkpoint games, pairings), each judged on its own (README.md).
         """
         legal = np.flatnonzero(action_mask)
         return int(self.rng.choice(legal))

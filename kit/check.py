@@ -9,7 +9,8 @@ gate the server runs on every upload (`grader.smoke`, installed from this kit's 
 same code, not a copy): your submission is screened, then played on one public environment
 per public board shape - prepare, games against the seeded random opponent, self-play with
 outcomes, freeze, more games - and each board's mean act() time is judged against that
-board's pace. The run stops at the first board that refuses the agent and prints the end of
+board's pace, in each of those phases on its own (as a round judges its self-play, checkpoint
+and pairing games). The run stops at the first board that refuses the agent and prints the end of
 what your agent wrote to stderr there.
 
 What is checked is exactly what `python package.py` would ship: agent.py and the files

@@ -28,6 +28,7 @@ from typing import Callable
 from engine import Color
 from grader.faults import Fault, FaultKind
 from grader.match import GameRecord, env_info, play_games
+from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
@@ -166,7 +167,7 @@ class _EnvPlay:
                 session.idle()
             self._pairings()
             for name, session in self.sessions.items():
-                if session.alive:  # the rules at the end of a session: the pace over all of it
+                if session.alive:  # the rules at the end of a session: the pace of each phase
                     session.end(self.spec)
                     self._check(name, "end of session")
         finally:
@@ -184,6 +185,7 @@ class _EnvPlay:
         used = 0
         for checkpoint in plan.checkpoints:
             seeds = [self_play_seed(plan.seed, self.spec.id, name, i) for i in range(used, checkpoint)]
+            session.enter_phase(SELF_PLAY)
             for game in session.self_play(self.spec, seeds):
                 status.self_play.add(game.winner, game.plies)
                 used += 1
@@ -194,6 +196,7 @@ class _EnvPlay:
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
             games = []
+            session.enter_phase(CHECKPOINT)
             for i in range(plan.games_per_checkpoint):
                 seed, color = checkpoint_seed(plan.seed, self.spec.id, checkpoint, i), checkpoint_color(i)
                 seat = session.seat(color, seed)
@@ -217,6 +220,8 @@ class _EnvPlay:
                 continue  # void for the survivor, zero for the dead one: nothing to play
             sa.resume()
             sb.resume()
+            sa.enter_phase(PAIRING)
+            sb.enter_phase(PAIRING)
             games = pairing_games(a, b, plan.pairing_games)
             seats = []
             for game in games:

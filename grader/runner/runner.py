@@ -154,26 +154,17 @@ def error_frame(where: str, exc: BaseException) -> bytes:
     return wire.encode({"op": "error", "where": where, "error": describe(exc)})
 
 
-def _action_frame(action: int) -> bytes:
-    head = b'{"op":"action","action":%d}' % action
-    return wire.PREFIX.pack(len(head), 0) + head
-
-
-# Every cell of the largest board and more, encoded once: the act reply is the hot path.
-ACTION_FRAMES = tuple(_action_frame(i) for i in range(1024))
-
-
 def action_frame(action) -> bytes:
     """The reply to `act`: `action` if it is an integer, else `bad_action` naming its type.
 
     bool is an int subclass but not a cell; numpy integer scalars are accepted.
     """
-    if type(action) is int and 0 <= action < 1024:
-        return ACTION_FRAMES[action]
+    if type(action) is int and 0 <= action < len(wire.ACTION_FRAMES):
+        return wire.ACTION_FRAMES[action]
     if isinstance(action, np.integer):
         action = int(action)
     if isinstance(action, int) and not isinstance(action, bool) and -(1 << 63) <= action < (1 << 63):
-        return _action_frame(action)
+        return wire.action_frame(action)
     return wire.encode({"op": "bad_action", "type": type(action).__name__, "repr": repr(action)[:100]})
 
 

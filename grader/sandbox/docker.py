@@ -14,7 +14,7 @@ passes through the engine (and, without a TTY, is multiplexed into one socket), 
 the host makes `in`, `out` and `err` in a folder of its own, binds the folder in,
 holds the other ends, and removes the FIFOs once the runner has opened them. The
 host then reads and writes plain pipes, exactly as with the embedded sandbox: the
-same agent handle, the same native turns, the same end-of-file rules.
+same agent handle, the same turns, the same end-of-file rules.
 
 Accounting is read from the container's own cgroup, found through its first
 process (`/proc/PID/cgroup`), with the same code as the embedded sandbox's

@@ -130,43 +130,39 @@ def test_an_illegal_move_with_engine_seats_changes_nothing():
     assert len(game.moves) >= 2 and type(game.moves[0]) is int
 
 
-def _view_pair(spec):
-    cells = spec.layout.cells
-    return np.full((3, cells), 7, dtype=np.float32), np.full(cells, 7, dtype=np.int8)
-
-
 def test_play_to_agent_hands_back_each_agent_turn_with_its_view():
     """An agent's whole turn on the engine's side: its move, the reference's reply and any
-    forced passes, and the view of the side that must move next, written in place."""
+    forced passes, and the view of the side that must move next, written in place into the
+    game's own view arrays."""
     spec = public_tier()[7]
     seats = EngineSeats(spec, make_opponent("greedy", spec, 3), None)
-    black_view, white_view = _view_pair(spec), _view_pair(spec)
-    views = (black_view, white_view)
     game = Game(spec)
-    turn = game.play_to_agent(seats, views)
+    view_obs, view_mask = game.view
+    assert view_obs.shape == (3, spec.layout.rows, spec.layout.cols) and view_mask.shape == (spec.layout.cells,)
+    turn = game.play_to_agent(seats)
     agent_moves = 0
     while turn >= 0:
         assert turn == 1 and game.to_move is Color.WHITE and game.has_legal_move()
         obs, mask = game.agent_view()
-        assert np.array_equal(white_view[0], obs.reshape(3, -1)) and np.array_equal(white_view[1], mask)
+        assert np.array_equal(view_obs, obs) and np.array_equal(view_mask, mask)
         illegal = int(np.flatnonzero(mask == 0)[0])
         moves = list(game.moves)
-        assert game.play_to_agent(seats, views, illegal) == -2 and game.moves == moves  # nothing changed
-        assert game.play_to_agent(seats, views, spec.layout.cells) == -2
-        turn = game.play_to_agent(seats, views, int(np.flatnonzero(mask)[-1]))
+        assert game.play_to_agent(seats, illegal) == -2 and game.moves == moves  # nothing changed
+        assert game.play_to_agent(seats, spec.layout.cells) == -2
+        turn = game.play_to_agent(seats, int(np.flatnonzero(mask)[-1]))
         agent_moves += 1
     assert game.done and agent_moves > 5
-    assert (black_view[0] == 7).all()  # the engine's side never gets a view
-    assert game.play_to_agent(seats, views) == -1 and game.play_to_agent(seats, views, 0) == -2
+    assert game.play_to_agent(seats) == -1 and game.play_to_agent(seats, 0) == -2
 
 
-def test_play_to_agent_refuses_a_view_of_the_wrong_shape():
+def test_a_games_record_is_its_own():
+    """Two games of one layout share no state: each copies the opening record."""
     spec = public_tier()[0]
     seats = EngineSeats(spec, None, None)
-    obs, mask = _view_pair(spec)
-    for bad in ((obs[:2], mask), (obs, mask[:-1]), (obs[:, :-1], mask[:-1])):
-        with pytest.raises(ValueError, match="a view is obs"):
-            Game(spec).play_to_agent(seats, (bad, (obs, mask)))
+    first, second = Game(spec), Game(spec)
+    first.play_to_agent(seats, int(np.flatnonzero(first.legal_mask())[0]))
+    assert second.plies == 0 and second.placements == 0 and first.placements == 1
+    assert np.array_equal(Game(spec).board(), second.board())
 
 
 @pytest.mark.parametrize("name", ["random", "greedy", "minimax"])

@@ -115,13 +115,33 @@ def test_unknown_op_is_refused_and_a_protocol_fault(launch):
     assert fault is not None and fault.kind is FaultKind.PROTOCOL and "refused" in fault.detail
 
 
-def test_an_act_frame_filled_in_place_is_the_frame_built_by_copying():
+def test_an_act_frame_sent_from_a_games_views_is_the_frame_built_by_copying():
+    """`act` writes its head and the game's own view arrays in one writev: the bytes are
+    those of the frame encoded from copies, and what the runner decodes is the view."""
+    import os
+
+    from engine import Game, public_tier
+    from engine.opponents import EngineSeats
     from grader.agent_handle import ActFrame
     from grader.limits import DEFAULT_LIMITS
 
-    obs, mask = board()
-    act_frame = ActFrame((8, 8), DEFAULT_LIMITS)
-    act_frame.obs[...] = obs
-    act_frame.mask[...] = mask
-    assert act_frame.obs.ctypes.data % 4 == 0 and act_frame.obs.flags.c_contiguous
-    assert bytes(act_frame.frame) == protocol.encode_raw(protocol.act_header(8, 8), obs.tobytes(), mask.tobytes())
+    spec = public_tier()[3]
+    game = Game(spec)
+    game.play_to_agent(EngineSeats(spec, None, None))
+    obs, mask = game.view
+    rows, cols = spec.layout.rows, spec.layout.cols
+    act_frame = ActFrame((rows, cols), DEFAULT_LIMITS)
+    read_end, write_end = os.pipe()
+    try:
+        assert os.writev(write_end, (act_frame.head, obs, mask)) == act_frame.length
+        sent = os.read(read_end, 1 << 16)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    expected = protocol.encode_raw(protocol.act_header(rows, cols), obs.tobytes(), mask.tobytes())
+    assert sent == expected
+    reader = protocol.FrameReader()
+    reader.feed(sent)
+    header, arrays = reader.pop()
+    assert header["op"] == "act" and np.array_equal(arrays[0], game.agent_view()[0])
+    assert np.array_equal(arrays[1], game.agent_view()[1])

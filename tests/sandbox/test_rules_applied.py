@@ -18,7 +18,7 @@ pytestmark = pytest.mark.timeout(120)
 # A limits-table row (by the start of its name) -> the tests that break it and check the outcome.
 ROW_TESTS = {
     "act() pace": ["tests.rounds.test_arena_faults:test_an_agent_over_the_pace_at_the_end_of_its_session_times_out",
-                   "tests.sandbox.test_native_turns:test_the_pace_stop_and_the_cpu_check_are_made_after_native_acts"],
+                   "tests.sandbox.test_turns:test_the_pace_stop_is_made_after_every_reply"],
     "act() soft limit": ["tests.sandbox.test_rules_applied:test_a_slow_reply_is_an_overrun_not_a_fault"],
     "act() hard limit": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
     "environment ceiling": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
