@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 DIGITS = 6
 ELO_DIGITS = 1
@@ -147,6 +148,7 @@ def _t_abs_cdf(t: float, df: int) -> float:
     return 2 / math.pi * (theta + (s * acc if df > 1 else 0.0))
 
 
+@lru_cache(maxsize=None)
 def t_quantile(df: int, level: float = 0.95) -> float:
     """The two-sided `level` quantile of Student's t with `df` degrees of freedom (2.364624 for 7)."""
     if df < 1:
