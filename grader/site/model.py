@@ -302,7 +302,7 @@ def provenance(doc: dict) -> dict:
             "tier_seed_commitment": p.get("tier_seed_commitment"), "config": shown,
             "limits": sorted(p["limits"].items()), "command": p["execution"]["command"],
             "shards": p["execution"]["shards"], "arena_faults": p["execution"]["arena_faults"],
-            "games": doc["games"], "disclosure": doc["disclosure"]}
+            "host": p["execution"].get("host"), "games": doc["games"], "disclosure": doc["disclosure"]}
 
 
 def extras(doc: dict, table: Table) -> list[dict]:
