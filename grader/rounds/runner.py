@@ -173,7 +173,7 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
     workers = min(jobs, len(todo), len(cores))
     if workers <= 1:
         previous = pinning.core()
-        pinning.set_core(cores[0])
+        pinning.set_core(pinning.current_cpu(cores))
         try:
             for i in todo:
                 finish(_play(plan, i, progress.games))

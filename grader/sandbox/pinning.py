@@ -27,6 +27,19 @@ def available_cores() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
+def current_cpu(cores: list[int]) -> int:
+    """The core this process runs on now (/proc/self/stat), if it is one of `cores`, else the
+    first of them. A round of one worker takes it, so that several such rounds on one host
+    spread over the cores the scheduler gave them instead of all taking the first."""
+    try:
+        with open("/proc/self/stat") as fh:
+            text = fh.read()
+        cpu = int(text[text.rindex(")") + 2:].split()[36])  # field 39, `processor`
+    except (OSError, ValueError, IndexError):
+        return cores[0]
+    return cpu if cpu in cores else cores[0]
+
+
 def set_core(core: int | None) -> None:
     """Pin the sandboxes this process starts from now on to `core` (None: do not pin)."""
     global _core

@@ -8,7 +8,10 @@ load average and the CPUs' busy fraction), the round page shows it, and verify s
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +64,29 @@ def test_sandboxes_are_pinned_and_the_host_load_is_recorded(tmp_path, capsys):
     page = (site / "rounds" / f"{data['round']['id']}.html").read_text()
     assert "Host load" in page and "every sandbox pinned to its worker's own core" in page
     assert f"1-minute load average {host['loadavg']['min']} to {host['loadavg']['max']}" in page
+
+
+def test_a_process_started_pinned_inherits_the_core_and_the_caller_keeps_its_own():
+    cores = pinning.available_cores()
+    before = os.sched_getaffinity(0)
+    core = cores[-1]
+    pinning.set_core(core)
+    try:
+        with pinning.spawning_pinned():
+            child = subprocess.Popen([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                                     stdout=subprocess.PIPE, text=True)
+        assert os.sched_getaffinity(0) == before
+        assert child.communicate(timeout=30)[0].strip() == f"[{core}]"
+    finally:
+        pinning.set_core(None)
+    assert pinning.current_cpu(cores) in cores
+
+
+def test_the_load_between_two_samples():
+    start = {"loadavg": 0.5, "cpu": (100, 1000)}
+    end = {"loadavg": 1.5, "cpu": (400, 2000)}
+    assert pinning.load_over(start, end, 2) == {"cores": 2, "core": None, "loadavg_start": 0.5, "loadavg_end": 1.5,
+                                                "busy": 0.3}
+    assert pinning.load_over({"loadavg": None, "cpu": None}, end, 2)["busy"] is None
+    busy, total = pinning.cpu_times()
+    assert 0 <= busy <= total
