@@ -62,7 +62,7 @@ def _record(t: Tally) -> Record:
 
 
 def _interval(method: str, scores: list[float | None], games: int) -> list[float]:
-    """The standing's interval by `method`, with the method named beside it when it has a name."""
+    """The standing's interval by `method`, from the environments' scores and the games they stand on."""
     if method == INTERVAL_WILSON_GAMES:
         interval = wilson(standing(scores), games)
         return list(interval) if interval else [0.0, 1.0]
