@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 DIGITS = 6
 ELO_DIGITS = 1
@@ -111,8 +112,9 @@ def spread(values: list[float]) -> float | None:
     return rnd(math.sqrt(math.fsum((v - m) ** 2 for v in values) / len(values)))
 
 
-def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float] | None:
+def wilson(p: float, n: float, z: float = Z95) -> tuple[float, float] | None:
     """The Wilson score interval of a proportion `p` observed over `n` trials; None for n = 0.
+    `n` may be an effective number of trials (see standing_interval).
 
     `p` may come from match points (draws are halves), as the comparing-players note does."""
     if n <= 0:
@@ -123,6 +125,61 @@ def wilson(p: float, n: int, z: float = Z95) -> tuple[float, float] | None:
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
     return rnd(max(0.0, centre - half)), rnd(min(1.0, centre + half))
+
+
+# The standing's interval methods, as a results document names them. "wilson-games" is the
+# first arena's (it counted every game, copies of one deterministic game too, as independent
+# evidence and ignored which environments were drawn); rounds that carry no method used it.
+INTERVAL_WILSON_GAMES = "wilson-games"
+INTERVAL_ENVIRONMENTS = "environments-deff"
+INTERVAL_METHODS = (INTERVAL_WILSON_GAMES, INTERVAL_ENVIRONMENTS)
+
+
+def _t_abs_cdf(t: float, df: int) -> float:
+    """P(|T| < t) for Student's t with integer `df` (Abramowitz & Stegun 26.7.3 and 26.7.4)."""
+    theta = math.atan(t / math.sqrt(df))
+    s, c = math.sin(theta), math.cos(theta)
+    term = acc = 1.0 if df % 2 == 0 else c
+    for k in range(2 + df % 2, df - 1, 2):
+        term *= c * c * (k - 1) / k
+        acc += term
+    if df % 2 == 0:
+        return s * acc
+    return 2 / math.pi * (theta + (s * acc if df > 1 else 0.0))
+
+
+@lru_cache(maxsize=None)
+def t_quantile(df: int, level: float = 0.95) -> float:
+    """The two-sided `level` quantile of Student's t with `df` degrees of freedom (2.364624 for 7)."""
+    if df < 1:
+        raise ValueError(f"Student's t needs at least 1 degree of freedom, got {df}")
+    lo, hi = 0.0, 1e4
+    for _ in range(100):  # bisection: exact to the last digit a rate is stored with, on any host
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _t_abs_cdf(mid, df) < level else (lo, mid)
+    return (lo + hi) / 2
+
+
+def standing_interval(env_scores: list[float], games: int) -> tuple[float, float]:
+    """The standing's 95% interval, with each environment one observation.
+
+    The standing is a mean over the environments drawn, so its error is the spread of the
+    agent's scores across environments over their number; copies of one deterministic game
+    move one environment's score once, however many there are. That variance gives an
+    effective number of games, p(1 - p) / var (Korn and Graubard's design effect, never more
+    than the games played), scaled by (z / t)^2 for the few environments (Student's t with
+    n - 1 degrees of freedom); the interval is Wilson's at that effective number, so it stays
+    inside [0, 1] and does not collapse at 0 or 1. Fewer than two environments: [0, 1].
+    `env_scores` are the environments' scores as published (faulted ones 0); `games` is the
+    number of games they stand on."""
+    n = len(env_scores)
+    if n < 2 or games <= 0:
+        return 0.0, 1.0
+    p = min(1.0, max(0.0, mean(env_scores)))
+    var = math.fsum((s - p) ** 2 for s in env_scores) / (n - 1) / n
+    n_eff = min(float(games), p * (1 - p) / var) if var > 0 and 0 < p < 1 else float(games)
+    n_eff *= (Z95 / t_quantile(n - 1)) ** 2
+    return wilson(p, n_eff)
 
 
 def standing(env_scores: list[float | None]) -> float | None:

@@ -66,6 +66,9 @@ class Standing:
     rank: int
     faulted_games: int
     interval: list[float]
+    # grader.metrics.INTERVAL_METHODS; None (not written) in the first arena's rounds, whose
+    # interval was Wilson's over the games.
+    method: str | None = None
 
 
 @dataclass

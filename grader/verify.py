@@ -28,7 +28,7 @@ from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, parse_s
 from engine.opponents import seated_opponent
 from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, project_games, project_result
 from grader.limits import Limits
-from grader.metrics import generalisation_gap
+from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
 from grader.results import ResultsError, load_games, load_results
 from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
 from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
@@ -171,6 +171,16 @@ def check_games(data: dict, games: list[dict], report: Report) -> None:
         report.replayed += 1
 
 
+def interval_method(data: dict) -> str:
+    """The standing's interval method a results document states: every published standing names
+    the same one, or none does (a round written before methods were named: Wilson's over games)."""
+    methods = {a["standing"].get("method") for a in data["agents"] if a["standing"] is not None}
+    if len(methods) > 1:
+        raise Difference(f"agents: standings name different interval methods ({', '.join(sorted(map(str, methods)))})")
+    method = methods.pop() if methods else INTERVAL_ENVIRONMENTS
+    return INTERVAL_WILSON_GAMES if method is None else method
+
+
 def recompute(data: dict, games: list[dict]) -> dict:
     """The part of a results document that follows from its games, recomputed."""
     config = data["provenance"]["config"]
@@ -178,14 +188,18 @@ def recompute(data: dict, games: list[dict]) -> dict:
     anchor = next((f["name"] for f in data["field"] if f["kind"] == "reference" and f["digest"] == "reference:random"), None)
     statuses = {e["label"]: {a["name"]: a["status"] for a in e["agents"]} for e in data["environments"]}
     scores = compute(ScoringInput(names, [e["label"] for e in data["environments"]], config["checkpoints"],
-                                  config["games_per_checkpoint"], config["pairing_games"], statuses, games, anchor))
+                                  config["games_per_checkpoint"], config["pairing_games"], statuses, games, anchor,
+                                  interval_method(data)))
     if scores.problems:
         raise Difference(f"games: {scores.problems[0]}")
     stored_gaps = {a["name"]: a["generalisation_gap"] for a in data["agents"]}
     agents = []
     for a in scores.agents:
         a.generalisation_gap = stored_gaps.get(a.name)  # checked apart, against the public round
-        agents.append(asdict(a))
+        row = asdict(a)
+        if row["standing"] is not None and row["standing"]["method"] is None:
+            del row["standing"]["method"]  # a round from before methods were named
+        agents.append(row)
     envs = []
     for env in data["environments"]:
         rows = []

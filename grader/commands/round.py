@@ -4,6 +4,10 @@ Per environment, a fresh session per agent: checkpoint games against the seeded 
 budget self-play with an outcome after each game, freeze, then every pair of agents plays
 its pairing games (design §5). Results go to --out (the public projection) and the staff
 record to --private-out. Run again with the same arguments to resume after a crash.
+A public or paper round without --seed draws a fresh round seed (so the seeded `random`
+opponent's moves cannot be known beforehand), prints it and records it in the results and in
+the command they name: give that --seed to resume or replay the round. A sharded round needs
+--seed, so that every shard plays the same round.
 Secrets (--seed of a ladder/final round, --tier-seed) may come from ARENA_ROUND_SEED and
 ARENA_TIER_SEED instead, and never appear in any file written to --out.
 """
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import shlex
 import sys
 from pathlib import Path
@@ -41,7 +46,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--games-per-checkpoint", type=int, default=DEFAULT_GAMES_PER_CHECKPOINT)
     p.add_argument("--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)")
     p.add_argument("--jobs", type=int, default=1, help="worker processes; environments are the unit (default 1)")
-    p.add_argument("--seed", help="round seed (default 0 on public and paper; required, or ARENA_ROUND_SEED, on ladder and final)")
+    p.add_argument("--seed", help="round seed (default on public and paper: drawn fresh, printed and recorded; "
+                                  "required, or ARENA_ROUND_SEED, on ladder and final and for a shard)")
     p.add_argument("--tier-seed", help="generation seed of a ladder or final tier (secret; or ARENA_TIER_SEED)")
     p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where submissions run (default local)")
     p.add_argument("--shard", metavar="I/N", help="play only the I-th of N shares of the environments; join with arena merge")
@@ -143,11 +149,23 @@ def protections_allow(tier: str, sandbox: str, field: list) -> bool:
     return True
 
 
+def fresh_seed() -> str:
+    """A round seed no one knows before the round: 64 bits from the system's secure source.
+    Public and paper rounds publish it with their results; the commitment binds it as before."""
+    return secrets.token_hex(8)
+
+
 def run(args: argparse.Namespace) -> int:
     hidden = args.tier in HIDDEN_TIERS
-    seed = args.seed or os.environ.get("ARENA_ROUND_SEED") or (None if hidden else "0")
-    if seed is None:
+    seed = args.seed or os.environ.get("ARENA_ROUND_SEED")
+    if seed is None and hidden:
         raise UsageError(f"a {args.tier} round needs a secret round seed: --seed or ARENA_ROUND_SEED")
+    if seed is None and parse_shard(args.shard) is not None:  # a bad --shard is named first
+        raise UsageError("a sharded round needs --seed (or ARENA_ROUND_SEED): every shard must play the same round")
+    if seed is None:
+        seed = args.seed = fresh_seed()
+        print(f"arena round: round seed {seed} (drawn fresh; --seed {seed} resumes or replays this round)",
+              file=sys.stderr)
     tier_seed = args.tier_seed or (os.environ.get("ARENA_TIER_SEED") if hidden else None)
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")

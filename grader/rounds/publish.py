@@ -120,7 +120,29 @@ def execution_of(command: str, shards: list[str], records: list[EnvRecord]) -> d
               for r in sorted(records, key=lambda r: r.index) for f in r.arena_faults]
     # Each shard's runner built its own image: every distinct one is named, with its base.
     images = sorted({tuple(sorted(r.image.items())) for r in records if r.image}, key=lambda i: dict(i)["id"])
-    return {"command": command, "shards": shards, "arena_faults": faults, "images": [dict(i) for i in images]}
+    out = {"command": command, "shards": shards, "arena_faults": faults, "images": [dict(i) for i in images]}
+    host = host_load(records)
+    if host is not None:
+        out["host"] = host
+    return out
+
+
+def host_load(records: list[EnvRecord]) -> dict | None:
+    """The host's load over the round, from each environment's samples (None if none has them):
+    the cores, whether every sandbox had a core of its own, and the range of the 1-minute load
+    average and of the busy fraction of all CPUs (the round's own work included)."""
+    hosts = [r.host for r in records if r.host]
+    if not hosts:
+        return None
+
+    def span(values: list) -> dict | None:
+        values = [v for v in values if v is not None]
+        return {"min": min(values), "mean": round(sum(values) / len(values), 3), "max": max(values)} if values else None
+
+    return {"environments": len(hosts), "cores": max(h["cores"] for h in hosts),
+            "pinned": all(h["core"] is not None for h in hosts),
+            "loadavg": span([h["loadavg_start"] for h in hosts] + [h["loadavg_end"] for h in hosts]),
+            "busy": span([h["busy"] for h in hosts])}
 
 
 def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path, command: str,

@@ -64,6 +64,7 @@ class EnvRecord:
     stderr: dict[str, str]
     wall_seconds: float
     image: dict | None = None  # the docker image its agents ran in (None: the host's interpreter, or none ran)
+    host: dict | None = None  # the host's load while it ran (grader.sandbox.pinning.load_over); None before it was kept
     record_version: int = RECORD_VERSION
 
     def to_dict(self) -> dict:

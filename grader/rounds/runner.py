@@ -24,6 +24,7 @@ from typing import TextIO
 from grader.rounds.play import HeldEnv, play_env
 from grader.rounds.plan import RoundPlan, read_plan
 from grader.rounds.records import EnvRecord, atomic_write_bytes, read_record, record_path, write_record
+from grader.sandbox import pinning
 from grader.schedule import games_per_env
 
 PROGRESS_SECONDS = 2.0
@@ -121,10 +122,25 @@ def _sandbox(plan: RoundPlan):
     return _SANDBOXES[plan.sandbox]
 
 
+def _play(plan: RoundPlan, index: int, report) -> EnvRecord | HeldEnv:
+    """Play one environment, with the host's load over it kept in its record."""
+    before = pinning.sample()
+    result = play_env(plan, plan.envs[index], report, _sandbox(plan))
+    if isinstance(result, EnvRecord):
+        result.host = pinning.load_over(before, pinning.sample(), len(pinning.available_cores()))
+    return result
+
+
 def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:
     def report(label: str, count: int, what: str) -> None:
         events.put((label, count, what))
-    return play_env(plan, plan.envs[index], report, _sandbox(plan))
+    return _play(plan, index, report)
+
+
+def _init_worker(parent: int, cores) -> None:
+    """A worker's start: die with the round, and take a core of its own for its sandboxes."""
+    die_with_parent(parent)
+    pinning.set_core(cores.get())
 
 
 def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream: TextIO | None = None) -> list[HeldEnv]:
@@ -150,15 +166,28 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
         note = "recorded" + (f" after {result.attempts} attempts" if result.attempts > 1 else "")
         progress.env_done(result.label, note)
 
-    if jobs <= 1 or len(todo) <= 1:
-        for i in todo:
-            finish(play_env(plan, plan.envs[i], progress.games, _sandbox(plan)))
+    cores = pinning.available_cores()
+    if jobs > len(cores):
+        print(f"round {plan.round_id}: {jobs} jobs asked for, {len(cores)} cores to pin them to: "
+              f"running {len(cores)} workers, one sandbox core each", file=stream, flush=True)
+    workers = min(jobs, len(todo), len(cores))
+    if workers <= 1:
+        previous = pinning.core()
+        pinning.set_core(pinning.current_cpu(cores))
+        try:
+            for i in todo:
+                finish(_play(plan, i, progress.games))
+        finally:
+            pinning.set_core(previous)
         return held
     ctx = multiprocessing.get_context("spawn")
     with SyncManager(ctx=ctx) as manager:
         events = manager.Queue()
-        with cf.ProcessPoolExecutor(max_workers=min(jobs, len(todo)), mp_context=ctx,
-                                    initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+        free_cores = manager.Queue()
+        for c in cores[:workers]:
+            free_cores.put(c)
+        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                    initializer=_init_worker, initargs=(os.getpid(), free_cores)) as pool:
             pending = {pool.submit(_worker, plan, i, events) for i in todo}
             while pending:
                 finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)

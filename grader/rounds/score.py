@@ -13,8 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from grader.faults import FaultKind
-from grader.metrics import (Tally, endings_histogram, fit_elo, mean, rnd, sae, sae_window, spread, standing,
-                            wilson, win_draw_rates)
+from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, Tally, endings_histogram, fit_elo, mean,
+                            rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
 from grader.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
 from grader.schedule import CHECKPOINT_LABEL
 
@@ -35,6 +35,9 @@ class ScoringInput:
     statuses: dict[str, dict[str, str]]
     games: list[dict]
     elo_anchor: str | None  # the name of the reference `random` entrant, if it is in the field
+    # How the standing's interval is computed; a round records it, and verify recomputes a
+    # round by the method it names (rounds that name none used INTERVAL_WILSON_GAMES).
+    interval_method: str = INTERVAL_ENVIRONMENTS
 
 
 @dataclass
@@ -56,6 +59,16 @@ def result_for(game: dict, name: str) -> str:
 
 def _record(t: Tally) -> Record:
     return Record(t.wins, t.draws, t.losses, t.games)
+
+
+def _interval(method: str, scores: list[float | None], games: int) -> list[float]:
+    """The standing's interval by `method`, from the environments' scores and the games they stand on."""
+    if method == INTERVAL_WILSON_GAMES:
+        interval = wilson(standing(scores), games)
+        return list(interval) if interval else [0.0, 1.0]
+    if method == INTERVAL_ENVIRONMENTS:
+        return list(standing_interval([s for s in scores if s is not None], games))
+    raise ValueError(f"unknown interval method {method!r}")
 
 
 def compute(inp: ScoringInput) -> Scores:
@@ -151,8 +164,9 @@ def compute(inp: ScoringInput) -> Scores:
         value = standing(data["score"])
         standing_row = None
         if standing_published and value is not None:
-            interval = wilson(value, total.games + faulted_games)
-            standing_row = Standing(value, 0, faulted_games, list(interval) if interval else [0.0, 1.0])
+            standing_row = Standing(value, 0, faulted_games,
+                                    _interval(inp.interval_method, data["score"], total.games + faulted_games),
+                                    None if inp.interval_method == INTERVAL_WILSON_GAMES else inp.interval_method)
         faults = {k: data["faults"].count(k) for k in AGENT_FAULT_KINDS}
         final_rates = [c[-1].win_rate for c in data["curve"]]
         agents.append(AgentMetrics(

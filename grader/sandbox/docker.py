@@ -43,6 +43,7 @@ from grader.limits import Limits
 from grader.sandbox import image as agent_image
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits, session_folder, stage_session, sweep_sessions)
+from grader.sandbox import pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -247,7 +248,9 @@ class DockerSandbox:
         if fifos is not None:
             # Read-only: a FIFO on a read-only mount still opens for writing, and nothing else can be made there.
             volumes[fifos] = {"bind": FIFO_MOUNT, "mode": "ro"}
+        pinned = {} if pinning.core() is None else {"cpuset_cpus": str(pinning.core())}  # this worker's core
         return dict(
+            **pinned,
             image=self.image_tag,
             command=command,
             stdin_open=False, tty=False, detach=True,

@@ -33,6 +33,7 @@ from grader.limits import Limits
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  PopenProcess, check_network, runner_rlimits, session_folder,
                                  staged_copy, stage_session, sweep_sessions)
+from grader.sandbox import pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -285,10 +286,11 @@ class LocalSandbox:
         if cgroup is not None:
             argv = cgroup.attaching(argv)
         try:
-            popen = subprocess.Popen(
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                bufsize=0, env=BWRAP_ENV, cwd="/", close_fds=True, pass_fds=(args_fd,), start_new_session=True,
-            )
+            with pinning.spawning_pinned():  # the sandbox inherits this worker's one core
+                popen = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    bufsize=0, env=BWRAP_ENV, cwd="/", close_fds=True, pass_fds=(args_fd,), start_new_session=True,
+                )
         except (OSError, subprocess.SubprocessError) as exc:
             if cgroup is not None:
                 cgroup.remove()

@@ -106,6 +106,9 @@ class Table:
     standing_published: bool
     window: Window
     notes: list[str] = field(default_factory=list)
+    # How the published intervals were computed (grader.metrics.INTERVAL_METHODS); rounds that
+    # name no method published Wilson's interval over the games.
+    interval_method: str = "wilson-games"
 
 
 def tie_groups(rows: list[Row]) -> None:
@@ -165,7 +168,9 @@ def standings(doc: dict) -> Table:
         notes.append(f"A field of {len(doc['field'])}: fewer than {MIN_FIELD_FOR_STANDING} entrants, so no standing "
                      "is published (the rules: below that a rank is the individual pairings, not a summary of "
                      "them). The pairwise results below are the result.")
-    return Table(rows, published, sae_window(doc), notes)
+    methods = {a["standing"].get("method") for a in agents if a["standing"]}
+    method = next(iter(methods)) if len(methods) == 1 and None not in methods else "wilson-games"
+    return Table(rows, published, sae_window(doc), notes, method)
 
 
 def curve_figures(doc: dict, table: Table) -> dict:
@@ -297,7 +302,7 @@ def provenance(doc: dict) -> dict:
             "tier_seed_commitment": p.get("tier_seed_commitment"), "config": shown,
             "limits": sorted(p["limits"].items()), "command": p["execution"]["command"],
             "shards": p["execution"]["shards"], "arena_faults": p["execution"]["arena_faults"],
-            "games": doc["games"], "disclosure": doc["disclosure"]}
+            "host": p["execution"].get("host"), "games": doc["games"], "disclosure": doc["disclosure"]}
 
 
 def extras(doc: dict, table: Table) -> list[dict]:

@@ -187,7 +187,7 @@ def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -
 
 
 def interval_bar(value: float, lo: float, hi: float) -> Markup:
-    """The standing and its Wilson interval on a 0..1 scale, small enough for a table cell."""
+    """The standing and its 95% interval on a 0..1 scale, small enough for a table cell."""
     w = 120
 
     def x(v: float) -> str:

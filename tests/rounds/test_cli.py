@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from grader.cli import main
+from grader.rounds.plan import commitment
 from grader.sandbox.local import find_bwrap
 
 pytestmark = pytest.mark.timeout(180)
@@ -28,7 +29,7 @@ def test_round_then_verify(tmp_path, capsys):
 
 def test_sharded_round_then_merge(tmp_path, capsys):
     out = tmp_path / "rounds"
-    args = BASE[:4] + ["2"] + BASE[5:] + ["--agents", "random", "greedy", "--out", str(out)]
+    args = BASE[:4] + ["2"] + BASE[5:] + ["--seed", "5", "--agents", "random", "greedy", "--out", str(out)]
     for i in (1, 2):
         assert main(args + ["--shard", f"{i}/2", "--private-out", str(tmp_path / f"p{i}")]) == 0
     assert not out.exists()
@@ -37,6 +38,28 @@ def test_sharded_round_then_merge(tmp_path, capsys):
     path = Path(capsys.readouterr().out.strip().splitlines()[-1])
     assert len(yaml.safe_load(path.read_text())["provenance"]["execution"]["shards"]) == 2
     assert main(["verify", str(path)]) == 0
+
+
+def test_a_public_round_draws_a_fresh_seed_and_records_it(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ARENA_ROUND_SEED", raising=False)
+    seeds = []
+    for run in ("a", "b"):
+        out = tmp_path / run
+        assert main(BASE + ["--agents", "random", "greedy", "--out", str(out), "--private-out", str(tmp_path / f"p{run}")]) == 0
+        captured = capsys.readouterr()
+        data = yaml.safe_load(Path(captured.out.strip()).read_text())
+        seed = data["provenance"]["config"]["seed"]
+        assert f"round seed {seed} (drawn fresh; --seed {seed} resumes or replays this round)" in captured.err
+        assert len(seed) == 16 and seed != "0"
+        assert f"--seed {seed}" in data["provenance"]["execution"]["command"]
+        assert data["provenance"]["seed_commitment"] == commitment("round", seed)
+        assert main(["verify", str(Path(captured.out.strip()))]) == 0
+        capsys.readouterr()
+        seeds.append(seed)
+    assert seeds[0] != seeds[1]
+    # A shard must be told the seed: shards of fresh seeds would be different rounds.
+    assert main(BASE + ["--agents", "random", "--shard", "1/2", "--out", str(tmp_path / "c")]) == 2
+    assert "a sharded round needs --seed" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra, message", [

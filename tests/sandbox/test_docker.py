@@ -17,7 +17,7 @@ import pytest
 
 from grader.limits import DEFAULT_LIMITS
 from grader import owner
-from grader.sandbox import image
+from grader.sandbox import image, pinning
 from grader.sandbox.docker import FIFO_MOUNT, LABEL_OWNER, DockerSandbox, fifo_root
 from grader.submission import load_submission
 from .conftest import AGENTS, ENV_INFO, TEST_LIMITS, board
@@ -38,6 +38,17 @@ def test_container_policy_is_complete():
     assert all(v["mode"] == "ro" for v in options["volumes"].values())
     assert options["volumes"]["/somewhere"]["bind"] == FIFO_MOUNT and options["command"][-2:] == ["--fifos", FIFO_MOUNT]
     assert options["labels"][LABEL_OWNER] == owner.tag() and not options["stdin_open"]
+    assert "cpuset_cpus" not in options  # a process with no core of its own pins nothing
+
+
+def test_a_workers_containers_run_on_its_core():
+    pinning.set_core(1)
+    try:
+        options = DockerSandbox().container_options(load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none",
+                                                     fifos="/somewhere")
+    finally:
+        pinning.set_core(None)
+    assert options["cpuset_cpus"] == "1" and options["nano_cpus"] == int(DEFAULT_LIMITS.cpu_cores * 1e9)
 
 
 def test_doctor_checks_the_policy_from_inside_a_container(docker_sandbox):
