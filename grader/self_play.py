@@ -15,11 +15,21 @@ SELF_PLAY_COLOR = "both"  # `your_color` of a self-play outcome: the agent held 
 @dataclass
 class SelfPlayGame:
     """One self-play game: its winner ("black", "white" or None for a draw), its plies, and
-    `hear()`, which delivers its outcome to the agent (a fault lands on the agent's session)."""
+    `hear()`, which delivers its outcome to the agent (a fault lands on the agent's session).
+    A game an agent played also carries what is kept of it for the audit (`kept`): its seed,
+    moves and forfeit, and the outcome it is sent; a reference player's carries nothing."""
 
     winner: str | None
     plies: int
     hear: Callable[[], object]
+    kept: dict | None = None
+
+
+def kept_game(seed: int, moves: list, forfeit: str | None, outcome: dict) -> dict:
+    """A self-play game as the environment record keeps it: enough for `arena verify` to
+    replay it and to check the outcome the agent was sent."""
+    return {"seed": seed, "moves": moves, "forfeit": forfeit,
+            "outcome": [outcome["winner"], outcome["black_discs"], outcome["white_discs"]]}
 
 
 def heard() -> None:
@@ -33,4 +43,6 @@ def play_self_play(spec: EnvSpec, seat: Callable[[Color, int], object], observe:
     agent died) plays no further game."""
     for seed in seeds:
         record = play_game(spec, seat(Color.BLACK, seed), seat(Color.WHITE, seed), seed)
-        yield SelfPlayGame(record.winner, len(record.moves), partial(observe, outcome_for(record, SELF_PLAY_COLOR)))
+        outcome = outcome_for(record, SELF_PLAY_COLOR)
+        yield SelfPlayGame(record.winner, len(record.moves), partial(observe, outcome),
+                           kept_game(seed, record.moves, record.forfeit, outcome))

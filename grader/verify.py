@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import LOST, PASS, Color, Game, IllegalMoveError, SpecError, parse_spec
+from engine import LOST, PASS, Color, Game, IllegalMoveError, ReplayError, SpecError, parse_spec, replay
 from engine.opponents import seated_opponent
 from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, project_games, project_result
 from grader.limits import Limits
@@ -33,9 +33,9 @@ from grader.results import ResultsError, load_games, load_results
 from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
 from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
 from grader.rounds.publish import config_of, round_notes
-from grader.rounds.records import read_record, record_path
+from grader.rounds.records import read_record, record_path, self_play_digest
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
-from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed
+from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed, self_play_seed
 from grader.session import REFERENCE_NAMES, Entrant
 
 
@@ -48,6 +48,7 @@ class Report:
     path: Path
     games: int = 0
     replayed: int = 0
+    self_play_checked: int = 0  # self-play games replayed and their outcome sent checked (--private)
     numbers: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -572,9 +573,55 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
             sp = entrant.self_play
             want = {"games": sp.games, "black_wins": sp.black_wins, "white_wins": sp.white_wins, "draws": sp.draws,
                     "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None}
-            diff = first_difference(row["self_play"], want, f"{where}.agents[{a}].self_play")
+            stated = dict(row["self_play"])
+            digest = stated.pop("games_sha256", None)
+            diff = first_difference(stated, want, f"{where}.agents[{a}].self_play")
             if diff:
                 raise Difference(diff)
+            if digest is None:
+                if entrant.self_play_games:
+                    raise Difference(f"{where}.agents[{a}].self_play: its games are kept but no games_sha256 binds them")
+                continue  # a round from before self-play games were kept
+            if self_play_digest(entrant.self_play_games) != digest:
+                raise Difference(f"{where}.agents[{a}].self_play.games_sha256: not the digest of the self-play games "
+                                 "in its environment record")
+            kinds = {f["name"]: f["kind"] for f in full["field"]}
+            if kinds.get(row["name"]) != "reference":
+                check_kept_self_play(env, row["name"], entrant, plan, f"{where}.agents[{a}].self_play", report)
+
+
+def check_kept_self_play(env: dict, name: str, entrant, plan: RoundPlan | None, where: str, report: Report) -> None:
+    """An agent's kept self-play games in one environment: one per game of its summary, each
+    replayed to its end, its winner the one counted, and the outcome it was sent the
+    replay's (every game but a last one the agent died in was sent one); with the plan, each
+    game's seed the one its place derives."""
+    games, sp = entrant.self_play_games, entrant.self_play
+    if len(games) != sp.games:
+        raise Difference(f"{where}: {len(games)} games kept for {sp.games} played")
+    spec = parse_spec(env["spec"])
+    counted = Counter()
+    for i, game in enumerate(games):
+        at = f"{where} game {i + 1}"
+        if plan is not None and game["seed"] != self_play_seed(plan.seed, spec.id, name, i):
+            raise Difference(f"{at}: seed {game['seed']} is not the one its place derives")
+        forfeit = None if game["forfeit"] is None else Color.BLACK if game["forfeit"] == "black" else Color.WHITE
+        try:
+            outcome = replay(spec, game["moves"], forfeit).outcome()
+        except ReplayError as exc:
+            raise Difference(f"{at}: {exc}") from None
+        winner = None if outcome.winner is None else outcome.winner.label
+        counted[winner] += 1
+        sent = game["outcome"]
+        if sent is None:
+            if i != len(games) - 1 or entrant.fault is None:
+                raise Difference(f"{at}: no outcome was sent, but the agent played on")
+            continue
+        if sent != [winner or "draw", outcome.black_discs, outcome.white_discs]:
+            raise Difference(f"{at}: the agent was sent {sent}, the replay gives "
+                             f"{[winner or 'draw', outcome.black_discs, outcome.white_discs]}")
+        report.self_play_checked += 1
+    if (counted["black"], counted["white"], counted[None]) != (sp.black_wins, sp.white_wins, sp.draws):
+        raise Difference(f"{where}: the kept games' winners are not the summary's")
 
 
 def check_plan(plan: RoundPlan, full: dict) -> None:

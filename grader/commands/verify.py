@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     for note in report.notes:
         print(f"verify: note: {note}", file=sys.stderr)
-    print(f"verify {args.results}: OK: {report.games} games, {report.replayed} replayed, "
+    kept = f", {report.self_play_checked} self-play outcomes replayed and checked" if report.self_play_checked else ""
+    print(f"verify {args.results}: OK: {report.games} games, {report.replayed} replayed{kept}, "
           f"{report.numbers} numbers recomputed, all match")
     return 0

@@ -191,8 +191,12 @@ class _EnvPlay:
                 used += 1
                 self._tick(f"{name} self-play {used}/{plan.budget}")
                 if not self._check(name, f"self-play game {used}"):
+                    if game.kept is not None:
+                        status.self_play_games.append(game.kept | {"outcome": None})  # never sent
                     return False
                 game.hear()
+                if game.kept is not None:
+                    status.self_play_games.append(game.kept)
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
             games = []

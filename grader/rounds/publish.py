@@ -14,7 +14,7 @@ from grader.metrics import generalisation_gap
 from grader.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
                             write_round)
 from grader.rounds.plan import RoundPlan, commitment
-from grader.rounds.records import EnvRecord
+from grader.rounds.records import EnvRecord, self_play_digest
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
 
 
@@ -98,9 +98,11 @@ def build(plan: RoundPlan, records: list[EnvRecord], execution: dict) -> tuple[d
     for entry, record in zip(plan.envs, records):
         rows = scores.env_agents[entry.label]
         for row in rows:
-            sp = record.entrants[row.name].self_play
+            entrant = record.entrants[row.name]
+            sp = entrant.self_play
             row.self_play = {"games": sp.games, "black_wins": sp.black_wins, "white_wins": sp.white_wins,
-                             "draws": sp.draws, "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None}
+                             "draws": sp.draws, "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None,
+                             "games_sha256": self_play_digest(entrant.self_play_games)}
         envs.append(EnvDetail(entry.label, entry.spec.id, entry.spec.name, entry.spec.to_dict(), rows))
     provenance = Provenance(
         arena_version=plan.arena_version, commit=plan.commit, seed_commitment=commitment("round", plan.seed),

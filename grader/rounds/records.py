@@ -9,6 +9,7 @@ a fixed order, so the same environment gives the same bytes.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
 import json
 import os
@@ -22,7 +23,8 @@ RECORD_VERSION = 1
 
 @dataclass
 class SelfPlay:
-    """A summary of an entrant's budget self-play (the games themselves are not kept)."""
+    """A summary of an entrant's budget self-play (the games are kept beside it, in
+    EntrantEnv.self_play_games)."""
 
     games: int = 0
     black_wins: int = 0
@@ -49,6 +51,9 @@ class EntrantEnv:
     fault_phase: str | None = None
     self_play: SelfPlay = field(default_factory=SelfPlay)
     agent_seconds: float = 0.0
+    # Its self-play games as grader.self_play.kept_game keeps them, in order (none for a
+    # reference player, which is sent nothing); bound by `self_play_digest` in the results.
+    self_play_games: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -78,7 +83,8 @@ class EnvRecord:
     def from_dict(cls, data: dict) -> "EnvRecord":
         if data.get("record_version") != RECORD_VERSION:
             raise ValueError(f"environment record version {data.get('record_version')!r}; this arena reads {RECORD_VERSION}")
-        entrants = {name: EntrantEnv(e["fault"], e["fault_phase"], SelfPlay(**e["self_play"]), e["agent_seconds"])
+        entrants = {name: EntrantEnv(e["fault"], e["fault_phase"], SelfPlay(**e["self_play"]), e["agent_seconds"],
+                                     e.get("self_play_games", []))  # absent in records from before they were kept
                     for name, e in data["entrants"].items()}
         return cls(**(data | {"entrants": entrants}))
 
@@ -136,3 +142,9 @@ def read_record(path: Path) -> EnvRecord:
         raise ValueError(f"{path}: not a readable environment record: nested too deeply") from None
     except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError(f"{path}: not a readable environment record: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+
+def self_play_digest(games: list[dict]) -> str:
+    """The sha256 of an entrant's kept self-play games in one environment, as the results
+    bind them (`self_play.games_sha256`)."""
+    return hashlib.sha256(dumps_json(games).encode()).hexdigest()

@@ -342,3 +342,45 @@ def test_the_games_files_header_is_checked(published, tmp_path):
     path = write(tmp_path, data, lines)
     with pytest.raises(Difference, match="line 1: the header is"):
         verify(path)
+
+
+def test_the_self_play_games_are_kept_bound_and_their_outcomes_checked(faulted, tmp_path):
+    """Every self-play game an agent played is kept in its environment record (moves and the
+    outcome it was sent), bound by a digest in the results; verify replays each and checks
+    the outcome sent, and a changed outcome is caught."""
+    from grader.rounds.records import read_record, record_path
+
+    public, private = _staff_copy(faulted, tmp_path)
+    report = verify(public, private)
+    rid = public.stem
+    record = read_record(record_path(private / rid, 0))
+    kept = record.entrants["alpha"].self_play_games
+    assert kept and len(kept) == record.entrants["alpha"].self_play.games
+    crashed = record.entrants["crash"].self_play_games
+    assert crashed[-1]["outcome"] is None  # the game it crashed in: no outcome was sent
+    assert report.self_play_checked == len(kept) + len(crashed) - 1
+    assert all(len(g["outcome"]) == 3 for g in kept)
+
+    def flip(r):
+        sent = r["entrants"]["alpha"]["self_play_games"][0]["outcome"]
+        sent[1], sent[2] = sent[2] + 1, sent[1]
+
+    _edit_record(private, rid, flip)
+    with pytest.raises(Difference, match=r"self_play\.games_sha256: not the digest"):
+        verify(public, private)
+
+
+def test_a_forged_outcome_with_its_digest_is_caught_by_the_replay(faulted):
+    """Past the digest (a forger with the staff files rebinds it), the replay itself catches
+    an outcome the agent was sent that is not its game's."""
+    from grader.rounds.records import read_record, record_path
+    from grader.verify import Report, check_kept_self_play
+
+    record = read_record(record_path(faulted.parent.parent / "private" / faulted.stem, 0))
+    env = load_results(faulted)["environments"][0]  # a public round: its spec is in the file
+    entrant = record.entrants["alpha"]
+    check_kept_self_play(env, "alpha", entrant, None, "here", Report(faulted))
+    game = entrant.self_play_games[0]
+    game["outcome"] = ["white" if game["outcome"][0] != "white" else "black", *game["outcome"][1:]]
+    with pytest.raises(Difference, match="here game 1: the agent was sent"):
+        check_kept_self_play(env, "alpha", entrant, None, "here", Report(faulted))
