@@ -15,19 +15,17 @@ EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
 
 # NW, N, NE, W, E, SW, S, SE: the order in which `longest` breaks ties.
 DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
-ORTHOGONAL = {(-1, 0), (1, 0), (0, -1), (0, 1)}
 
 
 def capture_directions(capture: Capture) -> list[tuple[int, int]]:
-    if capture is Capture.ORTHOGONAL:
-        return [d for d in DIRECTIONS if d in ORTHOGONAL]
-    if capture is Capture.DIAGONAL:
-        return [d for d in DIRECTIONS if d not in ORTHOGONAL]
-    return list(DIRECTIONS)
+    """The directions a rule's runs may follow, in tie order (its row's direction mask)."""
+    return [d for i, d in enumerate(DIRECTIONS) if capture.params.directions >> i & 1]
 
 
 def max_run(capture: Capture) -> int:
-    return {Capture.SHORT_1: 1, Capture.SHORT_2: 2}.get(capture, 10**6)
+    """The longest run a rule flips (its row's limit; a large number when it has none)."""
+    limit = capture.params.max_run
+    return 10**6 if limit is None else limit
 
 
 class RefBoard:
@@ -73,7 +71,7 @@ class RefBoard:
 
     def flips(self, cell: int, player: int) -> list[int]:
         runs = self.runs(cell, player)
-        if self.rules.capture is Capture.LONGEST and runs:
+        if self.rules.capture.params.longest and runs:
             best = max(len(r) for r in runs)
             return next(r for r in runs if len(r) == best)  # first in NW..SE order
         return [c for run in runs for c in run]
