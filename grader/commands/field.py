@@ -20,7 +20,7 @@ from grader.competition import load_competition
 from grader.documents import dump_yaml
 from grader.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree
 from grader.github import workflow
-from grader.sandbox import get_sandbox
+from grader.sandbox import ISOLATING, get_sandbox
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tier", required=True, choices=("public", "ladder", "final"))
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone of main (default .)")
     p.add_argument("--config", type=Path, default=Path("config/competition.yaml"))
-    p.add_argument("--smoke", choices=("local", "docker"), help="smoke-test every entrant in this sandbox")
+    p.add_argument("--smoke", choices=ISOLATING, help="smoke-test every entrant in this sandbox")
     p.add_argument("--copy-to", type=Path, help="copy the entrants' folders here")
     p.add_argument("--out", type=Path, help="write the field document here (default stdout)")
     p.add_argument("--agents-file", type=Path, help="write HANDLE=PATH lines here")
