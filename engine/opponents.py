@@ -202,8 +202,16 @@ def make_opponent(name: str, spec: EnvSpec, seed: int, meter: Meter | None = Non
     return _opponent_class(name)(spec, seed, meter)
 
 
+class UnknownOpponentError(ValueError):
+    """A reference opponent's name that is not one of OPPONENT_NAMES; `name` is what was given."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.name = name
+
+
 def _opponent_class(name: str) -> type[Opponent]:
     try:
         return _CLASSES[name]
     except KeyError:
-        raise ValueError(f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})") from None
+        raise UnknownOpponentError(name, f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})") from None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+from .game import IllegalMoveError
 from .layout import Layout
 from .rules import Capture, Rules, Win, band_bounds
 
@@ -83,7 +84,7 @@ class RefBoard:
     def play(self, cell: int) -> None:
         flips = self.flips(cell, self.to_move)
         if not flips:
-            raise ValueError(f"illegal move {cell}")
+            raise IllegalMoveError(f"illegal move {cell}")
         self.cells[cell] = self.to_move
         for f in flips:
             self.cells[f] = self.to_move

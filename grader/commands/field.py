@@ -18,6 +18,7 @@ from pathlib import Path
 
 from grader.competition import load_competition
 from grader.documents import dump_yaml
+from grader.errors import OptionError
 from grader.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree
 from grader.github import workflow
 from grader.sandbox import ISOLATING, get_sandbox
@@ -60,7 +61,7 @@ def _run(args: argparse.Namespace) -> int:
             export_tree(args.repo_dir, source, root)
             print(f"field: read from {source[:12]}, main at the freeze ({frozen_at})", file=sys.stderr)
             if args.copy_to is None:
-                raise ValueError("a field read at the freeze needs --copy-to (its folders are temporary)")
+                raise OptionError("--copy-to", None, "a field read at the freeze needs --copy-to (its folders are temporary)")
         sandbox = get_sandbox(args.smoke) if args.smoke else None
         field = build_field(root, args.tier, sandbox, args.copy_to, source_commit=source, frozen_at=frozen_at,
                             now=now, log=lambda line: print(line, file=sys.stderr))

@@ -83,9 +83,18 @@ class Sandbox(Protocol):
         None where they run on the host's own interpreter. LaunchError when it is missing."""
 
 
+class NetworkError(ValueError):
+    """A network tier that is not one of NETWORKS; `network` is what was given."""
+
+    def __init__(self, network: object, message: str):
+        super().__init__(message)
+        self.network = network
+
+
 def check_network(network: str) -> None:
+    """Refuse a network tier that is not one of NETWORKS, naming it."""
     if network not in NETWORKS:
-        raise ValueError(f"network must be one of {NETWORKS}, got {network!r}")
+        raise NetworkError(network, f"network must be one of {NETWORKS}, got {network!r}")
 
 
 def runner_rlimits(limits: Limits, per_user_nproc: bool) -> str:
