@@ -34,10 +34,13 @@ def perft_divide(spec: EnvSpec, depth: int) -> dict[str, int]:
         return {}
     geo = geometry(spec.layout)
     cap, limit = spec.rules.capture.code, turn_limit_arg(spec.rules)
-    first = root.legal_cells() or ["pass"]
+    first: list[int | str] = list(root.legal_cells()) or ["pass"]
     for move in first:
         game = Game(spec)
-        game.pass_turn() if move == "pass" else game.play(move)
+        if isinstance(move, str):
+            game.pass_turn()
+        else:
+            game.play(move)
         own, opp = game.sides()
         if game.done:
             out[str(move)] = 1

@@ -119,7 +119,9 @@ def decide_winner(rules: Rules, black: int, white: int) -> int | None:
         return None
     from fractions import Fraction
 
-    lo, hi = band_bounds(rules.k_fraction)
+    k = rules.k_fraction
+    assert k is not None  # a band rule always has k (the spec validator requires it)
+    lo, hi = band_bounds(k)
     for player, mine in ((BLACK, black), (WHITE, white)):
         if lo < Fraction(mine, total) < hi:
             return player
@@ -143,9 +145,9 @@ def perft(board: RefBoard, depth: int) -> int:
     return total
 
 
-def random_game(layout: Layout, rules: Rules, rng: random.Random) -> tuple[list, RefBoard]:
+def random_game(layout: Layout, rules: Rules, rng: random.Random) -> tuple[list[int | str], RefBoard]:
     """Play uniformly random moves to the end; returns (moves with "pass", final board)."""
-    board, moves = RefBoard(layout, rules), []
+    board, moves = RefBoard(layout, rules), list[int | str]()
     while not board.done():
         legal = board.legal()
         if legal:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 
 class Capture(enum.Enum):
@@ -103,8 +104,9 @@ class Rules:
         """k as the exact decimal it was written as (0.4 is 2/5, not the nearest double)."""
         return None if self.k is None else Fraction(repr(self.k))
 
-    def to_dict(self) -> dict:
-        out: dict = {"win": self.win.value, "capture": self.capture.value}
+    def to_dict(self) -> dict[str, Any]:
+        """The rules as a spec writes them (k and turn_limit only when set)."""
+        out: dict[str, Any] = {"win": self.win.value, "capture": self.capture.value}
         if self.k is not None:
             out["k"] = self.k
         if self.turn_limit is not None:

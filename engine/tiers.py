@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from importlib import resources
 
 import yaml
@@ -64,9 +64,10 @@ def generator_pool(version: int) -> GeneratorPool:
 
 
 @lru_cache(maxsize=1)
-def _paper_data() -> dict:
+def _paper_data() -> dict[str, Any]:
     text = resources.files("engine").joinpath("data/paper_layouts.yaml").read_text()
-    return yaml.safe_load(text)
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
 
 
 def paper_layouts() -> list[Layout]:
@@ -78,7 +79,7 @@ def public_rule_pairs() -> list[tuple[str, str]]:
     return [(p["win"], p["capture"]) for p in _paper_data()["public_rule_pairs"]]
 
 
-def _spec(layout: Layout, rules: dict, name: str) -> EnvSpec:
+def _spec(layout: Layout, rules: dict[str, Any], name: str) -> EnvSpec:
     return parse_spec({"layout": layout.to_dict(), "rules": rules}, name=name)
 
 

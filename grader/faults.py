@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import Any
 
 
 class Payer(enum.Enum):
@@ -122,11 +123,11 @@ class Fault:
     def is_agents_fault(self) -> bool:
         return self.kind.is_agents_fault
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind.value, "detail": self.detail}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Fault":
+    def from_dict(cls, data: dict[str, Any]) -> "Fault":
         return cls(FaultKind.parse(data["kind"]), str(data.get("detail", "")))
 
     def __str__(self) -> str:

@@ -135,7 +135,8 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             problems.append(f"{where}.id: {rid!r} is not a request id (c-<comment id>)")
         elif rid in seen:
             problems.append(f"{where}.id: {rid} appears twice")
-        seen.add(rid)
+        if isinstance(rid, str):
+            seen.add(rid)
         for key in ("account_id", "pull_request"):
             if key in item and (isinstance(item[key], bool) or not isinstance(item[key], int) or item[key] <= 0):
                 problems.append(f"{where}.{key}: expected a positive integer, got {item[key]!r}")
@@ -150,6 +151,7 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             problems.append(f"{where}.round_id: expected a round id or null")
         when = parse_time(item["requested_at"], f"{where}.requested_at", problems) if "requested_at" in item else None
         if len(problems) == before:
+            assert isinstance(rid, str) and when is not None  # no problem: both were read
             requests.append(Request(rid, item["account_id"], item["handle"], item["pull_request"], item["commit"],
                                     when, item["status"], round_id))
     if problems:

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
                      DEMO_GAMES, DEMO_GAMES, "0", None, args.sandbox)
     outcome = run_round(plan, out / "rounds", out / "private", args.jobs, None,
                         f"arena demo --out {args.out} --jobs {args.jobs}")
-    if outcome.status != "published":
+    if outcome.status != "published" or outcome.public_path is None:
         return 1
     try:
         report = verify(outcome.public_path, out / "private")

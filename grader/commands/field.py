@@ -56,6 +56,7 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="arena-field-") as scratch:
         if args.tier == "final" and competition.frozen(now):
             frozen_at = competition.freeze_at
+            assert frozen_at is not None  # frozen(now) holds only with a freeze time
             source = commit_at(args.repo_dir, frozen_at)
             root = Path(scratch) / "at-freeze"
             export_tree(args.repo_dir, source, root)

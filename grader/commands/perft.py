@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from engine import perft, perft_divide
+from engine.perft import perft, perft_divide
 from grader.errors import OptionError
 
 from ..specs import resolve_spec

@@ -50,6 +50,7 @@ def now(option: str | None) -> dt.datetime:
     moment = parse_time(option, "--now", problems)
     if problems:
         raise ValueError(problems[0])
+    assert moment is not None  # parse_time gives a time whenever it adds no problem
     return moment
 
 

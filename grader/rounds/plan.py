@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import grader
@@ -56,7 +57,7 @@ class RoundPlan:
     max_arena_faults: int = MAX_ARENA_FAULTS
     public_round: dict | None = None
     requested: bool = False  # a requested run (/score): private to its entrant (the rules §5)
-    round_id: str = field(default="", compare=False)
+    round_id: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self) -> None:
         check_checkpoints(list(self.checkpoints), self.budget)

@@ -34,13 +34,15 @@ class Backend:
 
     def build(self, **options: Any) -> Sandbox:
         """A new sandbox of this backend."""
-        return _resolve(self.target)(**options)
+        sandbox: Sandbox = _resolve(self.target)(**options)
+        return sandbox
 
     def protections(self, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
         """Every protection of this backend, checked on this host (what `arena doctor` prints)."""
         if self.checks is None:
             raise SandboxNameError(self.name, f"the {self.name} backend has no protections to check")
-        return _resolve(self.checks)(self.build(), limits)
+        checks: list[Check] = _resolve(self.checks)(self.build(), limits)
+        return checks
 
 
 def _resolve(target: str) -> Any:

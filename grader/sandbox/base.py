@@ -192,6 +192,7 @@ class PopenProcess:
         self.popen = popen
         self.cgroup = cgroup
         self.folder = folder  # the session's staged copies, removed at close
+        assert popen.stdin and popen.stdout and popen.stderr  # every backend starts it with three pipes
         self.stdin_fd = popen.stdin.fileno()
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
@@ -239,7 +240,8 @@ class PopenProcess:
         self.kill()
         for f in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             try:
-                f.close()
+                if f is not None:
+                    f.close()
             except OSError:
                 pass  # the peer is dead; a failed flush on close loses nothing we need
         if self.cgroup is not None:
