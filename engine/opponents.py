@@ -185,8 +185,8 @@ def _play_seated(spec: EnvSpec, classes: tuple, states: list) -> tuple[np.ndarra
     if not n:
         return out, moves, (0, 0)
     seats = pack_seats(spec, [c.code for c in classes], [c.param for c in classes])
-    search.reference_records(*game.native_args(), seats,  # type: ignore[call-arg]  # numba dispatcher np.array(states, dtype=np.uint64).reshape(n, 2, 1),
-                             out, moves)
+    search.reference_records(  # type: ignore[call-arg]  # a numba dispatcher: mypy sees no signature
+        *game.native_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1), out, moves)
     return out, moves, (int(seats[4]), int(seats[5]))
 
 
