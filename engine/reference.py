@@ -6,6 +6,7 @@ playouts) and the benchmark times it beside them.
 
 from __future__ import annotations
 
+import functools
 import random
 
 from .game import IllegalMoveError
@@ -18,11 +19,13 @@ EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
 DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
 
 
-def capture_directions(capture: Capture) -> list[tuple[int, int]]:
+@functools.cache  # per rule: the row is fixed, and runs() asks for every cell
+def capture_directions(capture: Capture) -> tuple[tuple[int, int], ...]:
     """The directions a rule's runs may follow, in tie order (its row's direction mask)."""
-    return [d for i, d in enumerate(DIRECTIONS) if capture.params.directions >> i & 1]
+    return tuple(d for i, d in enumerate(DIRECTIONS) if capture.params.directions >> i & 1)
 
 
+@functools.cache
 def max_run(capture: Capture) -> int:
     """The longest run a rule flips (its row's limit; a large number when it has none)."""
     limit = capture.params.max_run
