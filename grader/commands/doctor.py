@@ -1,7 +1,7 @@
 """arena doctor: which sandbox protections are active on this host.
 
-Runs a probe inside the sandbox (grader.sandbox.SANDBOXES says which checks), exactly as agents are run, and prints
-each protection as ok / MISSING. Exits 1 naming the missing required ones;
+Runs the backend's probe (its row in grader.sandbox.SANDBOXES) inside the sandbox,
+exactly as agents are run, and prints each protection as ok / MISSING. Exits 1 naming the missing required ones;
 `require_protections()` is the same check for the round runner, which must
 refuse a scored round on a host that fails it.
 """
