@@ -59,3 +59,15 @@ def test_an_unknown_kind_is_named():
     with pytest.raises(FaultKindError, match="unknown fault kind 'meltdown'") as info:
         FaultKind.parse("meltdown")
     assert info.value.name == "meltdown" and isinstance(info.value, ValueError)
+
+
+def test_the_results_doc_lists_each_payers_kinds():
+    text = (ROOT / "docs" / "results.md").read_text()
+
+    def listed(lead: str) -> tuple[str, ...]:
+        inside = re.search(re.escape(lead) + r" \(([^)]*)\)", text)
+        assert inside, f"docs/results.md: no line starting {lead!r}"
+        return tuple(re.findall(r"`(\w+)`", inside.group(1)))
+
+    assert listed("An agent's fault") == kinds(Payer.AGENT)
+    assert listed("An arena fault") == kinds(Payer.ARENA)
