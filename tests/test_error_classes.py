@@ -67,3 +67,15 @@ def test_options_exit_2_with_the_same_words(argv, option, words, capsys):
     with pytest.raises(OptionError) as info:
         command.run(args)
     assert info.value.option == option
+
+
+def test_staff_steps_of_the_final_name_the_state():
+    from grader.competition import Competition, FinalStateError
+
+    competition = Competition(final_at=None)
+    with pytest.raises(OptionError, match="'final-x' is not a round id") as info:
+        competition.final_committed("final-x")
+    assert (info.value.option, info.value.value) == ("--round", "final-x")
+    with pytest.raises(FinalStateError, match="there is no final pending review") as state:
+        competition.final_published(__import__("datetime").datetime(2030, 1, 1), 1)
+    assert state.value.status == competition.final.status
