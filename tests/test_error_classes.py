@@ -79,3 +79,18 @@ def test_staff_steps_of_the_final_name_the_state():
     with pytest.raises(FinalStateError, match="there is no final pending review") as state:
         competition.final_published(__import__("datetime").datetime(2030, 1, 1), 1)
     assert state.value.status == competition.final.status
+
+
+def test_the_request_log_names_the_request():
+    from grader.github.workflow import now
+    from grader.quota import RequestLog, RequestStateError
+
+    with pytest.raises(RequestStateError, match="no request c-7 in the log") as info:
+        RequestLog(()).finish("c-7", "published", None)
+    assert info.value.request_id == "c-7"
+    with pytest.raises(OptionError, match="a finished request is one of") as bad:
+        RequestLog(()).finish("c-7", "queued", None)
+    assert (bad.value.option, bad.value.value) == ("--status", "queued")
+    with pytest.raises(OptionError) as when:
+        now("yesterday")
+    assert (when.value.option, when.value.value) == ("--now", "yesterday")
