@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from grader.faults import Payer, kinds
 from grader.results import GAMES_FILE, games_bytes
 
 ROUNDS, AGENTS, ENVS = 100, 60, 28
@@ -28,7 +29,7 @@ CHECKPOINTS = [0, 100, 500, 1000, 2000]
 TARGET_SECONDS = 10.0
 PLAIN_NAME = re.compile(r"[A-Za-z0-9_./](?:[A-Za-z0-9_./: -]*[A-Za-z0-9_./-])?")
 RESOLVER = yaml.resolver.Resolver()
-FAULTS = ("timeout", "eof", "agent_error", "protocol", "budget", "forfeit")
+FAULTS = kinds(Payer.AGENT)  # the agent's kinds, from their one source
 
 
 def emit(value, indent: int = 0) -> list[str]:

@@ -20,7 +20,7 @@ _EXPORTS = {
     "seeding": ("derive_seed",),
     "simulate": ("PlayStats", "random_stats"),
     "spec": ("EnvSpec", "SpecError", "dump_specs", "load_spec", "parse_spec"),
-    "tiers": ("TIERS", "generate_tier", "paper_tier", "public_tier", "tier_specs"),
+    "tiers": ("TIERS", "TierError", "generate_tier", "paper_tier", "public_tier", "tier_specs"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

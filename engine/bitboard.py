@@ -10,8 +10,8 @@ past the last cell is cut by the valid-cell mask (`masks[0]`). Flips walk precom
 (`nxt[cell, d]`, -1 at the edge or an obstacle).
 
 Direction order (also the tie order of the `longest` rule): NW, N, NE, W, E, SW, S, SE.
-Capture codes follow engine.rules.Capture: 0 standard, 1 orthogonal, 2 diagonal,
-3 short-1, 4 short-2, 5 longest.
+Capture rules are dispatched by their explicit code (engine.rules.CAPTURE_RULES), through
+the kernels' copy of that table below (CAP_DIRECTIONS, CAP_RUN_LIMIT, CAP_LONGEST).
 
 Everything here must give identical results with NUMBA_DISABLE_JIT=1 (numpy scalars), so
 the arithmetic sticks to uint64 shifts, masks and comparisons: no overflowing multiplies.
@@ -26,9 +26,14 @@ U64 = np.uint64
 ZERO = np.uint64(0)
 ONE = np.uint64(1)
 DIRS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
-ORTHOGONAL_DIRS = 0x5A  # bits 1, 3, 4, 6: N, W, E, S
-DIAGONAL_DIRS = 0xA5    # bits 0, 2, 5, 7
 NO_LIMIT = 1 << 20
+# The kernels' copy of engine.rules.CAPTURE_RULES, indexed by capture code: direction mask
+# (bit d is direction d), longest run flipped, longest-run-only. It is written out here, not
+# built from the table, because numba's cache is keyed by this file's source alone: a table
+# change must edit this file to recompile. tests/engine/test_registries.py keeps them equal.
+CAP_DIRECTIONS = np.array([0xFF, 0x5A, 0xA5, 0xFF, 0xFF, 0xFF], dtype=np.int64)
+CAP_RUN_LIMIT = np.array([NO_LIMIT, NO_LIMIT, NO_LIMIT, 1, 2, NO_LIMIT], dtype=np.int64)
+CAP_LONGEST = np.array([False, False, False, False, False, True])
 
 
 def words_for(cells: int) -> int:
@@ -273,20 +278,12 @@ def testbit(a, i) -> bool:
 
 @njit(cache=True)
 def uses_direction(cap, d) -> bool:
-    if cap == 1:
-        return (ORTHOGONAL_DIRS >> d) & 1 == 1
-    if cap == 2:
-        return (DIAGONAL_DIRS >> d) & 1 == 1
-    return True
+    return (CAP_DIRECTIONS[cap] >> d) & 1 == 1
 
 
 @njit(cache=True)
 def run_limit(cap) -> int:
-    if cap == 3:
-        return 1
-    if cap == 4:
-        return 2
-    return NO_LIMIT
+    return CAP_RUN_LIMIT[cap]
 
 
 @njit(cache=True)
@@ -316,6 +313,7 @@ def legal_moves(own, opp, masks, shifts, cap):
 def flips(own, opp, cell, nxt, cap):
     """The discs a placement of `own` at `cell` flips (empty if the move is illegal)."""
     limit = run_limit(cap)
+    longest = CAP_LONGEST[cap]
     f = zeros(own)
     best = zeros(own)
     best_len = 0
@@ -331,12 +329,12 @@ def flips(own, opp, cell, nxt, cap):
             c = nxt[c, d]
         if n == 0 or c < 0 or n > limit or not testbit(own, c):
             continue
-        if cap != 5:
+        if not longest:
             f = bor(f, run)
         elif n > best_len:  # strict: a tie keeps the earlier direction
             best_len = n
             best = run
-    if cap == 5:
+    if longest:
         return best
     return f
 

@@ -193,8 +193,8 @@ def _play_seated(spec: EnvSpec, classes: tuple, states: list) -> tuple[np.ndarra
     if not n:
         return out, moves, (0, 0)
     seats = pack_seats(spec, [c.code for c in classes], [c.param for c in classes])
-    search.reference_records(*game.kernel_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1),
-                             out, moves)
+    search.reference_records(  # type: ignore[call-arg]  # a numba dispatcher: mypy sees no signature
+        *game.kernel_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1), out, moves)
     return out, moves, (int(seats[4]), int(seats[5]))
 
 
@@ -210,8 +210,16 @@ def make_opponent(name: str, spec: EnvSpec, seed: int, meter: Meter | None = Non
     return _opponent_class(name)(spec, seed, meter)
 
 
+class UnknownOpponentError(ValueError):
+    """A reference opponent's name that is not one of OPPONENT_NAMES; `name` is what was given."""
+
+    def __init__(self, name: str, message: str):
+        super().__init__(message)
+        self.name = name
+
+
 def _opponent_class(name: str) -> type[Opponent]:
     try:
         return _CLASSES[name]
     except KeyError:
-        raise ValueError(f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})") from None
+        raise UnknownOpponentError(name, f"unknown opponent {name!r} (one of {', '.join(OPPONENT_NAMES)})") from None

@@ -7,10 +7,18 @@ from .game import Game, geometry, turn_limit_arg
 from .spec import EnvSpec
 
 
+class DepthError(ValueError):
+    """A perft depth the count cannot take; `depth` is what was asked for."""
+
+    def __init__(self, depth: int, message: str):
+        super().__init__(message)
+        self.depth = depth
+
+
 def perft(spec: EnvSpec, depth: int) -> int:
     """Leaves at `depth` plies from the opening."""
     if depth < 0:
-        raise ValueError(f"depth must be >= 0, got {depth}")
+        raise DepthError(depth, f"depth must be >= 0, got {depth}")
     geo = geometry(spec.layout)
     return int(bb.perft(geo.black0, geo.white0, 0, depth, geo.masks, geo.shifts, geo.nxt,
                         spec.rules.capture.code, turn_limit_arg(spec.rules)))
@@ -19,17 +27,20 @@ def perft(spec: EnvSpec, depth: int) -> int:
 def perft_divide(spec: EnvSpec, depth: int) -> dict[str, int]:
     """Perft below each first move ("pass" when black must pass): printed when a count is wrong."""
     if depth < 1:
-        raise ValueError("divide needs depth >= 1")
+        raise DepthError(depth, "divide needs depth >= 1")
     root = Game(spec)
     out: dict[str, int] = {}
     if root.done:
         return {}
     geo = geometry(spec.layout)
     cap, limit = spec.rules.capture.code, turn_limit_arg(spec.rules)
-    first = root.legal_cells() or ["pass"]
+    first: list[int | str] = list(root.legal_cells()) or ["pass"]
     for move in first:
         game = Game(spec)
-        game.pass_turn() if move == "pass" else game.play(move)
+        if isinstance(move, str):
+            game.pass_turn()
+        else:
+            game.play(move)
         own, opp = game.sides()
         if game.done:
             out[str(move)] = 1

@@ -6,8 +6,10 @@ playouts) and the benchmark times it beside them.
 
 from __future__ import annotations
 
+import functools
 import random
 
+from .game import IllegalMoveError
 from .layout import Layout
 from .rules import Capture, Rules, Win, band_bounds
 
@@ -15,19 +17,19 @@ EMPTY, BLACK, WHITE, WALL = 0, 1, 2, 3
 
 # NW, N, NE, W, E, SW, S, SE: the order in which `longest` breaks ties.
 DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
-ORTHOGONAL = {(-1, 0), (1, 0), (0, -1), (0, 1)}
 
 
-def capture_directions(capture: Capture) -> list[tuple[int, int]]:
-    if capture is Capture.ORTHOGONAL:
-        return [d for d in DIRECTIONS if d in ORTHOGONAL]
-    if capture is Capture.DIAGONAL:
-        return [d for d in DIRECTIONS if d not in ORTHOGONAL]
-    return list(DIRECTIONS)
+@functools.cache  # per rule: the row is fixed, and runs() asks for every cell
+def capture_directions(capture: Capture) -> tuple[tuple[int, int], ...]:
+    """The directions a rule's runs may follow, in tie order (its row's direction mask)."""
+    return tuple(d for i, d in enumerate(DIRECTIONS) if capture.params.directions >> i & 1)
 
 
+@functools.cache
 def max_run(capture: Capture) -> int:
-    return {Capture.SHORT_1: 1, Capture.SHORT_2: 2}.get(capture, 10**6)
+    """The longest run a rule flips (its row's limit; a large number when it has none)."""
+    limit = capture.params.max_run
+    return 10**6 if limit is None else limit
 
 
 class RefBoard:
@@ -73,7 +75,7 @@ class RefBoard:
 
     def flips(self, cell: int, player: int) -> list[int]:
         runs = self.runs(cell, player)
-        if self.rules.capture is Capture.LONGEST and runs:
+        if self.rules.capture.params.longest and runs:
             best = max(len(r) for r in runs)
             return next(r for r in runs if len(r) == best)  # first in NW..SE order
         return [c for run in runs for c in run]
@@ -85,7 +87,7 @@ class RefBoard:
     def play(self, cell: int) -> None:
         flips = self.flips(cell, self.to_move)
         if not flips:
-            raise ValueError(f"illegal move {cell}")
+            raise IllegalMoveError(f"illegal move {cell}")
         self.cells[cell] = self.to_move
         for f in flips:
             self.cells[f] = self.to_move
@@ -120,7 +122,9 @@ def decide_winner(rules: Rules, black: int, white: int) -> int | None:
         return None
     from fractions import Fraction
 
-    lo, hi = band_bounds(rules.k_fraction)
+    k = rules.k_fraction
+    assert k is not None  # a band rule always has k (the spec validator requires it)
+    lo, hi = band_bounds(k)
     for player, mine in ((BLACK, black), (WHITE, white)):
         if lo < Fraction(mine, total) < hi:
             return player
@@ -144,9 +148,9 @@ def perft(board: RefBoard, depth: int) -> int:
     return total
 
 
-def random_game(layout: Layout, rules: Rules, rng: random.Random) -> tuple[list, RefBoard]:
+def random_game(layout: Layout, rules: Rules, rng: random.Random) -> tuple[list[int | str], RefBoard]:
     """Play uniformly random moves to the end; returns (moves with "pass", final board)."""
-    board, moves = RefBoard(layout, rules), []
+    board, moves = RefBoard(layout, rules), list[int | str]()
     while not board.done():
         legal = board.legal()
         if legal:

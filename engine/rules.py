@@ -5,25 +5,67 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 
 class Capture(enum.Enum):
-    """Which runs a placement flips (design §2)."""
+    """Which runs a placement flips (design §2); each rule's parameters are its row in CAPTURE_RULES."""
 
-    STANDARD = "standard"      # all 8 directions
-    ORTHOGONAL = "orthogonal"  # N, S, W, E
-    DIAGONAL = "diagonal"      # the 4 diagonals
-    SHORT_1 = "short-1"        # a run flips only if it has at most 1 opponent disc
-    SHORT_2 = "short-2"        # ... at most 2
-    LONGEST = "longest"        # legal where standard is; only the single longest run flips
+    STANDARD = "standard"
+    ORTHOGONAL = "orthogonal"
+    DIAGONAL = "diagonal"
+    SHORT_1 = "short-1"
+    SHORT_2 = "short-2"
+    LONGEST = "longest"
 
     @property
     def code(self) -> int:
-        """The integer the kernels dispatch on."""
-        return _CAPTURE_CODES[self]
+        """The integer the kernels dispatch on (explicit in CAPTURE_RULES, never the enum's order)."""
+        return CAPTURE_RULES[self].code
+
+    @property
+    def params(self) -> "CaptureRule":
+        """This rule's row: code, directions, run limit, longest-only, description."""
+        return CAPTURE_RULES[self]
 
 
-_CAPTURE_CODES = {c: i for i, c in enumerate(Capture)}
+# Direction order (also the tie order of `longest`): NW, N, NE, W, E, SW, S, SE; bit d of a
+# direction mask is direction d.
+ALL_DIRECTIONS = 0xFF
+ORTHOGONAL_DIRECTIONS = 0x5A  # bits 1, 3, 4, 6: N, W, E, S
+DIAGONAL_DIRECTIONS = 0xA5    # bits 0, 2, 5, 7
+
+
+@dataclass(frozen=True)
+class CaptureRule:
+    """One capture rule's parameters: what the kernels, the reference and the site read.
+
+    `code` is fixed once published (stored kernels and the kernels' own table in
+    engine/bitboard.py are keyed by it); `max_run` None is no limit; `longest` flips only the
+    single longest bracketed run, ties to the first direction."""
+
+    code: int
+    directions: int
+    max_run: int | None
+    longest: bool
+    description: str
+
+
+CAPTURE_RULES: dict[Capture, CaptureRule] = {
+    Capture.STANDARD: CaptureRule(0, ALL_DIRECTIONS, None, False, "a run flips in any of the 8 directions"),
+    Capture.ORTHOGONAL: CaptureRule(1, ORTHOGONAL_DIRECTIONS, None, False,
+                                    "a run flips only along rows and columns (N, S, W, E)"),
+    Capture.DIAGONAL: CaptureRule(2, DIAGONAL_DIRECTIONS, None, False, "a run flips only along the 4 diagonals"),
+    Capture.SHORT_1: CaptureRule(3, ALL_DIRECTIONS, 1, False, "a run flips only if it has at most 1 opponent disc"),
+    Capture.SHORT_2: CaptureRule(4, ALL_DIRECTIONS, 2, False, "a run flips only if it has at most 2 opponent discs"),
+    Capture.LONGEST: CaptureRule(5, ALL_DIRECTIONS, None, True,
+                                 "only the single longest run flips (ties: first of NW, N, NE, W, E, SW, S, SE)"),
+}
+
+
+def capture_descriptions() -> dict[str, str]:
+    """Each capture rule's name and the sentence that describes it (for the site and docs)."""
+    return {c.value: row.description for c, row in CAPTURE_RULES.items()}
 
 
 class Win(enum.Enum):
@@ -35,10 +77,12 @@ class Win(enum.Enum):
 
     @property
     def code(self) -> int:
+        """The integer the scoring kernel dispatches on."""
         return _WIN_CODES[self]
 
 
-_WIN_CODES = {w: i for i, w in enumerate(Win)}
+# Explicit, like the capture codes: the kernels' dispatch must not follow the enum's order.
+_WIN_CODES = {Win.MOST: 0, Win.FEWEST: 1, Win.BAND: 2}
 
 
 @dataclass(frozen=True)
@@ -60,8 +104,9 @@ class Rules:
         """k as the exact decimal it was written as (0.4 is 2/5, not the nearest double)."""
         return None if self.k is None else Fraction(repr(self.k))
 
-    def to_dict(self) -> dict:
-        out: dict = {"win": self.win.value, "capture": self.capture.value}
+    def to_dict(self) -> dict[str, Any]:
+        """The rules as a spec writes them (k and turn_limit only when set)."""
+        out: dict[str, Any] = {"win": self.win.value, "capture": self.capture.value}
         if self.k is not None:
             out["k"] = self.k
         if self.turn_limit is not None:

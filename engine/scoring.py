@@ -18,7 +18,9 @@ def win_args(rules: Rules) -> tuple[int, int, int, int, int]:
     code = rules.win.code
     if rules.win is not Win.BAND:
         return code, 0, 1, 1, 1
-    lo, hi = band_bounds(rules.k_fraction)
+    k = rules.k_fraction
+    assert k is not None  # a band rule always has k (the spec validator requires it)
+    lo, hi = band_bounds(k)
     return code, lo.numerator, lo.denominator, hi.numerator, hi.denominator
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from importlib import resources
 
 import yaml
@@ -14,6 +14,14 @@ from .layout import Layout, make_layout, opening_cells
 from .rules import Capture, Win
 from .seeding import derive_seed
 from .spec import EnvSpec, parse_spec
+
+
+class TierError(ValueError):
+    """A tier asked for that cannot be given: names the argument (`field`) and its `value`."""
+
+    def __init__(self, field: str, value: object, message: str):
+        super().__init__(message)
+        self.field, self.value = field, value
 
 if TYPE_CHECKING:
     from .simulate import PlayStats
@@ -27,10 +35,39 @@ STALLING_LAYOUT = "random-2"
 STALL_SUBSTITUTES = {("most", "orthogonal"): "short-1", ("fewest", "orthogonal"): "short-2"}
 
 
+@dataclass(frozen=True)
+class GeneratorPool:
+    """The win conditions and capture rules a generated tier draws from, in drawing order."""
+
+    version: int
+    wins: tuple[Win, ...]
+    captures: tuple[Capture, ...]
+
+
+# A published pool is never edited: a new rule goes into a new version, so a seed keeps
+# the tiers it has already generated under the version it was generated with.
+GENERATOR_POOLS = {
+    1: GeneratorPool(1, (Win.MOST, Win.FEWEST), (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL,
+                                                 Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST)),
+}
+POOL_VERSION = max(GENERATOR_POOLS)  # what a new tier is generated with
+
+
+def generator_pool(version: int) -> GeneratorPool:
+    """The pool of a version; an unknown version is refused with the versions there are."""
+    try:
+        return GENERATOR_POOLS[version]
+    except KeyError:
+        known = ", ".join(map(str, sorted(GENERATOR_POOLS)))
+        raise TierError("pool", version, f"generator pool version {version!r} is unknown "
+                                         f"(this engine has {known})") from None
+
+
 @lru_cache(maxsize=1)
-def _paper_data() -> dict:
+def _paper_data() -> dict[str, Any]:
     text = resources.files("engine").joinpath("data/paper_layouts.yaml").read_text()
-    return yaml.safe_load(text)
+    data: dict[str, Any] = yaml.safe_load(text)
+    return data
 
 
 def paper_layouts() -> list[Layout]:
@@ -42,7 +79,7 @@ def public_rule_pairs() -> list[tuple[str, str]]:
     return [(p["win"], p["capture"]) for p in _paper_data()["public_rule_pairs"]]
 
 
-def _spec(layout: Layout, rules: dict, name: str) -> EnvSpec:
+def _spec(layout: Layout, rules: dict[str, Any], name: str) -> EnvSpec:
     return parse_spec({"layout": layout.to_dict(), "rules": rules}, name=name)
 
 
@@ -134,7 +171,7 @@ def screen(spec: EnvSpec, seed: int, games: int = SCREEN_GAMES) -> ScreenResult:
     return ScreenResult(spec, stats, tuple(reasons))
 
 
-def _candidate(stream: HashStream, name: str) -> EnvSpec:
+def _candidate(stream: HashStream, name: str, pool: GeneratorPool) -> EnvSpec:
     rows = GEN_MIN_SIDE + stream.below(GEN_MAX_SIDE - GEN_MIN_SIDE + 1)
     cols = GEN_MIN_SIDE + stream.below(GEN_MAX_SIDE - GEN_MIN_SIDE + 1)
     opening = {cell for colour in opening_cells(rows, cols) for cell in colour}
@@ -143,27 +180,34 @@ def _candidate(stream: HashStream, name: str) -> EnvSpec:
     for i in range(count):  # partial Fisher-Yates: the first `count` cells are the sample
         j = i + stream.below(len(free) - i)
         free[i], free[j] = free[j], free[i]
-    win = list(Win)[stream.below(2)]  # most or fewest: the scored tiers' win axis
-    capture = list(Capture)[stream.below(len(Capture))]
+    win = pool.wins[stream.below(len(pool.wins))]
+    capture = pool.captures[stream.below(len(pool.captures))]
     layout = make_layout(rows, cols, free[:count], name)
     return _spec(layout, {"win": win.value, "capture": capture.value}, name)
 
 
 @dataclass
 class Generated:
-    """A generated tier: the accepted environments and every rejected candidate with its reasons."""
+    """A generated tier: its inputs (tier, seed, count, pool version), the accepted
+    environments and every rejected candidate with its reasons."""
 
     tier: str
     specs: list[EnvSpec]
     rejected: list[ScreenResult]
+    seed: int = 0
+    count: int = 0
+    pool: int = POOL_VERSION
 
 
-def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT) -> Generated:
-    """`count` screened environments for `ladder` or `final` from `seed`; deterministic everywhere."""
+def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT,
+                  pool: int = POOL_VERSION) -> Generated:
+    """`count` screened environments for `ladder` or `final` from `seed`, drawn from generator
+    pool version `pool`; deterministic everywhere."""
     if tier not in ("ladder", "final"):
-        raise ValueError(f"tier {tier!r} is not generated (ladder or final)")
+        raise TierError("tier", tier, f"tier {tier!r} is not generated (ladder or final)")
     if count < 1:
-        raise ValueError(f"count must be at least 1, got {count}")
+        raise TierError("count", count, f"count must be at least 1, got {count}")
+    drawn = generator_pool(pool)
     accepted: list[EnvSpec] = []
     rejected: list[ScreenResult] = []
     seen: set[str] = set()
@@ -173,7 +217,7 @@ def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT) ->
         if attempt > 200 * count:
             raise RuntimeError(f"the generator found only {len(accepted)} of {count} environments")
         stream = HashStream("generate", tier, seed, attempt)
-        spec = _candidate(stream, f"{tier}-{len(accepted) + 1:02d}")
+        spec = _candidate(stream, f"{tier}-{len(accepted) + 1:02d}", drawn)
         if spec.id in seen:
             continue
         result = screen(spec, seed=derive_seed("screen", tier, seed, attempt))
@@ -182,19 +226,20 @@ def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT) ->
             accepted.append(spec)
         else:
             rejected.append(result)
-    return Generated(tier, accepted, rejected)
+    return Generated(tier, accepted, rejected, seed, count, pool)
 
 
-def tier_specs(tier: str, seed: int | None = None, count: int | None = None) -> list[EnvSpec]:
-    """The environments of a tier; ladder and final need a seed."""
+def tier_specs(tier: str, seed: int | None = None, count: int | None = None,
+               pool: int = POOL_VERSION) -> list[EnvSpec]:
+    """The environments of a tier; ladder and final need a seed (and draw from `pool`)."""
     if tier == "public":
         specs = public_tier()
     elif tier == "paper":
         specs = paper_tier()
     elif tier in ("ladder", "final"):
         if seed is None:
-            raise ValueError(f"the {tier} tier is generated and needs a seed")
-        return generate_tier(tier, seed, count or DEFAULT_GENERATED_COUNT).specs
+            raise TierError("seed", None, f"the {tier} tier is generated and needs a seed")
+        return generate_tier(tier, seed, count or DEFAULT_GENERATED_COUNT, pool).specs
     else:
-        raise ValueError(f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
+        raise TierError("tier", tier, f"unknown tier {tier!r} (one of {', '.join(TIERS)})")
     return specs[:count] if count else specs

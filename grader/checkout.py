@@ -48,6 +48,7 @@ def source_tree(start: Path | None = None) -> Path | None:
 def installed_copy_differs(tree: Path) -> bool:
     """The running package is a copy (not `tree`'s own files) whose sources differ from `tree`'s."""
     for module in (engine, grader):
+        assert module.__file__ is not None  # both are packages of files, never namespaces
         installed = Path(module.__file__).resolve().parent
         source = tree / module.__name__
         if installed == source.resolve():

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
+from grader.errors import OptionError
 
 SCHEMA_VERSION = 1
 FINAL_STATUSES = ("not_run", "pending_review", "published")
@@ -32,6 +33,14 @@ TOP_FIELDS = ("schema_version", "final_at", "freeze_hours", "appeal_days", "requ
 
 def _time(moment: dt.datetime | None) -> str | None:
     return None if moment is None else format_time(moment)
+
+
+class FinalStateError(ValueError):
+    """A staff step the final's state does not allow; `status` is the state it is in."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -97,15 +106,15 @@ class Competition:
     def final_committed(self, round_id: str) -> "Competition":
         """The final round was merged into rounds/: it waits for review."""
         if not ROUND_ID_RE.match(round_id):
-            raise ValueError(f"{round_id!r} is not a round id")
+            raise OptionError("--round", round_id, f"{round_id!r} is not a round id")
         if self.final.status == "published":
-            raise ValueError(f"the final is already published (round {self.final.round_id}); it is run once")
+            raise FinalStateError(self.final.status, f"the final is already published (round {self.final.round_id}); it is run once")
         return replace(self, final=FinalState("pending_review", round_id))
 
     def final_published(self, now: dt.datetime, staff_id: int) -> "Competition":
         """A staff member publishes the reviewed final; the appeal window opens."""
         if self.final.status != "pending_review":
-            raise ValueError(f"there is no final pending review (final status: {self.final.status})")
+            raise FinalStateError(self.final.status, f"there is no final pending review (final status: {self.final.status})")
         return replace(self, final=replace(self.final, status="published", published_at=now, published_by=staff_id))
 
     def closed_if_due(self, now: dt.datetime) -> "Competition":

@@ -14,6 +14,8 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
+from engine.tiers import TierError
+
 # Keys of a game record that only a tier with public rules publishes.
 RULE_BEARING_GAME_KEYS = ("seed", "moves", "forfeit", "termination", "black_discs", "white_discs")
 RULE_BEARING_ENV_KEYS = ("id", "name", "spec")
@@ -55,7 +57,7 @@ def profile_for(tier: str, ladder_rules_public: bool = False) -> Disclosure:
         return PROFILES["open"] if ladder_rules_public else PROFILES["staff"]
     if tier == "final":
         return PROFILES["final"]
-    raise ValueError(f"unknown tier {tier!r}")
+    raise TierError("tier", tier, f"unknown tier {tier!r}")
 
 
 def project_games(games: list[dict], profile: Disclosure) -> list[dict]:

@@ -10,26 +10,45 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+from typing import Any
+
+
+class Payer(enum.Enum):
+    """Who pays for a fault: the agent (scored zero) or the arena (re-run)."""
+
+    AGENT = "agent"
+    ARENA = "arena"
 
 
 class FaultKind(enum.Enum):
-    # The agent's.
+    """Why an agent stopped. Each kind's payer and description are its row in FAULT_ROWS:
+    the one source of the kinds (the results schema's lists, the site, the bench read it)."""
+
     TIMEOUT = "timeout"
     EOF = "eof"
     AGENT_ERROR = "agent_error"
     PROTOCOL = "protocol"
     BUDGET = "budget"
     FORFEIT = "forfeit"
-    # The arena's.
     LAUNCH_FAILED = "launch_failed"
     PIPE = "pipe"
     OOM = "oom"
     INFRASTRUCTURE = "infrastructure"
 
     @property
+    def payer(self) -> Payer:
+        """Who pays for this kind."""
+        return FAULT_ROWS[self][0]
+
+    @property
+    def description(self) -> str:
+        """When this kind is recorded (docs/protocol.md's table says the same)."""
+        return FAULT_ROWS[self][1]
+
+    @property
     def is_agents_fault(self) -> bool:
         """True when the agent pays (scored zero); False when the arena re-runs it."""
-        return self in _AGENTS
+        return self.payer is Payer.AGENT
 
     @classmethod
     def parse(cls, name: str) -> "FaultKind":
@@ -37,11 +56,37 @@ class FaultKind(enum.Enum):
         try:
             return cls(name)
         except ValueError:
-            raise ValueError(f"unknown fault kind {name!r}; known: {[k.value for k in cls]}") from None
+            raise FaultKindError(name, f"unknown fault kind {name!r}; known: {[k.value for k in cls]}") from None
 
 
-_AGENTS = frozenset({FaultKind.TIMEOUT, FaultKind.EOF, FaultKind.AGENT_ERROR,
-                     FaultKind.PROTOCOL, FaultKind.BUDGET, FaultKind.FORFEIT})
+class FaultKindError(ValueError):
+    """A fault kind that is not one of FaultKind's; `name` is what was given."""
+
+    def __init__(self, name: object, message: str):
+        super().__init__(message)
+        self.name = name
+
+
+FAULT_ROWS: dict[FaultKind, tuple[Payer, str]] = {
+    FaultKind.TIMEOUT: (Payer.AGENT, "no reply by the hard limit, the ceiling, or far over the pace"),
+    FaultKind.EOF: (Payer.AGENT, "the runner ended (exit, sys.exit, a crash of the interpreter) after started"),
+    FaultKind.AGENT_ERROR: (Payer.AGENT, "the agent's code raised, it wrote past the output cap, or a process of "
+                                         "its was killed for memory at the sandbox's own limit"),
+    FaultKind.PROTOCOL: (Payer.AGENT, "a malformed frame, a non-integer or off-board action, an unexpected reply"),
+    FaultKind.BUDGET: (Payer.AGENT, "its processes used more CPU time than the share"),
+    FaultKind.FORFEIT: (Payer.AGENT, "its first 10 moves in the session were illegal"),
+    FaultKind.LAUNCH_FAILED: (Payer.ARENA, "the sandbox did not start, or ended before started"),
+    FaultKind.PIPE: (Payer.ARENA, "the host's own pipe operations failed (not a closed pipe: that is eof)"),
+    FaultKind.OOM: (Payer.ARENA, "the kernel killed a sandbox process for memory below the sandbox's limit"),
+    FaultKind.INFRASTRUCTURE: (Payer.ARENA, "reserved for the round runner: the grader itself failed"),
+}
+
+
+def kinds(payer: Payer | None = None) -> tuple[str, ...]:
+    """The kinds' names in declaration order, all or only `payer`'s: what the results schema's
+    lists, the site's tables and the bench are generated from."""
+    return tuple(k.value for k in FaultKind if payer is None or k.payer is payer)
+
 
 DETAIL_MAX = 300
 # A lone surrogate (U+D800..U+DFFF) is a str in Python but no UTF-8 encoder takes it, and JSON's
@@ -78,11 +123,11 @@ class Fault:
     def is_agents_fault(self) -> bool:
         return self.kind.is_agents_fault
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind.value, "detail": self.detail}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Fault":
+    def from_dict(cls, data: dict[str, Any]) -> "Fault":
         return cls(FaultKind.parse(data["kind"]), str(data.get("detail", "")))
 
     def __str__(self) -> str:

@@ -44,6 +44,7 @@ from typing import Callable, Iterable
 import grader
 from grader.checkout import source_tree
 from grader.limits import DEFAULT_LIMITS
+from grader.sandbox import ISOLATING
 from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
 
 MANIFEST_NAME = "kit.json"
@@ -387,6 +388,11 @@ def write_submission_zip(folder: Path, files: list[str], dest: Path) -> Path:
 # ---------------------------------------------------------------------------------------------
 # Which sandbox the check can have on this machine.
 
+# check.py's and play.py's --sandbox: the sandboxes of grader.sandbox.SANDBOXES that isolate,
+# between `auto` (local where it works) and `none` (the unsafe backend). kit/kitenv.py, which
+# runs before the arena is installed, carries a copy that tests/kit/test_kit_sandboxes.py holds equal.
+KIT_SANDBOXES = ("auto", *ISOLATING, "none")
+
 
 def choose_sandbox(name: str = "auto"):
     """(sandbox, the sentence check.py prints about it) for `name`: auto, local, docker or none.
@@ -394,15 +400,15 @@ def choose_sandbox(name: str = "auto"):
     auto is `local` where bubblewrap works and `none` elsewhere. `none` is the arena's
     `unsafe` backend: the agent is a plain process of the student's, and the kit says so.
     """
-    from grader.sandbox import get_sandbox
+    from grader.sandbox import SANDBOXES, get_sandbox
     from grader.sandbox.local import bwrap_problem
-    if name not in ("auto", "local", "docker", "none"):
-        raise KitError(f"unknown sandbox {name!r}: choose auto, local, docker or none")
+    if name not in KIT_SANDBOXES:
+        raise KitError(f"unknown sandbox {name!r}: choose {', '.join(KIT_SANDBOXES[:-1])} or {KIT_SANDBOXES[-1]}")
     if name in ("auto", "local"):
         problem = bwrap_problem()
         if problem is None:
-            return get_sandbox("local"), ("local: bubblewrap, the arena's own sandbox (no network, host hidden, "
-                                          f"private /tmp); the server runs this gate in the {BASE_IMAGE} container")
+            return get_sandbox("local"), (f"local: {SANDBOXES['local'].summary}; "
+                                          f"the server runs this gate in the {BASE_IMAGE} container")
         if name == "local":
             raise KitError(f"--sandbox local: {problem}")
         return get_sandbox("unsafe", quiet=True), (

@@ -18,6 +18,14 @@ GIB = 1024 * MIB
 PACE_SHAPES = ((6, 8), (8, 8), (10, 10), (12, 10), (12, 12))
 
 
+class LimitsError(ValueError):
+    """Limits that cannot hold together; `problems` lists each as `field must ..., got ...`."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("bad limits: " + "; ".join(problems))
+        self.problems = problems
+
+
 @dataclass(frozen=True)
 class Limits:
     """Budgets for one agent in one environment session (one fresh sandbox)."""
@@ -50,7 +58,7 @@ class Limits:
         if self.log_keep_bytes > self.output_cap_bytes:
             problems.append("log_keep_bytes must be <= output_cap_bytes")
         if problems:
-            raise ValueError("bad limits: " + "; ".join(problems))
+            raise LimitsError(problems)
 
     def pace_seconds(self, rows: int, cols: int) -> float:
         """Mean act() seconds allowed on a rows x cols board (scales with the cell count)."""

@@ -63,7 +63,7 @@ def owner_of(name: str, prefix: str) -> str | None:
 def sweep(folder: Path, prefix: str, remove: Callable[[Path], object]) -> list[str]:
     """Remove (with `remove`) the entries of `folder` named `<prefix><tag>-...` whose owner no
     longer runs; the names removed. Entries of live owners, and names of any other shape, stay."""
-    removed = []
+    removed: list[str] = []
     try:
         entries = list(folder.iterdir())
     except OSError:

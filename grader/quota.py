@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
+from grader.errors import OptionError
 
 SCHEMA_VERSION = 1
 STATUSES = ("queued", "published", "agent_refused", "arena_failed")
@@ -38,6 +39,13 @@ ID_RE = re.compile(r"^c-[0-9]+$")
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 FIELDS = ("id", "account_id", "handle", "pull_request", "commit", "requested_at", "status", "round_id")
 
+
+class RequestStateError(ValueError):
+    """A change to the request log that its requests do not allow; `request_id` names the one."""
+
+    def __init__(self, request_id: str, message: str):
+        super().__init__(message)
+        self.request_id = request_id
 
 @dataclass(frozen=True)
 class Request:
@@ -94,18 +102,18 @@ class RequestLog:
 
     def add(self, request: Request) -> "RequestLog":
         if self.get(request.id) is not None:
-            raise ValueError(f"request {request.id} is already in the log")
+            raise RequestStateError(request.id, f"request {request.id} is already in the log")
         return RequestLog(self.requests + (request,))
 
     def finish(self, request_id: str, status: str, round_id: str | None) -> "RequestLog":
         """Record how a queued request ended."""
         if status not in STATUSES or status == "queued":
-            raise ValueError(f"a finished request is one of {[s for s in STATUSES if s != 'queued']}, not {status!r}")
+            raise OptionError("--status", status, f"a finished request is one of {[s for s in STATUSES if s != 'queued']}, not {status!r}")
         old = self.get(request_id)
         if old is None:
-            raise ValueError(f"no request {request_id} in the log")
+            raise RequestStateError(request_id, f"no request {request_id} in the log")
         if old.status != "queued":
-            raise ValueError(f"request {request_id} already finished as {old.status}")
+            raise RequestStateError(request_id, f"request {request_id} already finished as {old.status}")
         return RequestLog(tuple(replace(r, status=status, round_id=round_id) if r.id == request_id else r
                                 for r in self.requests))
 
@@ -135,7 +143,8 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             problems.append(f"{where}.id: {rid!r} is not a request id (c-<comment id>)")
         elif rid in seen:
             problems.append(f"{where}.id: {rid} appears twice")
-        seen.add(rid)
+        if isinstance(rid, str):
+            seen.add(rid)
         for key in ("account_id", "pull_request"):
             if key in item and (isinstance(item[key], bool) or not isinstance(item[key], int) or item[key] <= 0):
                 problems.append(f"{where}.{key}: expected a positive integer, got {item[key]!r}")
@@ -150,6 +159,7 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             problems.append(f"{where}.round_id: expected a round id or null")
         when = parse_time(item["requested_at"], f"{where}.requested_at", problems) if "requested_at" in item else None
         if len(problems) == before:
+            assert isinstance(rid, str) and when is not None  # no problem: both were read
             requests.append(Request(rid, item["account_id"], item["handle"], item["pull_request"], item["commit"],
                                     when, item["status"], round_id))
     if problems:

@@ -135,10 +135,11 @@ def scan_python(path: Path, rel: str) -> list[Flag]:
                 flags.append(Flag("import", rel, line, f"imports {module} ({reason})"))
         call = _os_call(node)
         if call:
-            flags.append(Flag("import", rel, node.lineno, f"calls os.{call} (runs or signals processes)"))
+            flags.append(Flag("import", rel, getattr(node, "lineno", None),
+                              f"calls os.{call} (runs or signals processes)"))
         dynamic = _dynamic(node)
         if dynamic:
-            flags.append(Flag("import", rel, node.lineno, dynamic))
+            flags.append(Flag("import", rel, getattr(node, "lineno", None), dynamic))
     return sorted(flags, key=lambda f: (f.line or 0, f.detail))
 
 

@@ -26,7 +26,9 @@ STAMP = VENV_DIR / "arena-kit.json"
 LAST_CHECK = VENV_DIR / "last-check.json"
 MIN_PYTHON = (3, 11)  # the arena's wheel needs it; the grader runs 3.11
 CHILD_MARK = "ARENA_KIT_IN_VENV"  # set when a script re-runs itself in .venv, to stop a loop
-SANDBOXES = ("auto", "local", "docker", "none")  # check.py's and play.py's --sandbox
+# check.py's and play.py's --sandbox: a copy of grader.kit.KIT_SANDBOXES (this file runs before
+# the arena is installed); a test of the arena holds the two equal.
+SANDBOXES = ("auto", "local", "docker", "none")
 
 
 class KitSetupError(Exception):

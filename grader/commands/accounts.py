@@ -54,7 +54,9 @@ def run_require_staff(args: argparse.Namespace) -> int:
     registry = load_registry(args.registry)
     problem = workflow.staff_problem(registry, args.github_id, args.triggering_actor, args.api_url)
     if problem is None:
-        print(f"GitHub account {args.github_id} is staff ({registry.by_id(args.github_id).handle})")
+        account = registry.by_id(args.github_id)
+        assert account is not None  # staff_problem found no problem: the account is there
+        print(f"GitHub account {args.github_id} is staff ({account.handle})")
         return 0
     print(f"arena accounts: {problem} (in {args.registry})", file=sys.stderr)
     return 1

@@ -20,6 +20,7 @@ import yaml
 
 from grader.cli import UsageError
 from grader.rounds.orchestrate import make_plan, run_round
+from grader.sandbox import ISOLATING
 from grader.schedule import parse_checkpoints
 from grader.session import REFERENCE_NAMES, Entrant, parse_entrant
 from grader.verify import Difference, verify
@@ -37,7 +38,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True, type=Path, help="folder for the demo round (git-ignored; not rounds/)")
     p.add_argument("--site", type=Path, help="folder to build the site into, if the site builder exists")
     p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    p.add_argument("--sandbox", choices=("local", "docker"), default="local")
+    p.add_argument("--sandbox", choices=ISOLATING, default="local")
     p.set_defaults(func=run)
 
 
@@ -88,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
                      DEMO_GAMES, DEMO_GAMES, "0", None, args.sandbox)
     outcome = run_round(plan, out / "rounds", out / "private", args.jobs, None,
                         f"arena demo --out {args.out} --jobs {args.jobs}")
-    if outcome.status != "published":
+    if outcome.status != "published" or outcome.public_path is None:
         return 1
     try:
         report = verify(outcome.public_path, out / "private")

@@ -1,7 +1,7 @@
 """arena doctor: which sandbox protections are active on this host.
 
-Runs a probe inside the local sandbox, exactly as agents are run, and prints
-each protection as ok / MISSING. Exits 1 naming the missing required ones;
+Runs the backend's probe (its row in grader.sandbox.SANDBOXES) inside the sandbox,
+exactly as agents are run, and prints each protection as ok / MISSING. Exits 1 naming the missing required ones;
 `require_protections()` is the same check for the round runner, which must
 refuse a scored round on a host that fails it.
 """
@@ -12,7 +12,8 @@ import argparse
 import sys
 
 from grader.limits import DEFAULT_LIMITS, Limits
-from grader.sandbox.probe import Check, docker_checks, local_checks
+from grader.sandbox import ISOLATING, backend
+from grader.sandbox.probe import Check
 
 
 class ProtectionError(RuntimeError):
@@ -21,17 +22,13 @@ class ProtectionError(RuntimeError):
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("doctor", help="show the sandbox protections active on this host", description=__doc__)
-    p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="backend to check (default local)")
+    p.add_argument("--sandbox", choices=ISOLATING, default="local", help="backend to check (default local)")
     p.set_defaults(func=run)
 
 
 def checks_for(sandbox_name: str = "local", limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     """Every protection of the named backend, checked on this host."""
-    if sandbox_name == "docker":
-        from grader.sandbox.docker import DockerSandbox
-        return docker_checks(DockerSandbox(), limits)
-    from grader.sandbox.local import LocalSandbox
-    return local_checks(LocalSandbox(), limits)
+    return backend(sandbox_name).protections(limits)
 
 
 def missing_required(checks: list[Check]) -> list[Check]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engine import TIERS, dump_specs, tier_specs
+from grader.errors import OptionError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,8 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.tier in ("ladder", "final") and args.seed is None:
-        raise ValueError(f"--tier {args.tier} is generated: give --seed")
+        raise OptionError("--seed", None, f"--tier {args.tier} is generated: give --seed")
     if args.count is not None and args.count < 1:
-        raise ValueError(f"--count must be at least 1, got {args.count}")
+        raise OptionError("--count", args.count, f"--count must be at least 1, got {args.count}")
     print(dump_specs(tier_specs(args.tier, args.seed, args.count), args.format), end="")
     return 0

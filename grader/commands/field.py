@@ -18,9 +18,10 @@ from pathlib import Path
 
 from grader.competition import load_competition
 from grader.documents import dump_yaml
+from grader.errors import OptionError
 from grader.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree
 from grader.github import workflow
-from grader.sandbox import get_sandbox
+from grader.sandbox import ISOLATING, get_sandbox
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tier", required=True, choices=("public", "ladder", "final"))
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone of main (default .)")
     p.add_argument("--config", type=Path, default=Path("config/competition.yaml"))
-    p.add_argument("--smoke", choices=("local", "docker"), help="smoke-test every entrant in this sandbox")
+    p.add_argument("--smoke", choices=ISOLATING, help="smoke-test every entrant in this sandbox")
     p.add_argument("--copy-to", type=Path, help="copy the entrants' folders here")
     p.add_argument("--out", type=Path, help="write the field document here (default stdout)")
     p.add_argument("--agents-file", type=Path, help="write HANDLE=PATH lines here")
@@ -55,12 +56,13 @@ def _run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="arena-field-") as scratch:
         if args.tier == "final" and competition.frozen(now):
             frozen_at = competition.freeze_at
+            assert frozen_at is not None  # frozen(now) holds only with a freeze time
             source = commit_at(args.repo_dir, frozen_at)
             root = Path(scratch) / "at-freeze"
             export_tree(args.repo_dir, source, root)
             print(f"field: read from {source[:12]}, main at the freeze ({frozen_at})", file=sys.stderr)
             if args.copy_to is None:
-                raise ValueError("a field read at the freeze needs --copy-to (its folders are temporary)")
+                raise OptionError("--copy-to", None, "a field read at the freeze needs --copy-to (its folders are temporary)")
         sandbox = get_sandbox(args.smoke) if args.smoke else None
         field = build_field(root, args.tier, sandbox, args.copy_to, source_commit=source, frozen_at=frozen_at,
                             now=now, log=lambda line: print(line, file=sys.stderr))

@@ -6,7 +6,8 @@ import argparse
 import sys
 import time
 
-from engine import perft, perft_divide
+from engine.perft import perft, perft_divide
+from grader.errors import OptionError
 
 from ..specs import resolve_spec
 
@@ -21,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.depth < 0:
-        raise ValueError(f"--depth must be >= 0, got {args.depth}")
+        raise OptionError("--depth", args.depth, f"--depth must be >= 0, got {args.depth}")
     spec = resolve_spec(args.spec)
     start = time.perf_counter()
     if args.divide and args.depth >= 1:

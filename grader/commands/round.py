@@ -25,6 +25,7 @@ from grader.cli import UsageError
 from grader.commands.doctor import checks_for, missing_required
 from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
 from grader.rounds.plan import MAX_ARENA_FAULTS
+from grader.sandbox import ISOLATING
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
                              parse_checkpoints, parse_shard)
 from grader.session import REFERENCE_NAMES, parse_entrant
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", help="round seed (default on public and paper: drawn fresh, printed and recorded; "
                                   "required, or ARENA_ROUND_SEED, on ladder and final and for a shard)")
     p.add_argument("--tier-seed", help="generation seed of a ladder or final tier (secret; or ARENA_TIER_SEED)")
-    p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where submissions run (default local)")
+    p.add_argument("--sandbox", choices=ISOLATING, default="local", help="where submissions run (default local)")
     p.add_argument("--shard", metavar="I/N", help="play only the I-th of N shares of the environments; join with arena merge")
     p.add_argument("--out", required=True, type=Path, help="folder of public results (rounds/)")
     p.add_argument("--private-out", type=Path, help="staff folder for the full record (default $ARENA_PRIVATE_OUT, "

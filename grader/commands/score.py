@@ -61,6 +61,7 @@ def run_request(args: argparse.Namespace) -> int:
         print("not a new /score command on a pull request; nothing to do", file=sys.stderr)
         return 0
     if decision.queued:
+        assert decision.log is not None  # a queued request comes with the log that records it
         write_log(args.log, decision.log)  # before the reply: a request is counted once it is recorded
     repo.post_comment(event.number, decision.reply)
     request = decision.request
@@ -75,6 +76,7 @@ def run_finish(args: argparse.Namespace) -> int:
     log = load_log(args.log).finish(args.request, args.status, args.round_id)
     write_log(args.log, log)
     request = log.get(args.request)
+    assert request is not None  # finish() refused a request the log does not hold
     repo = workflow.repo(args.repository, args.api_url)
     results = read_yaml(args.round_file) if args.round_file else None
     owner = load_registry(args.accounts).by_id(request.account_id) if args.accounts.exists() else None

@@ -8,6 +8,7 @@ import sys
 
 from engine import OPPONENT_NAMES, Game, derive_seed, random_stats
 from engine.simulate import PlayStats
+from grader.errors import OptionError
 
 from ..match import play_game
 from ..specs import resolve_spec
@@ -43,7 +44,7 @@ def play_stats(spec, games: int, seed: int, black: str, white: str) -> PlayStats
 
 def run(args: argparse.Namespace) -> int:
     if args.games < 1:
-        raise ValueError(f"--games must be at least 1, got {args.games}")
+        raise OptionError("--games", args.games, f"--games must be at least 1, got {args.games}")
     spec = resolve_spec(args.spec)
     stats = play_stats(spec, args.games, args.seed, args.black, args.white)
     summary = {"env": spec.id, "black": args.black, "white": args.white, "games": stats.games,

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from grader.documents import dump_yaml
-from grader.sandbox import get_sandbox
+from grader.sandbox import ISOLATING, get_sandbox
 from grader.smoke import run_smoke
 
 
@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("smoke", help="screen and smoke-test a submission (the upload gate)", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("path", type=Path, help="a submission folder or zip")
-    p.add_argument("--sandbox", choices=("local", "docker"), default="local", help="where it runs (default local)")
+    p.add_argument("--sandbox", choices=ISOLATING, default="local", help="where it runs (default local)")
     p.add_argument("--kit-version", default=os.environ.get("ARENA_KIT_VERSION"),
                    help="the starter kit's version, printed in the report (default $ARENA_KIT_VERSION)")
     p.add_argument("--withhold-output", action="store_true",

@@ -111,6 +111,7 @@ def collect(repo: Repo, event: PullRequestEvent, registry: Registry, competition
         return decision
     if kind == "registration":
         return _registration(repo, event, registry, decision)
+    assert handle is not None  # classify names the handle of every submission or registration
     decision.reasons = _ownership(event.author, account, registry, handle)
     if decision.reasons:
         return decision

@@ -132,7 +132,7 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
                        body + f"\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}\n\n"
                               f"A member of staff reads it and adds the `{decision.review_label}` label.\n"
                        + tail_block + notes)
-    cleared = f"\nFlags read and cleared by staff ({inline(decision.cleared_by)}):\n\n{flag_lines}\n" if flags else ""
+    cleared = f"\nFlags read and cleared by staff ({inline(decision.cleared_by or '')}):\n\n{flag_lines}\n" if flags else ""
     return Outcome("success", "smoke test passed; becomes active when merged",
                    body + cleared + "\nIt becomes your active submission when merged.\n" + tail_block + notes)
 

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from grader.documents import parse_time, utc_now
+from grader.errors import OptionError
 from grader.github.api import DEFAULT_API_URL, Repo, connect, user_id
 
 OUTPUT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -49,7 +50,8 @@ def now(option: str | None) -> dt.datetime:
     problems: list[str] = []
     moment = parse_time(option, "--now", problems)
     if problems:
-        raise ValueError(problems[0])
+        raise OptionError("--now", option, problems[0])
+    assert moment is not None  # parse_time gives a time whenever it adds no problem
     return moment
 
 

@@ -19,6 +19,7 @@ import yaml
 
 from engine import EnvSpec, tier_specs
 from grader.disclosure import profile_for
+from grader.errors import OptionError, ShardError
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.results import load_results
 from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
@@ -51,19 +52,19 @@ def select_envs(tier: str, envs: str | None, tier_seed: str | None) -> list[EnvS
     if envs.isdigit():
         count = int(envs)
         if count < 1:
-            raise ValueError(f"--envs {envs}: at least one environment")
+            raise OptionError("--envs", envs, f"--envs {envs}: at least one environment")
         specs = tier_specs(tier, seed, count)
         if len(specs) < count:
-            raise ValueError(f"--envs {count}: the {tier} tier has only {len(specs)} environments")
+            raise OptionError("--envs", envs, f"--envs {count}: the {tier} tier has only {len(specs)} environments")
         return specs
     pool = tier_specs(tier, seed)
     chosen = []
     for item in (p.strip() for p in envs.split(",")):
         match = [s for s in pool if item in (s.id, s.name)]
         if not match:
-            raise ValueError(f"--envs: {item!r} is not the id or name of a {tier} environment")
+            raise OptionError("--envs", item, f"--envs: {item!r} is not the id or name of a {tier} environment")
         if match[0] in chosen:
-            raise ValueError(f"--envs: {item!r} is listed twice")
+            raise OptionError("--envs", item, f"--envs: {item!r} is listed twice")
         chosen.append(match[0])
     return chosen
 
@@ -78,7 +79,7 @@ def public_round_baseline(path: str | Path) -> dict:
     path = Path(path)
     data = load_results(path)
     if data["round"]["tier"] != "public":
-        raise ValueError(f"--public-round {path}: a {data['round']['tier']} round, not a public one")
+        raise OptionError("--public-round", str(path), f"--public-round {path}: a {data['round']['tier']} round, not a public one")
     digests = {f["name"]: f["digest"] for f in data["field"]}
     agents = {digests[a["name"]]: {"sae": a["sae"]["value"],
                                    "final_win_rate": a["curve"][-1]["win_rate"] if a["curve"] else None}
@@ -93,11 +94,11 @@ def make_plan(tier: str, field: list[Entrant], envs: str | None, budget: int, ch
               public_round: dict | None = None, arena_retries: int = ARENA_RETRIES,
               max_arena_faults: int = MAX_ARENA_FAULTS, requested: bool = False) -> RoundPlan:
     if tier in HIDDEN_TIERS and tier_seed is None:
-        raise ValueError(f"the {tier} tier is generated from a secret seed: give --tier-seed or ARENA_TIER_SEED")
+        raise OptionError("--tier-seed", None, f"the {tier} tier is generated from a secret seed: give --tier-seed or ARENA_TIER_SEED")
     if tier not in HIDDEN_TIERS and tier_seed is not None:
-        raise ValueError(f"the {tier} tier is not generated; --tier-seed is for ladder and final")
+        raise OptionError("--tier-seed", tier_seed, f"the {tier} tier is not generated; --tier-seed is for ladder and final")
     if ladder_rules == "public" and tier != "ladder":
-        raise ValueError("--ladder-rules is a setting of the ladder tier only")
+        raise OptionError("--ladder-rules", tier, "--ladder-rules is a setting of the ladder tier only")
     profile = profile_for(tier, ladder_rules_public=ladder_rules == "public")
     specs = select_envs(tier, envs, tier_seed)
     entries = order_envs(specs, profile, f"{tier_seed}\x1f{seed}")
@@ -112,7 +113,7 @@ def check_folders(out: Path, private: Path) -> None:
     """The staff folder must never sit inside the public one (or be it)."""
     o, p = out.resolve(), private.resolve()
     if p == o or o in p.parents:
-        raise ValueError(f"--private-out {private} is inside --out {out}: staff records would be published")
+        raise OptionError("--private-out", str(private), f"--private-out {private} is inside --out {out}: staff records would be published")
 
 
 def _held(plan: RoundPlan, work: Path, held: list[HeldEnv], faults: int, stream: TextIO) -> RoundOutcome:
@@ -174,18 +175,18 @@ def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
     """Join shard folders (each a `<private>/<round-id>` of one runner) into one published round."""
     stream = stream or sys.stderr
     if not folders:
-        raise ValueError("arena merge: no shard folders given")
+        raise ShardError(None, "arena merge: no shard folders given")
     check_folders(out, private)
     plans = []
     for folder in folders:
         path = folder / "plan.json"
         if not path.exists():
-            raise ValueError(f"{folder}: no plan.json; give the round's folder inside a shard's --private-out")
+            raise ShardError(folder, f"{folder}: no plan.json; give the round's folder inside a shard's --private-out")
         plans.append(read_plan(path))
     plan = plans[0]
     for folder, other in zip(folders[1:], plans[1:]):
         if other.key() != plan.key():
-            raise ValueError(f"{folder} holds round {other.round_id}, not {plan.round_id}")
+            raise ShardError(folder, f"{folder} holds round {other.round_id}, not {plan.round_id}")
     work = prepare_work(private, plan)
     shards: list[str] = []
     for folder in folders:
@@ -194,7 +195,7 @@ def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
             if src.exists() and src.resolve() != dst.resolve():
                 blob = src.read_bytes()
                 if dst.exists() and dst.read_bytes() != blob:
-                    raise ValueError(f"environment {plan.envs[i].label} is recorded differently in {folder} and {work}")
+                    raise ShardError(folder, f"environment {plan.envs[i].label} is recorded differently in {folder} and {work}")
                 atomic_write_bytes(dst, blob)
         for shard_file in sorted((folder / "shards").glob("*.json")):
             try:
@@ -202,6 +203,6 @@ def merge_shards(folders: list[Path], out: Path, private: Path, command: str,
                 if not isinstance(command, str):
                     raise TypeError(f"its command is a {type(command).__name__}")
             except (ValueError, KeyError, TypeError, RecursionError) as exc:
-                raise ValueError(f"{shard_file}: not a shard's note: {type(exc).__name__}: {str(exc)[:200]}") from None
+                raise ShardError(folder, f"{shard_file}: not a shard's note: {type(exc).__name__}: {str(exc)[:200]}") from None
             shards.append(command)
     return _finish(plan, work, out, private, command, sorted(set(shards)), [], stream)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+import dataclasses
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import grader
 from engine import EnvSpec, parse_spec
 from grader import checkout
 from grader.disclosure import Disclosure, profile_for
+from grader.errors import OptionError, PlanVersionError
 from grader.limits import Limits
 from grader.schedule import check_checkpoints
 from grader.session import Entrant
@@ -55,14 +57,14 @@ class RoundPlan:
     max_arena_faults: int = MAX_ARENA_FAULTS
     public_round: dict | None = None
     requested: bool = False  # a requested run (/score): private to its entrant (the rules §5)
-    round_id: str = field(default="", compare=False)
+    round_id: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self) -> None:
         check_checkpoints(list(self.checkpoints), self.budget)
         if self.games_per_checkpoint < 1:
-            raise ValueError(f"--games-per-checkpoint must be at least 1, got {self.games_per_checkpoint}")
+            raise OptionError("--games-per-checkpoint", self.games_per_checkpoint, f"--games-per-checkpoint must be at least 1, got {self.games_per_checkpoint}")
         if self.pairing_games < 2 or self.pairing_games % 2:
-            raise ValueError(f"--pairing-games must be even and at least 2, got {self.pairing_games}")
+            raise OptionError("--pairing-games", self.pairing_games, f"--pairing-games must be even and at least 2, got {self.pairing_games}")
         if not self.round_id:
             object.__setattr__(self, "round_id", f"{self.tier}-{self.key()[:10]}")
 
@@ -102,7 +104,7 @@ class RoundPlan:
     @classmethod
     def from_dict(cls, data: dict) -> "RoundPlan":
         if data.get("plan_version") != PLAN_VERSION:
-            raise ValueError(f"round plan version {data.get('plan_version')!r}; this arena reads {PLAN_VERSION}")
+            raise PlanVersionError(data.get("plan_version"), f"round plan version {data.get('plan_version')!r}; this arena reads {PLAN_VERSION}")
         envs = tuple(EnvEntry(e["index"], e["label"], parse_spec(e["spec"])) for e in data["envs"])
         return cls(tier=data["tier"], envs=envs, field=tuple(Entrant(**e) for e in data["field"]),
                    budget=data["budget"], checkpoints=tuple(data["checkpoints"]),

@@ -115,6 +115,7 @@ def load_agent(agent_dir: str):
     sys.path.insert(0, agent_dir)  # so agent.py can import the modules it ships
     path = os.path.join(agent_dir, "agent.py")
     spec = importlib.util.spec_from_file_location("agent", path)
+    assert spec is not None and spec.loader is not None  # a path ending in .py always has a loader
     module = importlib.util.module_from_spec(spec)
     sys.modules["agent"] = module
     spec.loader.exec_module(module)

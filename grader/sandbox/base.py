@@ -83,9 +83,18 @@ class Sandbox(Protocol):
         None where they run on the host's own interpreter. LaunchError when it is missing."""
 
 
+class NetworkError(ValueError):
+    """A network tier that is not one of NETWORKS; `network` is what was given."""
+
+    def __init__(self, network: object, message: str):
+        super().__init__(message)
+        self.network = network
+
+
 def check_network(network: str) -> None:
+    """Refuse a network tier that is not one of NETWORKS, naming it."""
     if network not in NETWORKS:
-        raise ValueError(f"network must be one of {NETWORKS}, got {network!r}")
+        raise NetworkError(network, f"network must be one of {NETWORKS}, got {network!r}")
 
 
 def runner_rlimits(limits: Limits, per_user_nproc: bool) -> str:
@@ -183,6 +192,7 @@ class PopenProcess:
         self.popen = popen
         self.cgroup = cgroup
         self.folder = folder  # the session's staged copies, removed at close
+        assert popen.stdin and popen.stdout and popen.stderr  # every backend starts it with three pipes
         self.stdin_fd = popen.stdin.fileno()
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
@@ -230,7 +240,8 @@ class PopenProcess:
         self.kill()
         for f in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             try:
-                f.close()
+                if f is not None:
+                    f.close()
             except OSError:
                 pass  # the peer is dead; a failed flush on close loses nothing we need
         if self.cgroup is not None:

@@ -118,7 +118,7 @@ class Cgroup:
         except OSError:
             return None
         controllers = set(_read(path / "cgroup.controllers").split())
-        dirs = {c: path for c in ("memory", "pids", "cpu") if c in controllers}
+        dirs: dict[str, Path] = {c: path for c in ("memory", "pids", "cpu") if c in controllers}
         dirs["cpuacct"] = path  # cpu.stat is always there on v2
         return cls(dirs, 2)
 

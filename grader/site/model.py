@@ -12,25 +12,19 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from grader.faults import FaultKind
+from engine.rules import capture_descriptions
+from grader.faults import Payer, kinds
 from grader.site import svg
 from grader.site.render import fmt_rate
 
 MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (design §5); the round file says which applies
 # The kinds an agent pays for (grader.faults), in the order the tables list them.
-FAULT_KINDS = tuple(k.value for k in FaultKind if k.is_agents_fault)
-CAPTURE_TEXT = {
-    "standard": "a run flips in any of the 8 directions",
-    "orthogonal": "a run flips only along rows and columns (N, S, W, E)",
-    "diagonal": "a run flips only along the 4 diagonals",
-    "short-1": "a run flips only if it has at most 1 opponent disc",
-    "short-2": "a run flips only if it has at most 2 opponent discs",
-    "longest": "only the single longest run flips (ties: first of NW, N, NE, W, E, SW, S, SE)",
-}
+FAULT_KINDS = kinds(Payer.AGENT)
+CAPTURE_TEXT = capture_descriptions()  # the engine's rule table is the one source
 
 
 def rules_text(rules: dict) -> str:
-    """A sentence for an environment's rules, from its spec (no engine needed)."""
+    """A sentence for an environment's rules, from its spec (the engine's rule table, no kernels)."""
     win = rules.get("win")
     if win == "most":
         goal = "more discs wins"

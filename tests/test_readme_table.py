@@ -1,0 +1,36 @@
+"""The README's "where things are" table names every folder of the repository, and only those."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def table_folders() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("## Where things are", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `([^`]+)/` \|", section, re.M)
+
+
+def tracked_folders() -> set[str]:
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    return {f.split("/")[0] for f in files if "/" in f}
+
+
+def test_the_table_names_the_folders():
+    named = table_folders()
+    assert len(named) == len(set(named)), f"a folder is named twice: {named}"
+    tops = {n.split("/")[0] for n in named}
+    assert tops == tracked_folders(), (f"folders missing from the table: {sorted(tracked_folders() - tops)}; "
+                                       f"named but absent: {sorted(tops - tracked_folders())}")
+    assert all((ROOT / n).is_dir() for n in named), [n for n in named if not (ROOT / n).is_dir()]
+
+
+def test_the_grader_row_names_its_packages():
+    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `grader/`"))
+    packages = sorted(p.parent.name for p in (ROOT / "grader").glob("*/__init__.py"))
+    missing = [p for p in packages if f"`{p}/`" not in row]
+    assert not missing, f"the grader row does not name {missing}"
