@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from engine import safeyaml
-from grader.rounds.records import atomic_write_bytes, dumps_json, gzip_bytes
+from grader.files import atomic_write_bytes, dumps_json, gzip_bytes
 from grader.schema import SchemaError, validate
 
 SCHEMA_VERSION = 1
