@@ -179,11 +179,12 @@ def decode_text(blob: bytes, source: str, heading: str | None = None) -> str:
 _DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
-def dump_yaml(data: Any, width: int = 80) -> str:
+def dump_yaml(data: Any, width: int = 80, flow: bool | None = False) -> str:
     """YAML in the arena's house form: keys in the order given, block style, unicode kept
     (libyaml's emitter when PyYAML has it, four times faster; its text differs from PyYAML's
-    only in escaping characters beyond the BMP: the same data either way)."""
-    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=False,
+    only in escaping characters beyond the BMP: the same data either way). `flow=None` writes
+    innermost collections in flow style (`arena envs`: a layout's cells on one line)."""
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=flow,
                      width=width)
 
 
