@@ -73,67 +73,121 @@ def _compiled(schema: dict, root: dict):
     return hit[2], hit[3]
 
 
-_PY_TYPES = {"null": type(None), "boolean": bool, "integer": int, "number": (int, float), "string": str,
-             "array": list, "object": dict}
-
-
 def _predicate(schema: dict, root: dict, refs: dict):
-    """`valid(value) -> bool` for `schema`: the same rules as `_compile`, without messages."""
-    if "$ref" in schema:
-        ref = schema["$ref"]
-        if ref not in refs:
-            refs[ref] = None
-            refs[ref] = _predicate(_resolve(ref, root), root, refs)
-        return lambda value, ref=ref: refs[ref](value)
-    types = schema.get("type")
-    names = None if types is None else ([types] if isinstance(types, str) else list(types))
-    if names is not None:
-        allow_bool = "boolean" in names
-        others = tuple(t for n in names if n != "boolean" for t in (_PY_TYPES[n] if isinstance(_PY_TYPES[n], tuple)
-                                                                    else (_PY_TYPES[n],)))
-    const, has_const = schema.get("const"), "const" in schema
-    enum = schema.get("enum")
-    low, high = schema.get("minimum"), schema.get("maximum")
-    regex = re.compile(schema["pattern"]) if "pattern" in schema else None
-    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
-    item_ok = _predicate(schema["items"], root, refs) if "items" in schema else None
-    props = {k: _predicate(v, root, refs) for k, v in schema.get("properties", {}).items()}
-    required = list(schema.get("required", []))
-    extra = schema.get("additionalProperties", True)
-    extra_ok = _predicate(extra, root, refs) if isinstance(extra, dict) else None
+    """`valid(value) -> bool` for `schema`: the same rules as `_compile`, without messages,
+    as Python source generated from the schema and compiled once (a large document is
+    checked in straight-line code, not a call per value)."""
+    gen = _Generator(root)
+    body = gen.node(schema, "v", 1)
+    source = "def valid(v):\n" + "".join(body) + "    return True\n" + "".join(gen.functions)
+    namespace = {"K": gen.constants, "MISSING": _MISSING, "_bool": _is_bool}
+    exec(compile(source, "<results-schema checks>", "exec"), namespace)  # noqa: S102 - our own schema's text
+    return namespace["valid"]
 
-    def valid(value) -> bool:
-        if names is not None and not (allow_bool if value is True or value is False else isinstance(value, others)):
-            return False
-        if has_const and value != const:
-            return False
-        if enum is not None and value not in enum:
-            return False
-        if (low is not None or high is not None) and isinstance(value, (int, float)) and not isinstance(value, bool):
-            if (low is not None and value < low) or (high is not None and value > high):
-                return False
-        if regex is not None and isinstance(value, str) and not regex.search(value):
-            return False
-        if isinstance(value, list):
-            if (min_items is not None and len(value) < min_items) or (max_items is not None and len(value) > max_items):
-                return False
-            if item_ok is not None and not all(map(item_ok, value)):
-                return False
-        elif isinstance(value, dict) and (props or required or extra is not True):
-            for key in required:
-                if key not in value:
-                    return False
-            for key, item in value.items():
-                ok = props.get(key)
-                if ok is not None:
-                    if not ok(item):
-                        return False
-                elif extra is False:
-                    return False
-                elif extra_ok is not None and not extra_ok(item):
-                    return False
-        return True
-    return valid
+
+_MISSING = object()
+
+
+def _is_bool(value: Any) -> bool:
+    return value is True or value is False
+
+
+_TYPE_TESTS = {
+    "null": "{v} is None", "boolean": "({v} is True or {v} is False)", "string": "isinstance({v}, str)",
+    "integer": "(isinstance({v}, int) and {v} is not True and {v} is not False)",
+    "number": "(isinstance({v}, (int, float)) and {v} is not True and {v} is not False)",
+    "array": "isinstance({v}, list)", "object": "isinstance({v}, dict)",
+}
+
+
+class _Generator:
+    """Writes the lines of a predicate for a schema node; `$ref`s are inlined, or become a
+    function of their own when one refers back to itself."""
+
+    def __init__(self, root: dict):
+        self.root = root
+        self.constants: list[Any] = []
+        self.functions: list[str] = []
+        self.inlining: list[str] = []
+        self.named: dict[str, str] = {}
+        self.count = 0
+
+    def const(self, value: Any) -> str:
+        self.constants.append(value)
+        return f"K[{len(self.constants) - 1}]"
+
+    def var(self) -> str:
+        self.count += 1
+        return f"x{self.count}"
+
+    def node(self, schema: dict, v: str, depth: int) -> list[str]:
+        pad = "    " * depth
+        if "$ref" in schema:
+            ref = schema["$ref"]
+            if ref in self.inlining:  # recursive: a function of its own
+                if ref not in self.named:
+                    name = self.named[ref] = f"f{len(self.named)}"
+                    lines = self.node(_resolve(ref, self.root), "v", 1)
+                    self.functions.append(f"def {name}(v):\n" + "".join(lines) + "    return True\n")
+                return [f"{pad}if not {self.named[ref]}({v}):\n{pad}    return False\n"]
+            self.inlining.append(ref)
+            try:
+                return self.node(_resolve(ref, self.root), v, depth)
+            finally:
+                self.inlining.pop()
+        out: list[str] = []
+        types = schema.get("type")
+        if types is not None:
+            names = [types] if isinstance(types, str) else list(types)
+            test = " or ".join(_TYPE_TESTS[n].format(v=v) for n in names)
+            out.append(f"{pad}if not ({test}):\n{pad}    return False\n")
+        if "const" in schema:
+            out.append(f"{pad}if {v} != {self.const(schema['const'])}:\n{pad}    return False\n")
+        if "enum" in schema:
+            out.append(f"{pad}if {v} not in {self.const(schema['enum'])}:\n{pad}    return False\n")
+        number = f"isinstance({v}, (int, float)) and not _bool({v})"
+        if "minimum" in schema:
+            out.append(f"{pad}if {number} and {v} < {self.const(schema['minimum'])}:\n{pad}    return False\n")
+        if "maximum" in schema:
+            out.append(f"{pad}if {number} and {v} > {self.const(schema['maximum'])}:\n{pad}    return False\n")
+        if "pattern" in schema:
+            regex = self.const(re.compile(schema["pattern"]))
+            out.append(f"{pad}if isinstance({v}, str) and not {regex}.search({v}):\n{pad}    return False\n")
+        list_lines = []
+        if "minItems" in schema:
+            list_lines.append(f"{pad}    if len({v}) < {schema['minItems']}:\n{pad}        return False\n")
+        if "maxItems" in schema:
+            list_lines.append(f"{pad}    if len({v}) > {schema['maxItems']}:\n{pad}        return False\n")
+        if "items" in schema:
+            item = self.var()
+            inner = self.node(schema["items"], item, depth + 2)
+            if inner:
+                list_lines.append(f"{pad}    for {item} in {v}:\n" + "".join(inner))
+        if list_lines:
+            out.append(f"{pad}if isinstance({v}, list):\n" + "".join(list_lines))
+        obj_lines = []
+        for key in schema.get("required", []):
+            obj_lines.append(f"{pad}    if {key!r} not in {v}:\n{pad}        return False\n")
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            item = self.var()
+            inner = self.node(sub, item, depth + 2)
+            if inner:
+                obj_lines.append(f"{pad}    {item} = {v}.get({key!r}, MISSING)\n"
+                                 f"{pad}    if {item} is not MISSING:\n" + "".join(inner))
+        extra = schema.get("additionalProperties", True)
+        known = self.const(frozenset(props))
+        if extra is False:
+            obj_lines.append(f"{pad}    if not {known}.issuperset({v}):\n{pad}        return False\n")
+        elif isinstance(extra, dict):
+            key, item = self.var(), self.var()
+            inner = self.node(extra, item, depth + 3)
+            if inner:
+                obj_lines.append(f"{pad}    for {key}, {item} in {v}.items():\n"
+                                 f"{pad}        if {key} not in {known}:\n" + "".join(inner))
+        if obj_lines:
+            out.append(f"{pad}if isinstance({v}, dict):\n" + "".join(obj_lines))
+        return out
 
 
 def _compile(schema: dict, root: dict, refs: dict):
