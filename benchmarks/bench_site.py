@@ -4,7 +4,9 @@
 
 Prints the time of a full build from an empty cache (target: under 10 s on one core), of an
 incremental build after one more round is published (a new data commit), and of a rebuild
-with nothing changed, each with how many pages it rendered and reused.
+with nothing changed, each with how many pages it rendered and reused, beside the figures
+before the JSON twins. The history is written with the arena's own writer (YAML, twin and
+games), which takes a few minutes: libyaml's emitter needs about 1.5 s for each round.
 """
 
 from __future__ import annotations
