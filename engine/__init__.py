@@ -1,6 +1,6 @@
 """The game engine of the arena: layouts, rules, tiers, kernels and reference opponents.
 
-Imports only numpy, numba and pyyaml: nothing else of the arena's. The names below load
+Imports only numpy and numba: nothing else of the arena's (specs reach it as plain data). The names below load
 their module on first use, so a tool that needs only specs or tiers (the site's
 environments page, most CLI commands) does not pay for importing numba.
 """
@@ -19,7 +19,7 @@ _EXPORTS = {
     "rules": ("Capture", "Rules", "Win"),
     "seeding": ("derive_seed",),
     "simulate": ("PlayStats", "random_stats"),
-    "spec": ("EnvSpec", "SpecError", "dump_specs", "load_spec", "parse_spec"),
+    "spec": ("EnvSpec", "SpecError", "parse_spec"),
     "tiers": ("TIERS", "TierError", "generate_tier", "paper_tier", "public_tier", "tier_specs"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

@@ -1,4 +1,7 @@
-"""Environment specs: `(layout, rules)` as a small validated YAML/JSON document with a content id.
+"""Environment specs: `(layout, rules)` as small validated data with a content id.
+
+The engine builds specs from plain data (`parse_spec`); reading a spec file (YAML or JSON) is
+the grader's (grader.specs.load_spec, through the arena's one YAML loader).
 
     layout: {rows: 8, cols: 8, obstacles: [[0, 0], [7, 7]]}
     rules:  {win: most, capture: standard}          # k with band only; turn_limit optional
@@ -12,13 +15,11 @@ import json
 import numbers
 import reprlib
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
 
 from .layout import MAX_SIDE, MIN_SIDE, Layout, make_layout, opening_cells
-from . import safeyaml, scoring
+from . import scoring
 from .rules import Capture, Rules, Win
 
 SPEC_VERSION = 1
@@ -194,27 +195,3 @@ def parse_spec(data: Any, name: str | None = None, source: str | None = None) ->
     if claimed is not None and claimed != spec.id:
         raise SpecError([f"id: {_shown(claimed)} does not match the content (its id is {spec.id})"], source)
     return spec
-
-
-def load_spec(path: str | Path) -> EnvSpec:
-    """Read a YAML or JSON spec file (JSON is YAML) and validate it."""
-    path = Path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise SpecError([f"(file): cannot read: {exc.strerror}"], str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise SpecError([f"(file): not UTF-8 text: byte {exc.start} is {exc.object[exc.start]:#04x}"], str(path)) from None
-    try:
-        data = safeyaml.load(text)
-    except safeyaml.YamlError as exc:
-        raise SpecError([f"(file): not a YAML/JSON spec: {exc}"], str(path)) from None
-    return parse_spec(data, source=str(path))
-
-
-def dump_specs(specs: list[EnvSpec], fmt: str = "yaml") -> str:
-    """Serialise specs with their ids, as `arena envs` prints them."""
-    docs = [s.to_dict(with_id=True) for s in specs]
-    if fmt == "json":
-        return json.dumps(docs, indent=1)
-    return yaml.safe_dump(docs, sort_keys=False, default_flow_style=None, width=100)

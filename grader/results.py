@@ -16,24 +16,23 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
-from engine import safeyaml
-from grader.rounds.records import atomic_write_bytes, dumps_json, gzip_bytes
+from grader.documents import DocumentError, decode_text, dump_yaml, load_yaml
+from grader.files import atomic_write_bytes, dumps_json, gzip_bytes
 from grader.schema import SchemaError, validate
 
 SCHEMA_VERSION = 1
 GAMES_FILE = "games.jsonl.gz"
+TWIN_VERSION = 1
 # docs/results-schema.json is a link to this packaged file: one schema, no drift.
 SCHEMA_PATH = Path(__file__).resolve().parent / "data" / "results-schema.json"
 
 
-class ResultsError(ValueError):
-    """A results file or games file that does not load; `problems` lists each with its path."""
+class ResultsError(DocumentError):
+    """A results file, its twin or its games file that does not load (a DocumentError headed
+    "invalid results"); `problems` lists each with its path."""
 
     def __init__(self, source: str, problems: list[str]):
-        self.problems = problems
-        super().__init__(f"{source}: invalid results:\n  " + "\n  ".join(problems))
+        super().__init__(source, problems, "invalid results")
 
 
 @dataclass
@@ -176,19 +175,6 @@ def schema() -> dict:
     return json.loads(SCHEMA_PATH.read_text())
 
 
-# libyaml's emitter and parser when PyYAML has them, four times faster: a round's files are
-# written and read whole. The text is PyYAML's own but for characters beyond the BMP (in an
-# agent's error message, say), which libyaml writes escaped: the same data either way
-# (tests/rounds/test_results_yaml.py).
-_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-def dump_yaml(data: dict) -> bytes:
-    """A results document as the arena writes it: block style, keys in order, unicode as is."""
-    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, width=120).encode()
-
-
 def games_body(games: list[dict]) -> bytes:
     """The lines of `games` (one JSON object each), as one gzip member."""
     return gzip_bytes("".join(dumps_json(g) + "\n" for g in games).encode())
@@ -203,44 +189,126 @@ def games_bytes(round_id: str, profile: str, games: list[dict], body: bytes | No
     return gzip_bytes((dumps_json(header) + "\n").encode()) + (games_body(games) if body is None else body)
 
 
+def twin_path(path: Path) -> Path:
+    """The JSON twin of a results file: `<id>.json` beside `<id>.yaml`."""
+    return path.with_suffix(".json")
+
+
+def twin_bytes(yaml_blob: bytes, data: dict) -> bytes:
+    """The twin of a results file: the same document as compact JSON, bound to the YAML's
+    bytes by their sha256 (a reader uses it only for exactly those bytes)."""
+    return (dumps_json({"twin_version": TWIN_VERSION, "yaml_sha256": sha256_of(yaml_blob), "document": data})
+            + "\n").encode()
+
+
+def sha256_of(blob: bytes) -> str:
+    return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
 def write_round(folder: Path, data: dict, games: list[dict], body: bytes | None = None) -> Path:
-    """Write `<folder>/<id>.yaml` and `<folder>/<id>/games.jsonl.gz` atomically (games first,
-    so a results file on disk always has its games); `data["games"]` is filled in here.
-    `body` is `games_body(games)` when the caller has it already."""
+    """Write `<folder>/<id>.yaml`, its JSON twin `<id>.json` and `<folder>/<id>/games.jsonl.gz`
+    atomically (games first, then the twin, so a results file on disk always has its games and
+    its twin); `data["games"]` is filled in here. `body` is `games_body(games)` when the caller
+    has it already. The YAML is what people and auditors read and diff; the twin is for
+    machines (the site), which read it in a hundredth of the time."""
     round_id = data["round"]["id"]
     blob = games_bytes(round_id, data["disclosure"]["profile"], games, body)
     atomic_write_bytes(folder / round_id / GAMES_FILE, blob)
-    data["games"] = {"path": f"{round_id}/{GAMES_FILE}", "sha256": "sha256:" + hashlib.sha256(blob).hexdigest(),
-                     "count": len(games)}
+    data["games"] = {"path": f"{round_id}/{GAMES_FILE}", "sha256": sha256_of(blob), "count": len(games)}
     problems = validate(data, schema())
     if problems:  # a bug of ours: never write a file that the loader would refuse
         raise ResultsError(round_id, problems)
     path = folder / f"{round_id}.yaml"
-    atomic_write_bytes(path, dump_yaml(data))
+    text = dump_yaml(data, width=120).encode()
+    atomic_write_bytes(twin_path(path), twin_bytes(text, data))
+    atomic_write_bytes(path, text)
     return path
 
 
-def load_results(path: str | Path) -> dict:
-    """Read and validate a results file; raises ResultsError listing every problem by path."""
+def read_document(path: Path, blob: bytes | None = None) -> tuple[dict, bool]:
+    """The document of a results file, unvalidated, and whether it came from its twin: the
+    twin when there is one bound to exactly these YAML bytes, the YAML otherwise (a file
+    written before twins, or edited by hand since). Raises ResultsError for unreadable input."""
+    if blob is None:
+        try:
+            blob = path.read_bytes()
+        except OSError as exc:
+            raise ResultsError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
+    twin = twin_path(path)
+    if twin.is_file():
+        try:
+            doc = json.loads(twin.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            doc = None  # not a twin at all: the YAML says what the round is
+        if (isinstance(doc, dict) and doc.get("twin_version") == TWIN_VERSION
+                and doc.get("yaml_sha256") == sha256_of(blob)):
+            return doc.get("document"), True
+    return _parse_yaml(path, blob), False
+
+
+def _parse_yaml(path: Path, blob: bytes) -> object:
+    try:
+        return load_yaml(decode_text(blob, str(path)), str(path))
+    except DocumentError as exc:
+        raise ResultsError(exc.source, exc.problems) from None
+
+
+def check_twin(path: Path, data: dict) -> list[str]:
+    """The problems of a results file's twin (for `arena verify`): none when there is no twin;
+    otherwise it must be bound to the YAML's bytes and hold the YAML's document."""
+    twin = twin_path(path)
+    if not twin.exists():
+        return []
+    try:
+        doc = json.loads(twin.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        return [f"{twin.name}: not a readable JSON twin: {str(exc)[:200]}"]
+    if not isinstance(doc, dict) or doc.get("twin_version") != TWIN_VERSION:
+        return [f"{twin.name}: twin_version: this arena reads {TWIN_VERSION}"]
+    problems = []
+    yaml_sha = sha256_of(path.read_bytes())
+    if doc.get("yaml_sha256") != yaml_sha:
+        problems.append(f"{twin.name}: yaml_sha256 is {doc.get('yaml_sha256')!r}, {path.name} has {yaml_sha} "
+                        "(a stale twin: rewrite it with `arena verify --write-twin`)")
+    if doc.get("document") != data:
+        problems.append(f"{twin.name}: document differs from {path.name}")
+    return problems
+
+
+def write_twin(path: Path) -> Path:
+    """Write (or rewrite) the twin of a results file from its YAML, once the YAML loads."""
+    data = load_results(path, prefer_twin=False)
+    target = twin_path(path)
+    atomic_write_bytes(target, twin_bytes(path.read_bytes(), data))
+    return target
+
+
+def load_results(path: str | Path, prefer_twin: bool = True) -> dict:
+    """Read and validate a results file (from its twin when one is bound to it); raises
+    ResultsError listing every problem by path."""
     path = Path(path)
-    try:
-        data = safeyaml.load(path.read_bytes().decode("utf-8"), _LOADER)
-    except OSError as exc:
-        raise ResultsError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
-    except UnicodeDecodeError as exc:
-        raise ResultsError(str(path), [f"(file): not UTF-8 text (byte {exc.start})"]) from None
-    except safeyaml.YamlError as exc:
-        raise ResultsError(str(path), [f"(file): {exc}"]) from None
-    if isinstance(data, dict) and data.get("schema_version") != SCHEMA_VERSION:
-        raise ResultsError(str(path), [f"schema_version: this arena reads {SCHEMA_VERSION}, "
-                                       f"got {data.get('schema_version')!r}"])
-    try:
-        problems = validate(data, schema())
-    except SchemaError as exc:
-        raise ResultsError(str(path), [f"(schema): {exc}"]) from None
+    if prefer_twin:
+        data, _ = read_document(path)
+    else:
+        try:
+            blob = path.read_bytes()
+        except OSError as exc:
+            raise ResultsError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
+        data = _parse_yaml(path, blob)
+    problems = check_document(data)
     if problems:
         raise ResultsError(str(path), problems)
     return data
+
+
+def check_document(data: object) -> list[str]:
+    """Every problem of a round document against the results schema, by path."""
+    if isinstance(data, dict) and data.get("schema_version") != SCHEMA_VERSION:
+        return [f"schema_version: this arena reads {SCHEMA_VERSION}, got {data.get('schema_version')!r}"]
+    try:
+        return validate(data, schema())
+    except SchemaError as exc:
+        return [f"(schema): {exc}"]
 
 
 def load_games(results_path: str | Path, data: dict) -> list[dict]:

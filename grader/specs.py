@@ -1,10 +1,38 @@
-"""Resolve a SPEC argument: a spec file, or the id or name of a public or paper environment."""
+"""Specs as files: read a SPEC argument (a YAML/JSON file, or the id or name of a public or
+paper environment) and print a tier's specs. The engine builds specs from plain data; the
+files are read here, with the arena's one YAML loader (grader.documents)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from engine import EnvSpec, load_spec, paper_tier, public_tier
+from engine import EnvSpec, SpecError, paper_tier, parse_spec, public_tier
+from grader.documents import DocumentError, decode_text, dump_yaml, load_yaml
+
+
+def load_spec(path: str | Path) -> EnvSpec:
+    """Read a YAML or JSON spec file (JSON is YAML) and validate it; SpecError naming the file."""
+    path = Path(path)
+    try:
+        blob = path.read_bytes()
+    except OSError as exc:
+        raise SpecError([f"(file): cannot read: {exc.strerror}"], str(path)) from None
+    try:
+        data = load_yaml(decode_text(blob, str(path)), str(path))
+    except DocumentError as exc:
+        problem = exc.problems[0].removeprefix("(file): ")
+        where = "(file): " + ("" if problem.startswith("not UTF-8") else "not a YAML/JSON spec: ")
+        raise SpecError([where + problem], str(path)) from None
+    return parse_spec(data, source=str(path))
+
+
+def dump_specs(specs: list[EnvSpec], fmt: str = "yaml") -> str:
+    """Specs with their ids, as `arena envs` prints them."""
+    docs = [s.to_dict(with_id=True) for s in specs]
+    if fmt == "json":
+        return json.dumps(docs, indent=1)
+    return dump_yaml(docs, width=100, flow=None)
 
 
 class UnknownSpecError(ValueError):

@@ -29,7 +29,7 @@ from engine.opponents import seated_opponent
 from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, project_games, project_result
 from grader.limits import Limits
 from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
-from grader.results import ResultsError, load_games, load_results
+from grader.results import ResultsError, check_twin, load_games, load_results
 from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
 from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
 from grader.rounds.publish import config_of, round_notes
@@ -484,10 +484,13 @@ def check_self_play(row: dict, budget: int, where: str) -> None:
 
 def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
     try:
-        data = load_results(path)
+        data = load_results(path, prefer_twin=False)  # the YAML is what is audited; its twin must agree
         games = load_games(path, data)
     except ResultsError as exc:
         raise Difference(f"{exc.args[0].splitlines()[0]} {exc.problems[0]}") from None
+    twin = check_twin(path, data)
+    if twin:
+        raise Difference(twin[0])
     report.games += len(games)
     check_disclosed(data, games)
     check_statement(path, data, report)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from engine import TIERS, dump_specs, tier_specs
+from engine import TIERS, tier_specs
+from grader.specs import dump_specs
 from grader.errors import OptionError
 
 

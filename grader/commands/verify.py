@@ -15,6 +15,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("results", type=Path, help="a results file, rounds/<round-id>.yaml")
     p.add_argument("--private", type=Path, metavar="DIR",
                    help="the staff folder holding the full record (needed to replay a tier whose rules are withheld)")
+    p.add_argument("--write-twin", action="store_true",
+                   help="once it verifies, (re)write the results file's JSON twin (for a file written "
+                        "before twins, or a stale twin after a hand edit)")
     p.set_defaults(func=run)
 
 
@@ -22,12 +25,18 @@ def run(args: argparse.Namespace) -> int:
     if not args.results.exists():
         raise FileNotFoundError(f"{args.results}: no such results file")
     try:
+        if args.write_twin:
+            from grader.results import twin_path
+            twin_path(args.results).unlink(missing_ok=True)  # the stale twin is what is being replaced
         report = verify(args.results, args.private)
     except Difference as exc:
         print(f"verify {args.results}: DIFFERENT: {exc}", file=sys.stderr)
         return 1
     for note in report.notes:
         print(f"verify: note: {note}", file=sys.stderr)
+    if args.write_twin:
+        from grader.results import write_twin
+        print(f"verify: wrote {write_twin(args.results)}", file=sys.stderr)
     kept = f", {report.self_play_checked} self-play outcomes replayed and checked" if report.self_play_checked else ""
     print(f"verify {args.results}: OK: {report.games} games, {report.replayed} replayed{kept}, "
           f"{report.numbers} numbers recomputed, all match")

@@ -25,7 +25,8 @@ from grader.results import load_results
 from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
 from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
-from grader.rounds.records import atomic_write_bytes, record_path
+from grader.files import atomic_write_bytes
+from grader.rounds.records import record_path
 from grader.rounds.runner import finished_records, prepare_work, run_envs
 from grader.schedule import shard_indices
 from grader.session import Entrant, check_field

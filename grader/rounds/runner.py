@@ -23,7 +23,8 @@ from typing import TextIO
 
 from grader.rounds.play import HeldEnv, play_env
 from grader.rounds.plan import RoundPlan, read_plan
-from grader.rounds.records import EnvRecord, atomic_write_bytes, read_record, record_path, write_record
+from grader.files import atomic_write_bytes
+from grader.rounds.records import EnvRecord, read_record, record_path, write_record
 from grader.sandbox import pinning
 from grader.schedule import games_per_env
 

@@ -109,6 +109,14 @@ def _accounts(path: Path | None) -> tuple[Registry | None, str | None]:
     return load_registry(path), None
 
 
+def arena_inputs() -> dict:
+    """What pages render that is neither a round, a setting nor the site's own code and
+    templates: the arena's registries and limits, as data (so a page whose source changes
+    is rendered again, and no source file outside the site is read to know it)."""
+    return {"fault_kinds": list(model.FAULT_KINDS), "limits": DEFAULT_LIMITS.rows(),
+            "public_tier": envs_mod.public_tier_version()}
+
+
 class SiteBuild:
     """One build: the inputs loaded once, then each page declared with its inputs."""
 
@@ -134,8 +142,8 @@ class SiteBuild:
                   "data_commit": COMMIT_PLACEHOLDER, "svg": svg}
         # What every page shows; anything else a page shows is in that page's own inputs, so
         # publishing a round re-renders the pages that show it, not the whole site.
-        site_key = digest(tree_digest(templates), tree_digest(SITE_CODE, "*.py"), nav, config.series_name,
-                          config.announcement)
+        site_key = digest(tree_digest(templates), tree_digest(SITE_CODE, "*.py"), arena_inputs(), nav,
+                          config.series_name, config.announcement)
         self.writer = Writer(out_dir, env, site_key, commit, common, cache_dir / "pages" if cache_dir else None)
 
     def _handles(self) -> dict[str, dict]:
@@ -260,7 +268,7 @@ class SiteBuild:
                     "final_withheld": final_withheld, "pending": self.config.competition.final.status == "pending_review"}
 
         self.writer.page("environments.html", "environments.html",
-                         [envs_mod.public_tier_version(), ladder_inputs, open_inputs,
+                         [ladder_inputs, open_inputs,
                           self.config.competition.final.status], context)
 
     def history(self, handle: str) -> list[dict]:

@@ -1,16 +1,16 @@
-"""The rounds the site renders: read from `rounds/*.yaml`, checked, and cached between builds.
+"""The rounds the site renders: read from `rounds/*.yaml` (through their JSON twins), checked
+against the results schema, and cached between builds.
 
-A round document is large (a 60-agent, 28-environment round is about 0.9 MB of YAML) and most
+A round document is large (a 60-agent, 28-environment round is about 1 MB of YAML) and most
 pages need only its summary (everything but `environments`), so only the summary is cached:
-an incremental build loads the summaries of unchanged rounds, and parses the per-environment
+an incremental build loads the summaries of unchanged rounds, and reads the per-environment
 detail only of the rounds whose pages it renders again. The cache is keyed by the file's size,
 mtime and sha256, and is the build's own (marshal files, written and read by this module only).
-Of each environment's curve the site keeps only the last point (see `parse_round`).
 
-Checks: the site reads the fields listed in `_SHAPE` and refuses, naming the file and the
-path, a document that lacks one (so a page never renders half a round). Full validation
-against the results schema is `arena verify`'s job, which gates what reaches rounds/; it is
-also available here with `validate=True` (slower: about 0.3 s for a round that size).
+A round is read from its JSON twin when one is bound to the YAML's bytes (grader.results), from
+the YAML otherwise. Every round is checked against the results schema (the one schema, in
+grader/data/results-schema.json) before any page shows it: the summary always, each
+environment's entries when they are read, so a page never renders half a round.
 """
 
 from __future__ import annotations
@@ -18,81 +18,39 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import re
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from grader.results import SCHEMA_VERSION, load_games, schema
+from grader.documents import DocumentError
+from grader.results import SCHEMA_VERSION, check_document, load_games, read_document, schema
 from grader.schema import validate as schema_validate
-from grader.site import fastyaml
 
-CACHE_FORMAT = f"site-rounds-2-py{sys.version_info[0]}.{sys.version_info[1]}"
-
-# What the site reads of a round: key -> expected type(s), for the document and each entry.
-_SHAPE = {
-    "round": {"id": str, "tier": str, "status": str, "private": bool, "research": bool,
-              "standing_published": bool, "leaderboard": bool, "notes": list},
-    "provenance": {"arena_version": str, "commit": str, "seed_commitment": str, "config": dict, "limits": dict,
-                   "execution": dict},
-    "disclosure": {"profile": str, "description": str},
-    "games": {"path": str, "sha256": str, "count": int},
-}
-_AGENT = {"name": str, "curve": list, "sae": dict, "record": dict, "standing": (dict, type(None)),
-          "faulted_envs": int, "faults": dict, "endings": dict, "spread": dict}
-_FIELD = {"name": str, "kind": str, "account": (str, type(None)), "digest": str}
-_ENV = {"label": str, "id": (str, type(None)), "name": (str, type(None)), "spec": (dict, type(None)),
-        "agents": list}
-_ENV_AGENT = {"name": str, "status": str, "curve": list, "score": (float, int, type(None)), "record": dict}
-_CONFIG = {"checkpoints": list, "budget": int, "games_per_checkpoint": int, "pairing_games": int}
+CACHE_FORMAT = f"site-rounds-3-py{sys.version_info[0]}.{sys.version_info[1]}"
+HEADING = "cannot be rendered"
 
 
-class SiteDataError(ValueError):
-    """A round file the site cannot render; the message names the file and every problem."""
+class SiteDataError(DocumentError):
+    """A round file the site cannot render (a DocumentError headed "cannot be rendered")."""
 
     def __init__(self, source: str, problems: list[str]):
-        self.problems = problems
-        super().__init__(f"{source}: cannot be rendered:\n  " + "\n  ".join(problems[:20])
-                         + (f"\n  ... and {len(problems) - 20} more" if len(problems) > 20 else ""))
+        super().__init__(source, problems, HEADING)
 
 
-def _check_entry(entry: Any, shape: dict, where: str, problems: list[str]) -> None:
-    if not isinstance(entry, dict):
-        problems.append(f"{where}: expected a mapping")
-        return
-    for key, kinds in shape.items():
-        if key not in entry:
-            problems.append(f"{where}.{key}: missing")
-        elif not isinstance(entry[key], kinds) or (kinds is int and isinstance(entry[key], bool)):
-            problems.append(f"{where}.{key}: unexpected {type(entry[key]).__name__}")
+@lru_cache(maxsize=1)
+def summary_schema() -> dict:
+    """The results schema with `environments` only required to be a list: what the summary
+    of a round is checked against (its environments are checked by `environment_problems`)."""
+    root = schema()
+    return root | {"properties": root["properties"] | {"environments": {"type": "array"}}}
 
 
-def check_shape(doc: Any) -> list[str]:
-    """Every problem with what the site reads of a round document (fast; not the full schema)."""
-    if not isinstance(doc, dict):
-        return ["(top): expected a mapping"]
-    if doc.get("schema_version") != SCHEMA_VERSION:
-        return [f"schema_version: this site reads {SCHEMA_VERSION}, got {doc.get('schema_version')!r}"]
-    problems: list[str] = []
-    for key, shape in _SHAPE.items():
-        _check_entry(doc.get(key), shape, key, problems)
-    if not problems:
-        _check_entry(doc["provenance"]["config"], _CONFIG, "provenance.config", problems)
-    for name, shape in (("field", _FIELD), ("agents", _AGENT), ("pairwise", None), ("environments", _ENV)):
-        items = doc.get(name)
-        if not isinstance(items, list):
-            problems.append(f"{name}: expected a list")
-            continue
-        if shape is not None:
-            for i, item in enumerate(items):
-                _check_entry(item, shape, f"{name}[{i}]", problems)
-    if problems:
-        return problems
-    for i, env in enumerate(doc["environments"]):
-        for j, agent in enumerate(env["agents"]):
-            _check_entry(agent, _ENV_AGENT, f"environments[{i}].agents[{j}]", problems)
-    return problems
+def environment_problems(environments: list) -> list[str]:
+    """The problems of a round's per-environment entries against the results schema."""
+    root = schema()
+    return schema_validate(environments, root["properties"]["environments"], root=root, path="environments")
 
 
 @dataclass
@@ -211,28 +169,21 @@ def load_round(path: Path, cache: RoundCache, validate: bool = False) -> RoundSo
     return RoundSource(hit["id"], path, hit["sha256"], hit["summary"])
 
 
-# Of an environment's curve, a page shows only the last point (the final win rate); the
-# earlier points of every per-environment curve (a 16-line block under each agent of each
-# environment, most of a large round) are cut from the text before it is parsed, in one
-# C-level pass: that halves the parse. It matches only the block `dump_yaml` writes (a
-# `curve:` key at indent 4, the key of an environment's agent entry, with its points in that
-# order), and keeps the last point; text written any other way is parsed whole. The pattern
-# starts with the newline before the key, not `^` in multiline mode: a literal start lets the
-# regex engine skip ahead to each candidate instead of trying every line (twice as fast).
-_POINT = r"    - games: [^\n]*\n      win_rate: [^\n]*\n      draw_rate: [^\n]*\n"
-_EARLY_ENV_POINTS = re.compile(rf"(\n    curve:\n)(?:{_POINT})+?(?=(?:{_POINT})(?!    - games: ))")
-
-
 def parse_round(path: Path, blob: bytes, validate: bool) -> dict:
-    """Parse and check a round file's bytes (validate=True: the whole document, unpruned)."""
+    """Read and check a round file's document (its twin when bound to `blob`, else the YAML)
+    against the whole results schema. (`validate` is kept for callers that ask for it: the
+    check is always the whole schema now.)"""
     try:
-        text = blob.decode("utf-8")
-        doc = fastyaml.load(text if validate else _EARLY_ENV_POINTS.sub(r"\1", text))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise SiteDataError(str(path), [f"(file): not readable YAML: {exc}"]) from None
-    problems = check_shape(doc)
-    if not problems and validate:
-        problems = schema_validate(doc, schema())
+        doc, _ = read_document(path, blob)
+    except DocumentError as exc:
+        raise SiteDataError(str(path), [f"(file): not readable YAML: {p.removeprefix('(file): ')}"
+                                        for p in exc.problems]) from None
+    if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
+        problems = check_document(doc)
+    else:
+        problems = schema_validate(doc, summary_schema())
+    if not problems:
+        problems = environment_problems(doc["environments"])
     if not problems and f"{doc['round']['id']}.yaml" != path.name:
         problems.append(f"round.id: {doc['round']['id']} does not match the file name")
     if problems:

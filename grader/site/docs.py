@@ -40,8 +40,10 @@ def _inline(text: str) -> Markup:
     return Markup(_CODE.sub(r"<code>\1</code>", str(escape(text))))
 
 
-def limits_table(limits: Limits = DEFAULT_LIMITS) -> Markup:
-    """The limits table as HTML, from the grader's own configuration."""
+def limits_table(limits: Limits | None = None) -> Markup:
+    """The limits table as HTML, from the grader's own configuration (DEFAULT_LIMITS unless
+    given, looked up when called)."""
+    limits = DEFAULT_LIMITS if limits is None else limits
     rows = "".join(f"<tr><th scope=\"row\">{_inline(name)}</th><td class=\"num\">{_inline(value)}</td>"
                    f"<td>{_inline(meaning)}</td></tr>" for name, value, meaning in limits.rows())
     return Markup('<table class="limits"><caption>Limits, rendered from the grader\'s configuration '
@@ -64,7 +66,7 @@ def find_docs(folder: Path | None) -> list[Doc]:
     return docs
 
 
-def render_doc(doc: Doc, site_files: set[str], limits: Limits = DEFAULT_LIMITS) -> tuple[Markup, list[str]]:
+def render_doc(doc: Doc, site_files: set[str], limits: Limits | None = None) -> tuple[Markup, list[str]]:
     """(the document's HTML, warnings). Links to other documents become links to their pages;
     a relative link to something the site does not carry becomes plain text (and a warning),
     so the site never has a broken link."""

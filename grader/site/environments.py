@@ -10,9 +10,8 @@ environment's spec; a `staff` or `final` round carries labels only.
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
-import importlib.util
-from pathlib import Path
 
 from grader.site.model import rules_label, rules_text
 
@@ -45,13 +44,12 @@ class LayoutGroup:
 
 
 def public_tier_version() -> str:
-    """A digest of what the public tier is made from (for the page's cache key, without
-    importing the engine)."""
-    digest = hashlib.sha256()
-    folder = Path(importlib.util.find_spec("engine").submodule_search_locations[0])
-    for name in ("tiers.py", "data/paper_layouts.yaml"):
-        digest.update((folder / name).read_bytes())
-    return digest.hexdigest()
+    """A digest of the public tier's specs as the engine lists them (for the pages' cache key:
+    the data itself, not the files it comes from)."""
+    from engine.tiers import public_tier
+
+    rows = [[s.id, s.name, s.to_dict()] for s in public_tier()]
+    return hashlib.sha256(json.dumps(rows, sort_keys=True).encode()).hexdigest()
 
 
 def _group(specs: list[tuple[str, str | None, dict]]) -> list[LayoutGroup]:

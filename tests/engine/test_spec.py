@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine import SpecError, load_spec, parse_spec
+from engine import SpecError, parse_spec
+from grader.specs import load_spec
 
 GOOD = {"layout": {"rows": 8, "cols": 8, "obstacles": [[0, 0]]}, "rules": {"win": "most", "capture": "standard"}}
 

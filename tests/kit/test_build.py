@@ -50,7 +50,7 @@ def test_the_wheel_holds_the_servers_gate(built):
     wheel = zipfile.ZipFile(io.BytesIO(entries[f"{KIT_FOLDER}/{manifest['wheel']}"]))
     inside = set(wheel.namelist())
     for module in ("grader/smoke.py", "grader/submission.py", "grader/screening.py", "grader/kit.py",
-                   "grader/runner/runner.py", "grader/runner/wire.py", "engine/data/paper_layouts.yaml"):
+                   "grader/runner/runner.py", "grader/runner/wire.py", "engine/data/paper_layouts.json"):
         assert module in inside
 
 

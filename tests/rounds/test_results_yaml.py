@@ -1,12 +1,13 @@
-"""Results files are written by libyaml's emitter when PyYAML has it: the same text as PyYAML's
-own but for characters beyond the BMP, which libyaml escapes; the same data always."""
+"""The arena's documents (results files at width 120, the others at PyYAML's default 80) are
+written by libyaml's emitter when PyYAML has it: the same text as PyYAML's own but for
+characters beyond the BMP, which libyaml escapes; the same data always."""
 
 from __future__ import annotations
 
 import pytest
 import yaml
 
-from grader.results import dump_yaml
+from grader.documents import dump_yaml
 
 NASTY = [
     "plain", "", " leading space", "trailing space ", "colon: inside", "- dash", "# hash", "quote ' and \"",
@@ -22,7 +23,10 @@ def test_libyaml_writes_what_pyyaml_writes():
         doc = {"schema_version": 1, "strings": strings, "detail": {s[:20] or "empty": s for s in strings},
                "numbers": [0, -1, 1.5, 1e-7, 123456789012, 0.1 + 0.2, float("inf")], "flags": [True, False, None],
                "nested": [{"a": [1, {"b": strings[:5]}]}]}
-        pyyaml = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=120).encode()
-        assert yaml.safe_load(dump_yaml(doc)) == yaml.safe_load(pyyaml) == doc
-        if strings is not NASTY:
-            assert dump_yaml(doc) == pyyaml
+        for width in (120, 80):
+            pyyaml = yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=width)
+            ours = dump_yaml(doc, width=width)
+            assert yaml.safe_load(ours) == yaml.safe_load(pyyaml) == doc
+            if strings is not NASTY:
+                assert ours == pyyaml
+        assert dump_yaml(doc) == dump_yaml(doc, width=80)

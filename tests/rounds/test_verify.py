@@ -13,7 +13,7 @@ import yaml
 from grader.cli import main
 from grader.results import ResultsError, load_results
 from grader.rounds.orchestrate import run_round
-from grader.rounds.records import gzip_bytes
+from grader.files import gzip_bytes
 from grader.verify import Difference, verify
 from tests.rounds.conftest import field, small_plan
 

@@ -11,7 +11,7 @@ import pytest
 
 from grader.cli import main as arena
 from grader.site import build
-from tests.engine.test_safeyaml import BOMB
+from tests.test_bounded_yaml import BOMB
 from tests.site.goldens import FIXTURES
 
 pytestmark = pytest.mark.timeout(120)

@@ -1,40 +1,35 @@
-"""What the site reads of a round file: the pruned parse drops only what no page shows."""
+"""What the site reads of a round file: the whole document, checked against the one schema."""
 
 from __future__ import annotations
 
-import copy
+import shutil
 
+import pytest
 import yaml
 
-from grader.site.data import parse_round
+from grader.results import twin_path, write_twin
+from grader.site.data import SiteDataError, parse_round
 from tests.site.goldens import FIXTURES
 
 
-def _without_early_env_points(doc: dict) -> dict:
-    out = copy.deepcopy(doc)
-    for env in out["environments"]:
-        for agent in env["agents"]:
-            agent["curve"] = agent["curve"][-1:]
-    return out
-
-
-def test_pruned_parse_keeps_all_but_the_early_points_of_environment_curves():
+def test_the_site_reads_the_whole_document_from_yaml_or_twin(tmp_path):
     paths = sorted((FIXTURES / "rounds").glob("*.yaml"))
     assert paths
-    pruned_some = False
     for path in paths:
         blob = path.read_bytes()
         full = yaml.safe_load(blob)
-        assert parse_round(path, blob, validate=True) == full
-        pruned = parse_round(path, blob, validate=False)
-        assert pruned == _without_early_env_points(full), path.name
-        pruned_some |= pruned != full
-    assert pruned_some  # the fixtures have curves of several points: the pass did cut something
+        assert parse_round(path, blob, validate=False) == full
+        copy = tmp_path / path.name
+        shutil.copyfile(path, copy)
+        write_twin(copy)
+        assert twin_path(copy).exists() and parse_round(copy, blob, validate=False) == full
 
 
-def test_text_written_otherwise_is_parsed_whole(tmp_path):
-    doc = yaml.safe_load((sorted((FIXTURES / "rounds").glob("*.yaml"))[0]).read_bytes())
-    # Flow style and another indentation: nothing matches the pruning pattern.
-    blob = yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, indent=4).encode()
-    path = tmp_path / f"{doc['round']['id']}.yaml"
-    assert parse_round(path, blob, validate=False) == doc
+def test_a_bad_environment_entry_is_refused_by_its_path(tmp_path):
+    path = sorted((FIXTURES / "rounds").glob("*.yaml"))[0]
+    doc = yaml.safe_load(path.read_bytes())
+    doc["environments"][0]["agents"][0]["score"] = "high"
+    target = tmp_path / path.name
+    target.write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(SiteDataError, match=r"cannot be rendered:\n  environments\[0\]\.agents\[0\]\.score: "):
+        parse_round(target, target.read_bytes(), validate=False)
