@@ -54,3 +54,22 @@ def test_a_bad_handle_or_a_taken_id_is_named(tmp_path, capsys):
     main(["accounts", "add", "--id", "7", "--login", "x", "--handle", "ok", "--registry", str(path)])
     assert main(["accounts", "add", "--id", "7", "--login", "y", "--handle", "ok2", "--registry", str(path)]) == 1
     assert "GitHub id 7 already has an account (ok)" in capsys.readouterr().err
+
+
+def test_the_staff_docs_commands_run_as_written(tmp_path, capsys, monkeypatch):
+    """docs/staff.md's bootstrap and approval, run line by line (LOGIN and HANDLE filled in)."""
+    import shlex
+
+    text = (REPO / "docs" / "staff.md").read_text()
+    lines = [line.split("#", 1)[0].strip() for line in text.splitlines() if line.startswith("arena accounts ")]
+    assert [shlex.split(line)[:3] for line in lines] == [["arena", "accounts", "add"], ["arena", "accounts", "check"],
+                                                         ["arena", "accounts", "approve"]]
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(REPO / "accounts.yaml", tmp_path / "accounts.yaml")
+    add, check, approve = (shlex.split(line.replace("LOGIN", "prof-gh"))[1:] for line in lines)
+    assert main(add) == 0
+    assert main(check) == 0
+    assert "accounts.yaml: OK, 1 accounts, 1 approved" in capsys.readouterr().out
+    main(["accounts", "add", "--id", "99", "--login", "ann-s", "--handle", "ann"])
+    assert main([a.replace("HANDLE", "ann") for a in approve]) == 0
+    assert "approved ann" in capsys.readouterr().out
