@@ -161,3 +161,24 @@ def test_setup_compiles_the_engine_with_a_line_per_board(kit_scripts, capsys):
     for n, shape in enumerate(("6x8", "8x8", "10x10", "12x10"), 1):
         assert f"board {n}/4 ({shape}) ready" in err
     assert "... compiled in " in err
+
+
+@pytest.mark.parametrize("returned,said", [
+    ("float(np.flatnonzero(action_mask)[0])", "act() returned float 35.0, not an int: return the cell's index as a "
+                                              "Python int, e.g. int(row * cols + col)"),
+    ("(4, 3)", "act() returned tuple (4, 3), not an int: return the cell's index as a Python int, "
+               "e.g. int(row * cols + col)"),
+    ("None", "act() returned NoneType None, not an int: a missing `return` in act()?"),
+])
+def test_a_wrong_return_from_act_says_what_to_return(tmp_path, returned, said):
+    (tmp_path / "agent.py").write_text(
+        "import numpy as np\n\nclass Agent:\n    def prepare(self, e): pass\n"
+        f"    def act(self, obs, action_mask):\n        return {returned}\n"
+        "    def observe_outcome(self, o): pass\n")
+    report = run_smoke(tmp_path, get_sandbox("unsafe", quiet=True),
+                       SmokeSettings(games_vs_random=1, self_play_games=1, frozen_games=1))
+    assert report.result == "fail"
+    if "35.0" in said:  # the first legal cell of the 6x8 opening differs: compare all but the number
+        assert said.split("35.0")[1] in report.reason and "act() returned float " in report.reason
+    else:
+        assert said in report.reason
