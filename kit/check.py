@@ -1,7 +1,8 @@
 """Check your agent with the server's own smoke gate, before you open a pull request with it.
 
     python check.py            (or: make check)
-    python check.py --setup    (or: make setup) makes .venv/ and prints what it found
+    python check.py --setup    (or: make setup) makes .venv/, compiles the engine, prints what it found
+    python check.py --long     (or: make check-long) the gate with 500 self-play games per board
 
 The first line is the kit version; compare it with the version on the arena's Kit page.
 Then the interpreter and numpy your agent runs with here, beside the grader's. Then the
