@@ -69,13 +69,12 @@ def main(argv: list[str] | None = None) -> int:
 def warm_up() -> None:
     """Compile the engine for the gate's boards now (cached in .venv), so that the first
     `make check` spends its time on your agent, not on the arena's compiler."""
-    from grader.kit import warm_up_engine
+    from grader.kit import warm_up_gate
     from grader.smoke import smoke_boards
 
-    boards = smoke_boards()
-    print(f"compiling the arena's engine for the gate's {len(boards)} boards (once; every later check reuses it) ...",
-          file=sys.stderr, flush=True)
-    seconds = warm_up_engine(boards, log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"compiling the arena's engine for the gate's {len(smoke_boards())} boards (once; every later check "
+          "reuses it) ...", file=sys.stderr, flush=True)
+    seconds = warm_up_gate(log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"  ... compiled in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
