@@ -18,12 +18,13 @@ add their own account, unapproved.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, check_envelope, load_yaml, read_yaml
+from grader.documents import DocumentError, check_envelope, dump_yaml, load_yaml, read_yaml
 
 SCHEMA_VERSION = 1
 # Lower case only: a handle is a folder name, and two handles differing in case would be two
@@ -161,3 +162,47 @@ def check_change(base: Registry, head: Registry, author_id: int | None) -> list[
             changed = [f for f in FIELDS if getattr(new, f) != getattr(old, f)]
             problems.append(f"{where}: {', '.join(changed)} changed; only staff may edit an existing account")
     return problems
+
+
+class AccountError(ValueError):
+    """A staff edit of the registry that cannot be made; the message names the account and why."""
+
+
+def approve(registry: Registry, handle: str) -> tuple[Registry, Account]:
+    """The registry with the account of `handle` approved (an error if there is none, or it is already)."""
+    account = registry.by_handle(handle)
+    if account is None:
+        known = ", ".join(a.handle for a in registry.accounts) or "none yet"
+        raise AccountError(f"no account has the handle {handle!r} (handles: {known}); the student adds their "
+                           "account by a pull request first")
+    if account.approved:
+        raise AccountError(f"{handle} (GitHub id {account.github_id}, {account.login}) is already approved")
+    approved = dataclasses.replace(account, approved=True)
+    return Registry(tuple(approved if a is account else a for a in registry.accounts)), approved
+
+
+def add_account(registry: Registry, github_id: int, login: str, handle: str, staff: bool = False,
+                approved: bool = False) -> tuple[Registry, Account]:
+    """The registry with a new account, validated as a registry entry is (the first staff account is made so)."""
+    if registry.by_id(github_id) is not None:
+        raise AccountError(f"GitHub id {github_id} already has an account ({registry.by_id(github_id).handle})")
+    data = registry.to_dict()
+    data["accounts"][github_id] = {"login": login, "handle": handle, "approved": approved, "staff": staff}
+    new = parse_registry(data, "the new account")
+    return new, new.by_id(github_id)
+
+
+def write_registry(path: Path, registry: Registry) -> None:
+    """Write `registry` to `path`, keeping the comment block at the top of the file as it was."""
+    header = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("#"):
+                break
+            header.append(line + "\n")
+    data = registry.to_dict()
+    text = "".join(header) + dump_yaml(data)
+    parse_registry(load_yaml(text, str(path)), str(path))  # what is written must read back as the same registry
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text, encoding="utf-8")
+    partial.replace(path)

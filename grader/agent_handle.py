@@ -21,7 +21,7 @@ import numpy as np
 from grader import protocol
 from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits, size_text
-from grader.policy import PHASES, SESSION, Conduct, not_an_int, pace_fault, pace_stop_fault
+from grader.policy import PHASES, SESSION, Conduct, import_failed, not_an_int, pace_fault, pace_stop_fault
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.submission import Submission
 
@@ -163,7 +163,7 @@ class AgentHandle:
             # The runner's frame, but the agent's module ran before it and could have sent its own.
             self.versions = {k: clean_text(header[k], VERSION_MAX) for k in ("python", "numpy") if k in header}
         elif header["op"] == protocol.OP_ERROR:
-            self._fail(FaultKind.AGENT_ERROR, f"{header.get('where', 'import')} failed: {header.get('error', '')}")
+            self._fail(FaultKind.AGENT_ERROR, import_failed(str(header.get("where", "import")), str(header.get("error", ""))))
         else:
             self._fail(FaultKind.PROTOCOL, f"unexpected {header['op']!r} instead of 'ready'")
 

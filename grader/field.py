@@ -126,4 +126,28 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
             shutil.copytree(folder, path, dirs_exist_ok=False)
         result.entrants.append(FieldEntry(account.handle, account.github_id, submission.digest, str(path),
                                           [f.describe() for f in screen(submission)]))
+    result.excluded += unapproved_submissions(root, registry)
+    result.excluded.sort(key=lambda item: item["handle"])
     return result
+
+
+def unapproved_submissions(root: Path, registry) -> list[dict]:
+    """The folders of submissions/ left out for their account: not approved, or no account at all."""
+    folder = root / SUBMISSIONS
+    out = []
+    for sub in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        account = registry.by_handle(sub.name)
+        if account is None:
+            out.append({"handle": sub.name, "reason": "no account has this handle"})
+        elif not account.approved:
+            out.append({"handle": sub.name, "reason": "account not approved: staff approve it with "
+                                                      f"`arena accounts approve {sub.name}`"})
+    return out
+
+
+def head_commit(repo: Path) -> str | None:
+    """The commit `repo` has checked out, or None when it is not a git checkout."""
+    try:
+        return _git(repo, "rev-parse", "--verify", "HEAD").decode().strip()
+    except GitError:
+        return None

@@ -87,6 +87,39 @@ class KitBuild:
 
 
 # ---------------------------------------------------------------------------------------------
+# From a package to a pull request: one list of steps, printed by package.py, rendered into
+# the kit's README and shown on the site's kit page, so the three cannot disagree.
+
+
+def repository_url(root: Path) -> str | None:
+    """The arena repository's web address, as the site's settings give it (`kit.repository`
+    of `<root>/site.yaml`), so the kit and the site's kit page name the same one; None if unset."""
+    path = root / "site.yaml"
+    if not path.is_file():
+        return None
+    from grader.documents import DocumentError
+    from grader.site.config import load_site_config
+    try:
+        return load_site_config(path).repository
+    except DocumentError as exc:
+        raise KitError(f"{path.name}: {exc}") from None
+
+
+def submit_steps(repository: str | None) -> list[str]:
+    """The steps from a checked submission.zip to a pull request, as plain sentences."""
+    where = repository or "the arena's repository"
+    return [
+        "`make check` passes and `make package` says OK for the files you mean to submit.",
+        f"Fork {where} on GitHub, clone your fork, and make a branch: `git switch -c submit`.",
+        "Unzip submission.zip into `submissions/<your handle>/` of that clone "
+        "(your handle is your account's, in accounts.yaml): change nothing else.",
+        "Commit it, push the branch to your fork, and open a pull request against the arena's `main`.",
+        "The smoke test on the pull request runs the gate `make check` ran, in the grader's container, "
+        "and comments with its report; staff merge it once it passes and your account is approved.",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
 # The runtime row and the requirements: read from the grader's configuration.
 
 
@@ -256,6 +289,7 @@ def render_fields(manifest: dict) -> dict[str, str]:
         "pace_stop_factor": f"{DEFAULT_LIMITS.pace_stop_factor:g}",
         "pace_table": pace_table_markdown(),
         "limits_table": limits_table_markdown(),
+        "submit_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(submit_steps(manifest.get("repository")), 1)),
     }
 
 
@@ -293,7 +327,8 @@ def build_kit(root: Path | None = None, out: Path | None = None, version_path: P
         log(f"arena kit build: building the arena's wheel from {len(package_files)} files ...")
         wheel = build_wheel(package_dir, wheel_dir, python)
         core = {"arena_version": grader.__version__, "runtime": runtime_row(),
-                "requirements": kit_requirements(root / "pyproject.toml"), "wheel": f"{WHEEL_FOLDER}/{wheel.name}"}
+                "requirements": kit_requirements(root / "pyproject.toml"), "wheel": f"{WHEEL_FOLDER}/{wheel.name}",
+                "repository": repository_url(root)}
         digest = content_hash(kit_dir, kit_files, package_dir, package_files, core)
         previous = version_path.read_text(encoding="utf-8") if version_path.is_file() else None
         version = kit_version(digest, previous, today or dt.datetime.now(dt.timezone.utc).date())
@@ -438,13 +473,52 @@ def choose_sandbox(name: str = "auto"):
     return get_sandbox("docker"), f"docker: the grader's own image {IMAGE_TAG}, as on the server"
 
 
-def warm_up_engine(specs) -> float:
+def warm_up_engine(specs, log: Callable[[str], None] | None = None) -> float:
     """Play one game of reference opponents on each board, so the engine's kernels are
-    compiled (and cached) before the gate's clocks start; the seconds it took."""
+    compiled (and cached) before the gate's clocks start; the seconds it took. `log` gets a
+    line per board (what, how far, how long so far): the first time this takes a minute or two."""
     import time
 
     from grader.match import play_game
     started = time.monotonic()
-    for spec in specs:
+    for number, spec in enumerate(specs, 1):
         play_game(spec, "random", "random", 0)
+        if log:
+            log(f"  board {number}/{len(specs)} ({spec.layout.rows}x{spec.layout.cols}) ready, "
+                f"{time.monotonic() - started:.0f} s so far")
+    return time.monotonic() - started
+
+
+STAND_IN_AGENT = """\
+import numpy as np
+
+
+class Agent:
+    def prepare(self, env_info):
+        pass
+
+    def act(self, obs, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+    def observe_outcome(self, outcome):
+        pass
+"""
+
+
+def warm_up_gate(log: Callable[[str], None] | None = None) -> float:
+    """Compile everything the gate runs, not only the games of reference opponents: the
+    engine for each board (`warm_up_engine`), then one short gate of a stand-in agent as a
+    plain process, so the agent's turn path is compiled too; the seconds it took."""
+    import time
+
+    from grader.sandbox import get_sandbox
+    from grader.smoke import SmokeSettings, run_smoke, smoke_boards
+    started = time.monotonic()
+    warm_up_engine(smoke_boards(), log)
+    with tempfile.TemporaryDirectory(prefix="arena-warm-up-") as tmp:
+        Path(tmp, "agent.py").write_text(STAND_IN_AGENT, encoding="utf-8")
+        if log:
+            log(f"  the gate's own path, with a stand-in agent, {time.monotonic() - started:.0f} s so far ...")
+        run_smoke(tmp, get_sandbox("unsafe", quiet=True), SmokeSettings(games_vs_random=1, self_play_games=1,
+                                                                        frozen_games=1))
     return time.monotonic() - started

@@ -13,10 +13,14 @@ quota is counted from the repository's history, not from anything a runner remem
         requested_at: "2026-11-02T10:00:00Z"
         status: queued         # queued -> published | agent_refused | arena_failed
         round_id: null
+        requested_by: 87654321 # only on a staff re-run: the member of staff who asked for it
 
 A request counts against its account for `window` after `requested_at` unless nothing was
 scored: the arena failed it (`arena_failed`; the rules do not charge a student for the arena's
 failures) or the smoke test refused the submission before the round began (`agent_refused`).
+A staff re-run (`/score` by staff on a student's merged submission; `requested_by` names the
+member of staff) is recorded under the student's account and never counted against it: the
+rules say a run staff re-ran for a student does not use the student's quota.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ NOT_COUNTED = ("arena_failed", "agent_refused")
 ID_RE = re.compile(r"^c-[0-9]+$")
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
 FIELDS = ("id", "account_id", "handle", "pull_request", "commit", "requested_at", "status", "round_id")
+OPTIONAL_FIELDS = ("requested_by",)  # absent from a log written before staff re-runs existed
 
 
 class RequestStateError(ValueError):
@@ -57,15 +62,23 @@ class Request:
     requested_at: dt.datetime
     status: str = "queued"
     round_id: str | None = None
+    requested_by: int | None = None  # the staff account of a staff re-run; None for the owner's own request
+
+    @property
+    def staff_rerun(self) -> bool:
+        return self.requested_by is not None
 
     @property
     def counted(self) -> bool:
-        return self.status not in NOT_COUNTED
+        return self.status not in NOT_COUNTED and not self.staff_rerun
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "account_id": self.account_id, "handle": self.handle,
-                "pull_request": self.pull_request, "commit": self.commit,
-                "requested_at": format_time(self.requested_at), "status": self.status, "round_id": self.round_id}
+        out = {"id": self.id, "account_id": self.account_id, "handle": self.handle,
+               "pull_request": self.pull_request, "commit": self.commit,
+               "requested_at": format_time(self.requested_at), "status": self.status, "round_id": self.round_id}
+        if self.requested_by is not None:
+            out["requested_by"] = self.requested_by
+        return out
 
 
 @dataclass(frozen=True)
@@ -137,7 +150,7 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             continue
         before = len(problems)
         problems += [f"{where}.{k}: missing" for k in FIELDS if k not in item]
-        problems += [f"{where}.{k}: unknown field" for k in item if k not in FIELDS]
+        problems += [f"{where}.{k}: unknown field" for k in item if k not in FIELDS + OPTIONAL_FIELDS]
         rid = item.get("id")
         if not (isinstance(rid, str) and ID_RE.match(rid)):
             problems.append(f"{where}.id: {rid!r} is not a request id (c-<comment id>)")
@@ -145,7 +158,9 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             problems.append(f"{where}.id: {rid} appears twice")
         if isinstance(rid, str):
             seen.add(rid)
-        for key in ("account_id", "pull_request"):
+        for key in ("account_id", "pull_request", "requested_by"):
+            if key == "requested_by" and item.get(key) is None:
+                continue
             if key in item and (isinstance(item[key], bool) or not isinstance(item[key], int) or item[key] <= 0):
                 problems.append(f"{where}.{key}: expected a positive integer, got {item[key]!r}")
         if "handle" in item and not isinstance(item["handle"], str):
@@ -161,7 +176,7 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
         if len(problems) == before:
             assert isinstance(rid, str) and when is not None  # no problem: both were read
             requests.append(Request(rid, item["account_id"], item["handle"], item["pull_request"], item["commit"],
-                                    when, item["status"], round_id))
+                                    when, item["status"], round_id, item.get("requested_by")))
     if problems:
         raise DocumentError(source, problems)
     return RequestLog(tuple(requests))

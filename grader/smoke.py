@@ -54,6 +54,13 @@ class SmokeSettings:
                                    env_wall_seconds=min(self.limits.env_wall_seconds, self.board_wall_seconds))
 
 
+# `make check-long` (check.py --long): the budget's self-play up to its second checkpoint and a
+# checkpoint's worth of frozen games per board, under the round's own pace stop and wall
+# ceiling, so the play that follows learning, and its pace, run before a scored round does.
+LONG_SETTINGS = SmokeSettings(self_play_games=500, frozen_games=20, early_stop_acts=DEFAULT_LIMITS.pace_min_acts,
+                              board_wall_seconds=DEFAULT_LIMITS.env_wall_seconds)
+
+
 @dataclass
 class BoardResult:
     """One board of the smoke test."""

@@ -1,11 +1,12 @@
-"""Check your agent with the server's own smoke gate, before you upload it.
+"""Check your agent with the server's own smoke gate, before you open a pull request with it.
 
     python check.py            (or: make check)
-    python check.py --setup    (or: make setup) makes .venv/ and prints what it found
+    python check.py --setup    (or: make setup) makes .venv/, compiles the engine, prints what it found
+    python check.py --long     (or: make check-long) the gate with 500 self-play games per board
 
 The first line is the kit version; compare it with the version on the arena's Kit page.
 Then the interpreter and numpy your agent runs with here, beside the grader's. Then the
-gate the server runs on every upload (`grader.smoke`, installed from this kit's wheel - the
+gate the server runs on every pull request (`grader.smoke`, installed from this kit's wheel - the
 same code, not a copy): your submission is screened, then played on one public environment
 per public board shape - prepare, games against the seeded random opponent, self-play with
 outcomes, freeze, more games - and each board's mean act() time is judged against that
@@ -40,6 +41,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sandbox", choices=kitenv.SANDBOXES, default="auto",
                    help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
                         "docker runs it in the grader's own image")
+    p.add_argument("--long", action="store_true",
+                   help="the longer check (make check-long): 500 self-play games and 20 frozen games per board, "
+                        "so your agent's play after learning, and its pace, are exercised")
     p.add_argument("--report", type=Path, help="also write the gate's YAML report (what the server posts) to this file")
     return p.parse_args(argv)
 
@@ -57,16 +61,29 @@ def main(argv: list[str] | None = None) -> int:
     for line in kitenv.runtime_lines(data):
         print(line, flush=True)
     if args.setup:
+        warm_up()
         print(f"ready: {kitenv.VENV_DIR.name}/ holds the arena's gate; now run `make check` (or `python check.py`)")
         return 0
     return run_check(args, data)
+
+
+def warm_up() -> None:
+    """Compile the engine for the gate's boards now (cached in .venv), so that the first
+    `make check` spends its time on your agent, not on the arena's compiler."""
+    from grader.kit import warm_up_gate
+    from grader.smoke import smoke_boards
+
+    print(f"compiling the arena's engine for the gate's {len(smoke_boards())} boards (once; every later check "
+          "reuses it) ...", file=sys.stderr, flush=True)
+    seconds = warm_up_gate(log=lambda line: print(line, file=sys.stderr, flush=True))
+    print(f"  ... compiled in {seconds:.1f} s", file=sys.stderr, flush=True)
 
 
 def run_check(args: argparse.Namespace, data: dict) -> int:
     # Imported only here: they exist inside .venv, which enter_venv() has just made sure of.
     from grader.documents import dump_yaml
     from grader.kit import KitError, choose_sandbox, stage_submission, warm_up_engine
-    from grader.smoke import run_smoke, smoke_boards
+    from grader.smoke import LONG_SETTINGS, SmokeSettings, run_smoke, smoke_boards
     from grader.submission import SubmissionError, load_submission
 
     try:
@@ -78,9 +95,9 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
     if not source.exists():
         return kitenv.fail(FileNotFoundError(f"{args.agent}: no such file or folder"))
     boards = smoke_boards()
-    print(f"compiling the arena's engine for {len(boards)} boards (slow only the first time) ...", file=sys.stderr,
-          flush=True)
-    seconds = warm_up_engine(boards)
+    print(f"readying the arena's engine for {len(boards)} boards (compiled by `make setup`; "
+          "a minute or two only when it was not) ...", file=sys.stderr, flush=True)
+    seconds = warm_up_engine(boards, log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"  ... ready in {seconds:.1f} s", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
         if source.is_dir():
@@ -99,16 +116,26 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
                 target = source
             print(f"submission: {source.name}", flush=True)
         shapes = ", ".join(f"{b.layout.rows}x{b.layout.cols}" for b in boards)
-        print(f"the server's smoke gate, one public environment per board shape ({shapes}):", flush=True)
+        settings = LONG_SETTINGS if args.long else SmokeSettings()
+        what = ("the long check (the server's gate with more self-play)" if args.long else "the server's smoke gate")
+        print(f"{what}, one public environment per board shape ({shapes}): {settings.games_vs_random} games against "
+              f"random, {settings.self_play_games} self-play, freeze, {settings.frozen_games} more per board",
+              flush=True)
         started = time.monotonic()
-        report = run_smoke(target, sandbox, kit_version=data["version"],
+        report = run_smoke(target, sandbox, settings, kit_version=data["version"],
                            log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
     print_report(report, time.monotonic() - started)
     if args.report:
         args.report.write_text(dump_yaml(report.to_dict()), encoding="utf-8")
         print(f"report: {args.report}")
-    remember(report, data)
+    if not args.long:
+        remember(report, data)  # the long check is not the server's gate: package.py asks for the gate's verdict
     return 0 if report.passed else 1
+
+
+NOT_COVERED = ("not covered by this check: your win rate, play over the whole 2,000-game budget (the gate plays "
+               "a few games; `make check-long` plays 500 self-play games per board), memory growth over a long "
+               "session, and the grader's own machine's speed: `make play` runs a small round")
 
 
 def print_report(report, seconds: float) -> None:
@@ -130,6 +157,7 @@ def print_report(report, seconds: float) -> None:
     if report.flags:
         print("  (flags do not fail the gate, but the submission cannot be activated until staff have read it)")
     if report.passed:
+        print(NOT_COVERED)
         print(f"PASS: every public board shape, mean act() under each board's pace ({seconds:.1f} s)")
         return
     first = report.first_failure
@@ -149,14 +177,18 @@ def print_report(report, seconds: float) -> None:
 
 
 def remember(report, data: dict) -> None:
-    """Note which exact files passed, so package.py can tell whether what it zips was checked."""
-    record = {"version": data["version"], "digest": report.digest, "result": report.result,
-              "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    """Note the verdict on these exact files by their digest, so package.py can tell whether
+    what it zips was checked (every agent checked is remembered, not only the last)."""
+    if not report.digest:
+        return  # refused before it had a digest: nothing package.py could match
+    checks = kitenv.read_checks()
+    checks[report.digest] = {"version": data["version"], "result": report.result,
+                             "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     try:
-        kitenv.LAST_CHECK.write_text(json.dumps(record) + "\n", encoding="utf-8")
+        kitenv.CHECKS.parent.mkdir(parents=True, exist_ok=True)
+        kitenv.CHECKS.write_text(json.dumps(checks, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     except OSError:
         pass  # only a convenience for package.py; the check itself has answered
-
 
 if __name__ == "__main__":
     sys.exit(main())

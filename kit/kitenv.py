@@ -23,7 +23,7 @@ KIT_DIR = Path(__file__).resolve().parent
 MANIFEST = KIT_DIR / "kit.json"
 VENV_DIR = KIT_DIR / ".venv"
 STAMP = VENV_DIR / "arena-kit.json"
-LAST_CHECK = VENV_DIR / "last-check.json"
+CHECKS = VENV_DIR / "checks.json"  # every check's verdict by submission digest, for package.py
 MIN_PYTHON = (3, 11)  # the arena's wheel needs it; the grader runs 3.11
 CHILD_MARK = "ARENA_KIT_IN_VENV"  # set when a script re-runs itself in .venv, to stop a loop
 # check.py's and play.py's --sandbox: a copy of grader.kit.KIT_SANDBOXES (this file runs before
@@ -178,6 +178,15 @@ def runtime_lines(data: dict) -> list[str]:
     if numpy.__version__ != runtime["numpy"]:
         numpy_line += " - a different version: keep to what both have"
     return [interpreter, numpy_line]
+
+
+def read_checks() -> dict:
+    """check.py's verdicts by submission digest ({} when none is remembered or the file is damaged)."""
+    try:
+        checks = json.loads(CHECKS.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return checks if isinstance(checks, dict) else {}
 
 
 def fail(exc: Exception) -> int:

@@ -8,15 +8,17 @@ wheels/), hidden files and folders (.venv, .git) or caches. It is then opened wi
 server's own loader (`grader.submission`: size, file count, paths, agent.py with
 `class Agent` and its methods) and screened with the server's own screening
 (`grader.screening`: imports and data files that need a staff member's look). It says
-whether `make check` has passed on these exact files.
+whether `make check` has passed on these exact files (check.py remembers every verdict by
+the files' digest), refuses files on which `make check` failed (unless --force), and ends
+with the steps from the zip to a pull request.
 
-Exit status: 0 a valid submission.zip, 1 the server would refuse it, 2 the kit could not run.
+Exit status: 0 a valid submission.zip, 1 the server would refuse it or `make check` failed on
+these files, 2 the kit could not run.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -31,6 +33,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="the folder holding agent.py (default: this kit folder)")
     p.add_argument("--out", type=Path, default=kitenv.KIT_DIR / "submission.zip",
                    help="where the zip goes (default: submission.zip in the kit folder)")
+    p.add_argument("--force", action="store_true",
+                   help="package files on which `make check` failed anyway (the smoke test on your pull "
+                        "request will fail the same way)")
     return p.parse_args(argv)
 
 
@@ -41,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.kit import KitError, submission_files, write_submission_zip
+    from grader.kit import KitError, submission_files, submit_steps, write_submission_zip
     from grader.screening import screen
     from grader.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
@@ -61,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {rel}")
     with tempfile.TemporaryDirectory(prefix="arena-package-") as tmp:
         try:
-            # The server's loader, on the zip itself: what an upload goes through first.
+            # The server's loader, on the zip itself: what a pull request goes through first.
             submission = load_submission(out, extract_to=Path(tmp, "unpacked"))
         except SubmissionError as exc:
             print(f"REFUSED: the server would not accept {out.name}: {exc}")
@@ -71,23 +76,35 @@ def main(argv: list[str] | None = None) -> int:
     for flag in flags:
         print(f"needs staff review: {flag.describe()}")
     if flags:
-        print("  (a flag does not refuse the upload, but it cannot be activated until staff have read it)")
-    print(checked_line(submission.digest, data))
-    print(f"OK: {out.name} is a valid submission; upload it, or put its files in your pull request")
+        print("  (a flag does not refuse the submission, but it cannot be activated until staff have read it)")
+    verdict, line = checked_line(submission.digest, data)
+    print(line)
+    if verdict == "fail":
+        if not args.force:
+            out.unlink()
+            print(f"REFUSED: make check failed on these exact files, so {out.name} was not kept. Fix your agent, "
+                  "run `make check` until it passes, then `make package` again "
+                  "(`python package.py --force` packages it anyway)")
+            return 1
+        print("packaged anyway (--force): the smoke test on your pull request will fail as make check did")
+    else:
+        print(f"OK: {out.name} is a valid submission")
+    print("To submit it:")
+    for number, step in enumerate(submit_steps(data.get("repository")), 1):
+        print(f"  {number}. {step}")
+    if not data.get("repository"):
+        print("  (the repository's address is on the arena's Kit page, under 'From the package to a pull request')")
     return 0
 
 
-def checked_line(digest: str, data: dict) -> str:
-    """Whether `make check` passed on exactly these files, by the digest check.py remembered."""
-    try:
-        last = json.loads(kitenv.LAST_CHECK.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        last = None
-    if last and last.get("digest") == digest and last.get("version") == data["version"]:
-        verdict = "passed" if last.get("result") == "pass" else "FAILED"
-        return f"make check {verdict} on these exact files ({last.get('when')})"
-    return "make check has not been run on these exact files: run it before you upload"
-
+def checked_line(digest: str, data: dict) -> tuple[str | None, str]:
+    """(the remembered verdict on exactly these files or None, the line that says it)."""
+    last = kitenv.read_checks().get(digest)
+    if isinstance(last, dict) and last.get("version") == data["version"]:
+        if last.get("result") == "pass":
+            return "pass", f"make check passed on these exact files ({last.get('when')})"
+        return "fail", f"make check FAILED on these exact files ({last.get('when')})"
+    return None, "make check has not been run on these exact files: run it before you open the pull request"
 
 if __name__ == "__main__":
     sys.exit(main())

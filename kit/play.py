@@ -12,7 +12,9 @@ checkpoints at 0, 20, 50 and 100.
 
 Prints the win-rate curve (against the seeded random opponent, draws apart) as a table, the
 SAE with its window, your curve per environment and your pairing records; saves the curve
-as play-results/curve.svg and the whole result as play-results/results.yaml. The numbers of
+as play-results/curve.svg, the whole result as play-results/results.yaml, and what your agent
+printed (its stdout and stderr, the start of it up to the output kept) in each environment as
+play-results/logs/<label>.log. The numbers of
 a round this small are noisy: a 10-game checkpoint moves in steps of 0.1.
 
 Exit status: 0 played, 1 your agent faulted somewhere (the table says where) or the arena
@@ -60,7 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sandbox", choices=kitenv.SANDBOXES, default="auto",
                    help="as for check.py (default auto: bubblewrap where it works, else none)")
     p.add_argument("--out", type=Path, default=kitenv.KIT_DIR / "play-results",
-                   help="folder for curve.svg and results.yaml (default play-results)")
+                   help="folder for curve.svg, results.yaml and logs/ (default play-results)")
     return p.parse_args(argv)
 
 
@@ -127,8 +129,11 @@ def play(args: argparse.Namespace, data: dict) -> int:
     svg_path = args.out / "curve.svg"
     svg_path.write_text(curve_svg(results, args.name), encoding="utf-8")
     (args.out / "results.yaml").write_text(dump_yaml(results), encoding="utf-8")
+    logs = save_logs(args.out, results, stderr)
     print(f"plot: {svg_path}")
     print(f"results: {args.out / 'results.yaml'}")
+    print(f"your agent's output (what it printed), one file per environment: {logs}/ "
+          f"({', '.join(p.name for p in sorted(logs.iterdir()))})")
     mine = next(a for a in results["agents"] if a["name"] == args.name)
     if mine["faulted_envs"]:
         for env in results["environments"]:
@@ -140,6 +145,20 @@ def play(args: argparse.Namespace, data: dict) -> int:
                 print("--- end ---")
         return 1
     return 0
+
+
+def save_logs(out: Path, results: dict, stderr: dict[str, str]) -> Path:
+    """Write what the agent printed in each environment to `out`/logs/<label>.log (a file per
+    environment, even an empty one, so a missing debug print is seen as missing); the folder."""
+    folder = out / "logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.log"):
+        old.unlink()  # a previous run's environments are not this run's
+    for env in results["environments"]:
+        text = stderr.get(env["label"], "")
+        (folder / f"{env['label']}.log").write_text(text if text else "(your agent printed nothing here)\n",
+                                                   encoding="utf-8")
+    return folder
 
 
 def default_envs(tier: list) -> list:

@@ -5,6 +5,9 @@
 `publish-final --actor-id N`: a staff member publishes it (the appeal window opens).
 `close`: marks the competition ended once the appeal window has closed (no change before).
 `check-frozen`: exit 1 from the freeze on (a workflow step that must not change the field).
+`publish-seeds`: once the competition has ended, write the ladder and final seeds (from
+$ARENA_LADDER_SEED and $ARENA_FINAL_SEED) to seeds/published.yaml (grader.seeds), so that
+`arena verify` can check every round's seed commitment; before the end it refuses.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from grader.competition import Competition, load_competition, write_competition
 from grader.documents import dump_yaml, format_time, read_yaml
 from grader.field import GitError, build_field, commit_at, export_tree
 from grader.github import workflow
+from grader.seeds import DEFAULT_PATH as DEFAULT_SEEDS_PATH
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,6 +49,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     pub.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
     pub.set_defaults(func=run_publish)
     actions.add_parser("close", help="mark the competition ended once appeals have closed").set_defaults(func=run_close)
+    seeds = actions.add_parser("publish-seeds", help="publish the ladder and final seeds once the competition ended")
+    seeds.add_argument("--out", type=Path, default=DEFAULT_SEEDS_PATH, help=f"default {DEFAULT_SEEDS_PATH}")
+    seeds.add_argument("--if-ended", action="store_true",
+                       help="before the end, say so and exit 0 (the daily workflow step) instead of refusing")
+    seeds.set_defaults(func=run_publish_seeds)
 
 
 def run_status(args: argparse.Namespace) -> int:
@@ -146,3 +155,26 @@ def frozen_field(repo_dir: Path, freeze_at) -> dict[str, str]:
         export_tree(repo_dir, commit, root)
         field = build_field(root, "final", None)
     return {e.handle: e.digest for e in field.entrants}
+
+
+def run_publish_seeds(args: argparse.Namespace) -> int:
+    import os
+
+    from grader import seeds
+
+    if args.out.exists():
+        print(f"seeds: {args.out} is already published; nothing to do", file=sys.stderr)
+        return 0
+    competition = load_competition(args.config)
+    if args.if_ended and not competition.ended:
+        print("seeds: not published: the competition has not ended", file=sys.stderr)
+        return 0
+    try:
+        published = seeds.publish(competition, workflow.now(args.now), os.environ)
+    except seeds.SeedsError as exc:
+        print(f"seeds: {exc}", file=sys.stderr)
+        return 1
+    seeds.write(args.out, published)
+    print(f"seeds: published the {' and '.join(sorted(published.tier_seeds))} seeds to {args.out}; "
+          "`arena verify` now checks every round's seed commitment against them")
+    return 0

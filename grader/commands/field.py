@@ -19,7 +19,7 @@ from pathlib import Path
 from grader.competition import load_competition
 from grader.documents import dump_yaml
 from grader.errors import OptionError
-from grader.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree
+from grader.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree, head_commit
 from grader.github import workflow
 from grader.sandbox import ISOLATING, get_sandbox
 
@@ -63,6 +63,12 @@ def _run(args: argparse.Namespace) -> int:
             print(f"field: read from {source[:12]}, main at the freeze ({frozen_at})", file=sys.stderr)
             if args.copy_to is None:
                 raise OptionError("--copy-to", None, "a field read at the freeze needs --copy-to (its folders are temporary)")
+        else:
+            # Every tier's field names the commit its submissions were read at, not the final's only.
+            source = head_commit(args.repo_dir)
+            if source is None:
+                print(f"field: {args.repo_dir} is not a git checkout, so the field has no source_commit",
+                      file=sys.stderr)
         sandbox = get_sandbox(args.smoke) if args.smoke else None
         field = build_field(root, args.tier, sandbox, args.copy_to, source_commit=source, frozen_at=frozen_at,
                             now=now, log=lambda line: print(line, file=sys.stderr))

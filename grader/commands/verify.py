@@ -1,5 +1,9 @@
 """arena verify rounds/<round-id>.yaml [--private DIR]: replay every stored game through the
-engine and recompute every number of the results file; exit 1 naming the first difference."""
+engine and recompute every number of the results file; exit 1 naming the first difference.
+
+Once the ladder and final seeds are published (`seeds/published.yaml`, after the competition
+ended: grader.seeds), the round's tier seed commitment is checked against them too; --seeds
+names another copy of that file."""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from grader.documents import read_yaml
+from grader.seeds import DEFAULT_PATH, SeedsError, check_commitment, load
 from grader.verify import Difference, verify
 
 
@@ -18,6 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--write-twin", action="store_true",
                    help="once it verifies, (re)write the results file's JSON twin (for a file written "
                         "before twins, or a stale twin after a hand edit)")
+    p.add_argument("--seeds", type=Path, metavar="FILE",
+                   help="the published seeds (default: seeds/published.yaml beside rounds/, when it exists)")
     p.set_defaults(func=run)
 
 
@@ -32,6 +40,16 @@ def run(args: argparse.Namespace) -> int:
     except Difference as exc:
         print(f"verify {args.results}: DIFFERENT: {exc}", file=sys.stderr)
         return 1
+    seeds_path = args.seeds or args.results.resolve().parent.parent / DEFAULT_PATH
+    if args.seeds is not None and not seeds_path.exists():
+        raise FileNotFoundError(f"--seeds {seeds_path}: no such file")
+    if seeds_path.exists():
+        try:
+            checked = check_commitment(read_yaml(args.results), load(seeds_path))
+        except SeedsError as exc:
+            print(f"verify {args.results}: DIFFERENT: {exc} ({seeds_path})", file=sys.stderr)
+            return 1
+        report.notes.append(checked)
     for note in report.notes:
         print(f"verify: note: {note}", file=sys.stderr)
     if args.write_twin:

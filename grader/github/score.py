@@ -79,6 +79,8 @@ def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Com
     if kind != "submission" or handle is None:
         return refuse("this pull request is not a submission, so there is nothing to score.")
     if handle != account.handle or pull.author.id != event.author.id:
+        if account.staff:
+            return staff_rerun(event, registry, log, handle, pull.merge_commit_sha, request_id, now, refuse)
         return refuse(f"this is the submission of `{handle}`; you can ask for runs of your own (`{account.handle}`) only.")
     quota = log.quota(account.github_id, now, competition.runs_per_window, competition.window)
     if quota.left == 0:
@@ -90,6 +92,21 @@ def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Com
              f"`{pull.merge_commit_sha[:12]}` (request `{request_id}`). After this one: {after.describe()}. "
              "A run the arena fails on its side is not counted.")
     return ScoreDecision(reply, request, new_log)
+
+
+def staff_rerun(event: CommentEvent, registry: Registry, log: RequestLog, handle: str, commit: str,
+                request_id: str, now: dt.datetime, refuse) -> ScoreDecision:
+    """A member of staff's /score on a student's merged submission: a run for the student,
+    recorded as a staff re-run (requested_by) and not counted against the student's quota."""
+    owner = registry.by_handle(handle)
+    if owner is None or not owner.approved:
+        return refuse(f"`{handle}` has no approved account, so there is nothing to re-run for it.")
+    request = Request(request_id, owner.github_id, owner.handle, event.number, commit, now,
+                      requested_by=event.author.id)
+    reply = (f"{MARKER}\n@{event.author.login}: queued a staff re-run for `{handle}`: a private ladder round of one "
+             f"for `submissions/{handle}/` as merged in `{commit[:12]}` (request `{request_id}`). It is recorded as a "
+             f"staff re-run and not counted against {handle}'s requested runs.")
+    return ScoreDecision(reply, request, log.add(request))
 
 
 def results_summary(data: dict, name: str) -> str:
@@ -122,8 +139,12 @@ def finish_reply(request: Request, status: str, log: RequestLog, competition: Co
     if status == "published":
         where = f" Results: {results_url}" if results_url else ""
         numbers = results_summary(results, request.handle) if results is not None else ""
-        text = (f"your requested ladder round `{request.round_id}` is done. It is a private round: it is not on "
+        what = ("the staff re-run of your submission, ladder round" if request.staff_rerun
+                else "your requested ladder round")
+        text = (f"{what} `{request.round_id}` is done. It is a private round: it is not on "
                 f"the site and ranks nobody.{where}{numbers}\n\n")
+        if request.staff_rerun:
+            text += "A staff re-run is not counted against your requested runs."
     elif status == "agent_refused":
         text = "your submission failed its smoke test when the run started, so nothing was scored (not counted)."
     else:

@@ -328,8 +328,11 @@ class SiteBuild:
             self.writer.copy(f"kit/{zip_path.name}", zip_path, sha)
         if version is not None:
             self.writer.text("kit/version", version + "\n")
-        self.writer.page("kit.html", "kit.html", [info, version],
-                         lambda: {"zip": info, "version": version})
+        from grader.kit import submit_steps
+        repository = self.config.repository
+        self.writer.page("kit.html", "kit.html", [info, version, repository],
+                         lambda: {"zip": info, "version": version, "repository": repository,
+                                  "steps": submit_steps(repository)})
 
     def replays(self, r: RoundSource) -> None:
         count = self._replay_count(r)

@@ -7,7 +7,8 @@
         - {id: ladder-0123456789, date: 2026-10-05, title: "Round 1"}
     announcement: null                          # one line shown on every page, or null
     competition: config/competition.yaml        # the final's review state and `ended` (grader.competition)
-    kit: {zip: build/kit/othello-arena-kit.zip, version: kit/version}
+    kit: {zip: build/kit/othello-arena-kit.zip, version: kit/version,
+          repository: https://github.com/OWNER/NAME}   # where pull requests go; null: not linked
 
 Paths are relative to the folder of the settings file. The round files carry no date, so a
 round's date is the one given here (a published final falls back to its publication time).
@@ -32,6 +33,7 @@ SCHEMA_VERSION = 1
 ROUND_ID_RE = re.compile(r"^(public|paper|ladder|final)-[0-9a-f]{10}$")
 TOP_FIELDS = ("schema_version", "series", "announcement", "competition", "kit")
 DEFAULT_SERIES_NAME = "The professor's rounds"
+REPOSITORY_RE = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~-]+)+/?$")
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class SiteConfig:
     competition_note: str | None = None  # why the competition state is the default, if it is
     kit_zip: Path | None = None
     kit_version: Path | None = None
+    repository: str | None = None  # the arena repository's web address, where submissions go as pull requests
 
     def series_entry(self, round_id: str) -> SeriesRound | None:
         return self._series_by_id.get(round_id)
@@ -130,7 +133,10 @@ def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteC
     if not isinstance(kit, dict):
         problems.append("kit: expected a mapping with zip and version")
         kit = {}
-    problems += [f"kit.{k}: unknown field" for k in kit if k not in ("zip", "version")]
+    problems += [f"kit.{k}: unknown field" for k in kit if k not in ("zip", "version", "repository")]
+    repository = kit.get("repository")
+    if repository is not None and not (isinstance(repository, str) and REPOSITORY_RE.match(repository)):
+        problems.append(f"kit.repository: expected the repository's https:// address or null, got {repository!r}")
     competition_path = _path(base, data.get("competition"), "competition", problems)
     kit_zip = _path(base, kit.get("zip"), "kit.zip", problems)
     kit_version = _path(base, kit.get("version"), "kit.version", problems)
@@ -138,7 +144,7 @@ def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteC
         raise DocumentError(source, problems)
     competition, note = load_competition_state(competition_path)
     return SiteConfig(name, series, announcement.strip() if announcement else None, competition, note,
-                      kit_zip, kit_version)
+                      kit_zip, kit_version, repository.rstrip("/") if repository else None)
 
 
 def load_competition_state(path: Path | None) -> tuple[Competition, str | None]:

@@ -90,6 +90,7 @@ class Window:
     b_max: int | None
     checkpoints: list[int]
     mixed: bool = False
+    missing: str | None = None  # why the round has no SAE at all ("one non-zero checkpoint"), or None
 
 
 @dataclass
@@ -130,8 +131,11 @@ def sae_window(doc: dict) -> Window:
     checkpoints = doc["provenance"]["config"]["checkpoints"]
     if not windows:
         positive = [c for c in checkpoints if c > 0]
-        b0, b_max = (positive[0], positive[-1]) if positive else (None, None)
-        return Window(b0, b_max, checkpoints)
+        if len(positive) < 2:
+            # One non-zero checkpoint is an empty window (B0 = B_max): there is no area to print.
+            return Window(None, None, checkpoints,
+                          missing="one non-zero checkpoint" if positive else "no non-zero checkpoint")
+        return Window(positive[0], positive[-1], checkpoints)
     (b0, b_max), _ = windows.most_common(1)[0]
     return Window(b0, b_max, checkpoints, mixed=len(windows) > 1)
 

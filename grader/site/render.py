@@ -21,7 +21,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 import jinja2
-from markupsafe import escape
+from markupsafe import Markup, escape
+
+from grader.schedule import CANONICAL_BUDGET
 
 # Stands where the data commit goes until the page is written (never a valid commit).
 COMMIT_PLACEHOLDER = "@@ARENA-DATA-COMMIT@@"
@@ -33,6 +35,12 @@ def fmt_rate(value: Any, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
+def fmt_code(text: str) -> Markup:
+    """Plain text with `backticked` spans as <code>, escaped (the kit's steps are written so)."""
+    parts = str(escape(text)).split("`")
+    return Markup("".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts)))
+
+
 def make_environment(templates: Path) -> jinja2.Environment:
     """The Jinja environment: autoescaped HTML, StrictUndefined, the site's filters."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates)),
@@ -40,6 +48,8 @@ def make_environment(templates: Path) -> jinja2.Environment:
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True)
     env.filters["rate"] = fmt_rate
+    env.filters["code"] = fmt_code
+    env.globals["canonical_budget"] = CANONICAL_BUDGET  # a round below it is marked on every page
     return env
 
 

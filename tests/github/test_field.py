@@ -60,6 +60,16 @@ def test_ladder_field_is_main_now(repo, tmp_path):
     assert agents == [f"alice={tmp_path}/entrants-ladder/alice", f"bob={tmp_path}/entrants-ladder/bob"]
 
 
+def test_an_unapproved_submission_is_listed_as_excluded_and_the_commit_named(repo, tmp_path, capsys):
+    code, doc, _ = field(repo, tmp_path, "ladder", "2026-12-13T12:00:00Z")
+    assert code == 0
+    assert {"handle": "carol", "reason": "account not approved: staff approve it with "
+                                         "`arena accounts approve carol`"} in doc["excluded"]
+    assert "field: left out carol: account not approved" in capsys.readouterr().err
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
+    assert doc["source_commit"] == head.strip()  # a ladder field names its commit too
+
+
 def test_final_field_is_main_at_the_freeze(repo, tmp_path):
     code, doc, _ = field(repo, tmp_path, "final", "2026-12-14T09:00:00Z")
     assert code == 0 and doc["frozen_at"] == "2026-12-12T09:00:00Z"

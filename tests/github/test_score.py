@@ -144,3 +144,36 @@ def test_a_published_run_reaches_its_owner_with_its_numbers(hub, repo_files, tmp
                      "Zero-shot point (at 0 games): win rate 0.450", "SAE 0.6512 over the window 100..2000 games",
                      "Faults: timeout 2.", "It is a private round: it is not on the site"):
         assert expected in reply, reply
+
+
+def test_staff_rerun_a_students_run_recorded_as_such_and_not_counted(hub, repo_files, tmp_path, token, outputs):
+    from tests.github.conftest import STAFF
+
+    pull = hub.add_pull(36, ALICE, agent_files("alice"), merged=True)
+    seed_log(repo_files, [T0, T0 + DAY, T0 + 2 * DAY])  # alice has used all three of her runs
+    out = request(hub, repo_files, tmp_path, comment_event(tmp_path, 36, STAFF, ALICE, 1101), T0 + 3 * DAY)
+    assert out == {"queued": "true", "request_id": "c-1101", "handle": "alice", "commit": pull.merge_commit_sha}
+    reply = replies(hub, 36)[-1]
+    assert f"@{STAFF[1]}: queued a staff re-run for `alice`: a private ladder round of one" in reply
+    assert "recorded as a staff re-run and not counted against alice's requested runs" in reply
+    entry = yaml.safe_load((repo_files / "requests" / "score.yaml").read_text())["requests"][-1]
+    assert entry["account_id"] == ALICE[0] and entry["requested_by"] == STAFF[0]
+    log = load_log(repo_files / "requests" / "score.yaml")
+    assert log.quota(ALICE[0], T0 + 3 * DAY, 3, 7 * DAY).used == 3  # still three: the re-run is not counted
+    code = main(["score", "finish", "--request", "c-1101", "--status", "published", "--round-id", "ladder-0123456789",
+                 "--repository", "arena-org/arena", "--accounts", str(repo_files / "accounts.yaml"),
+                 "--config", str(repo_files / "config" / "competition.yaml"),
+                 "--log", str(repo_files / "requests" / "score.yaml"), "--api-url", hub.api,
+                 "--now", (T0 + 3 * DAY).isoformat()])
+    assert code == 0
+    done = replies(hub, 36)[-1]
+    assert f"@{ALICE[1]}: request `c-1101`" in done
+    assert "the staff re-run of your submission, ladder round `ladder-0123456789` is done" in done
+    assert "A staff re-run is not counted against your requested runs." in done
+
+
+def test_a_log_without_requested_by_still_reads(repo_files):
+    seed_log(repo_files, [T0])
+    text = (repo_files / "requests" / "score.yaml").read_text()
+    assert "requested_by" not in text
+    assert load_log(repo_files / "requests" / "score.yaml").requests[0].counted

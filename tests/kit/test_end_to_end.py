@@ -62,6 +62,9 @@ def test_setup_makes_a_fresh_venv_and_prints_what_it_found(kit):
     assert lines[1].startswith("interpreter: Python 3.") and "the grader runs Python 3.11" in lines[1]
     assert lines[2].startswith("numpy: ") and "the grader pins numpy" in lines[2]
     assert (folder / ".venv" / "bin" / "python").exists()
+    # The engine is compiled here, a line per board, so the first `make check` need not.
+    assert "compiling the arena's engine for the gate's 4 boards" in setup.stderr
+    assert "board 4/4 (12x10) ready" in setup.stderr and "... compiled in " in setup.stderr
     probe = subprocess.run([str(folder / ".venv" / "bin" / "python"), "-c", "import grader.smoke, numba, yaml"],
                            capture_output=True, text=True)
     assert probe.returncode == 0, probe.stderr
@@ -86,6 +89,7 @@ def test_package_builds_and_checks_submission_zip(kit):
     with zipfile.ZipFile(folder / "submission.zip") as zf:
         assert zf.namelist() == ["agent.py"]
     assert any(line.startswith("make check passed on these exact files") for line in lines)
+    assert "To submit it:" in lines and any("submissions/<your handle>/" in line for line in lines)
 
 
 def test_play_runs_a_tiny_round_and_saves_the_plot(kit):
@@ -96,6 +100,7 @@ def test_play_runs_a_tiny_round_and_saves_the_plot(kit):
     assert proc.stdout.splitlines()[0] == f"kit {version}"
     assert "SAE [2, 4]" in proc.stdout
     assert (folder / "play-results" / "curve.svg").read_text().startswith("<svg")
+    assert (folder / "play-results" / "logs" / "E01.log").is_file() and "play-results/logs/ (E01.log)" in proc.stdout
 
 
 def test_a_broken_agent_fails_on_the_first_board_it_breaks(kit):

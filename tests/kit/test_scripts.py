@@ -118,6 +118,7 @@ def test_check_prints_the_kit_version_first_and_passes_the_template(kit_scripts,
     assert lines[3].startswith("sandbox: local")
     assert "submission: agent.py" in lines
     assert lines[-1].startswith("PASS: every public board shape")
+    assert lines[-2].startswith("not covered by this check: your win rate")
     for shape in ("6x8", "8x8", "10x10", "12x10"):
         assert any(line.strip().startswith(shape) and line.rstrip().endswith("pass") for line in lines)
 
@@ -152,8 +153,9 @@ def test_package_writes_a_zip_of_the_agent_and_says_whether_it_was_checked(kit_s
     with zipfile.ZipFile(folder / "submission.zip") as zf:
         assert zf.namelist() == ["agent.py", "weights.json"]
     assert any(line.startswith("digest: sha256:") for line in out)
-    assert "make check has not been run on these exact files: run it before you upload" in out
-    assert out[-1].startswith("OK: submission.zip is a valid submission")
+    assert "make check has not been run on these exact files: run it before you open the pull request" in out
+    assert "OK: submission.zip is a valid submission" in out
+    assert out[out.index("OK: submission.zip is a valid submission") + 1] == "To submit it:"
 
 
 def test_package_reports_what_the_server_would_refuse(kit_scripts, capsys):

@@ -1,0 +1,102 @@
+"""The ladder and final seeds, published once the competition has ended: `seeds/published.yaml`.
+
+While the competition runs, a scored tier's generation seed is secret and each round records
+only its commitment (`provenance.tier_seed_commitment`, grader.rounds.plan.commitment). Once
+the appeal window has closed, `arena competition publish-seeds` writes the seeds the rounds
+were generated from, so anyone can check a round's commitment (`arena verify` does, when the
+file is there) and regenerate its tier:
+
+    schema_version: 1
+    published_at: "2026-12-22T03:17:00Z"
+    tier_seeds:               # the generation seeds of the scored tiers
+      ladder: "3f0c..."
+      final: "9a1b..."
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from grader.competition import Competition
+from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
+from grader.rounds.plan import commitment
+
+SCHEMA_VERSION = 1
+TIERS = ("ladder", "final")
+# Where the workflow keeps each tier's seed (GitHub secrets, passed to the one step that publishes).
+SEED_ENV = {"ladder": "ARENA_LADDER_SEED", "final": "ARENA_FINAL_SEED"}
+DEFAULT_PATH = Path("seeds") / "published.yaml"
+
+
+class SeedsError(ValueError):
+    """The seeds cannot be published now, or as given; the message says why."""
+
+
+@dataclass(frozen=True)
+class PublishedSeeds:
+    published_at: dt.datetime
+    tier_seeds: dict[str, str]
+
+    def to_dict(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "published_at": format_time(self.published_at),
+                "tier_seeds": dict(self.tier_seeds)}
+
+
+def publish(competition: Competition, now: dt.datetime, environ: Mapping[str, str]) -> PublishedSeeds:
+    """The seeds to publish at `now`: only once the competition has ended (the appeal window closed)."""
+    if not competition.ended:
+        close = competition.appeals_close_at
+        when = (f"the appeal window closes at {format_time(close)}" if close is not None
+                else "the final has not been published")
+        raise SeedsError(f"the competition has not ended ({when}): the seeds stay secret until it has")
+    missing = [SEED_ENV[t] for t in TIERS if not environ.get(SEED_ENV[t])]
+    if missing:
+        raise SeedsError(f"{', '.join(missing)} not set: the seeds come from the workflow's secrets")
+    return PublishedSeeds(now, {t: environ[SEED_ENV[t]] for t in TIERS})
+
+
+def parse(data: Any, source: str) -> PublishedSeeds:
+    """A validated seeds document; DocumentError lists every problem by path."""
+    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "published_at", "tier_seeds"))
+    when = parse_time(data.get("published_at"), "published_at", problems)
+    seeds = data.get("tier_seeds")
+    if not isinstance(seeds, dict):
+        problems.append("tier_seeds: expected a mapping of tier to seed")
+        seeds = {}
+    for tier, seed in seeds.items():
+        if tier not in TIERS:
+            problems.append(f"tier_seeds.{tier}: not a scored tier ({', '.join(TIERS)})")
+        elif not (isinstance(seed, str) and seed):
+            problems.append(f"tier_seeds.{tier}: expected the seed as a string")
+    if problems:
+        raise DocumentError(source, problems)
+    return PublishedSeeds(when, dict(seeds))
+
+
+def load(path: Path) -> PublishedSeeds:
+    return parse(read_yaml(path), str(path))
+
+
+def write(path: Path, seeds: PublishedSeeds) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# The scored tiers' seeds, published after the competition ended (grader/seeds.py).\n"
+                    + dump_yaml(seeds.to_dict()), encoding="utf-8")
+
+
+def check_commitment(data: dict, seeds: PublishedSeeds) -> str:
+    """Check a round's tier seed commitment against the published seed of its tier; the
+    sentence that says what was checked. Raises SeedsError naming both digests on a mismatch."""
+    tier = data["provenance"]["config"]["tier"]
+    stated = data["provenance"]["tier_seed_commitment"]
+    if stated is None:
+        return f"the {tier} tier is not generated from a seed: no seed commitment to check"
+    if tier not in seeds.tier_seeds:
+        return f"no {tier} seed is published: the seed commitment is not checked"
+    expected = commitment("tier", seeds.tier_seeds[tier])
+    if stated != expected:
+        raise SeedsError(f"provenance.tier_seed_commitment: the file says {stated}, the published {tier} seed "
+                         f"commits to {expected}")
+    return f"the tier seed commitment matches the published {tier} seed"
