@@ -179,7 +179,8 @@ def standing_interval(env_scores: list[float], games: int) -> tuple[float, float
     var = math.fsum((s - p) ** 2 for s in env_scores) / (n - 1) / n
     n_eff = min(float(games), p * (1 - p) / var) if var > 0 and 0 < p < 1 else float(games)
     n_eff *= (Z95 / t_quantile(n - 1)) ** 2
-    return wilson(p, n_eff)
+    interval = wilson(p, n_eff)
+    return (0.0, 1.0) if interval is None else interval
 
 
 def standing(env_scores: list[float | None]) -> float | None:

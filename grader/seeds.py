@@ -71,8 +71,8 @@ def parse(data: Any, source: str) -> PublishedSeeds:
             problems.append(f"tier_seeds.{tier}: not a scored tier ({', '.join(TIERS)})")
         elif not (isinstance(seed, str) and seed):
             problems.append(f"tier_seeds.{tier}: expected the seed as a string")
-    if problems:
-        raise DocumentError(source, problems)
+    if problems or when is None:
+        raise DocumentError(source, problems or ["published_at: expected a time"])
     return PublishedSeeds(when, dict(seeds))
 
 

@@ -204,9 +204,9 @@ def recompute(data: dict, games: list[dict]) -> dict:
     envs = []
     for env in data["environments"]:
         rows = []
-        for row, stored in zip(scores.env_agents[env["label"]], env["agents"]):
-            row.self_play = stored["self_play"]  # self-play is summarised, not stored: nothing to recompute
-            rows.append(asdict(row))
+        for env_agent, stored in zip(scores.env_agents[env["label"]], env["agents"]):
+            env_agent.self_play = stored["self_play"]  # self-play is summarised, not stored: nothing to recompute
+            rows.append(asdict(env_agent))
         envs.append(rows)
     return {"agents": agents, "pairwise": [asdict(p) for p in scores.pairwise], "elo": scores.elo,
             "environment_agents": envs, "standing_published": scores.standing_published}
@@ -602,7 +602,7 @@ def check_kept_self_play(env: dict, name: str, entrant, plan: RoundPlan | None, 
     if len(games) != sp.games:
         raise Difference(f"{where}: {len(games)} games kept for {sp.games} played")
     spec = parse_spec(env["spec"])
-    counted = Counter()
+    counted: Counter[str | None] = Counter()
     for i, game in enumerate(games):
         at = f"{where} game {i + 1}"
         if plan is not None and game["seed"] != self_play_seed(plan.seed, spec.id, name, i):

@@ -122,7 +122,8 @@ def execution_of(command: str, shards: list[str], records: list[EnvRecord]) -> d
               for r in sorted(records, key=lambda r: r.index) for f in r.arena_faults]
     # Each shard's runner built its own image: every distinct one is named, with its base.
     images = sorted({tuple(sorted(r.image.items())) for r in records if r.image}, key=lambda i: dict(i)["id"])
-    out = {"command": command, "shards": shards, "arena_faults": faults, "images": [dict(i) for i in images]}
+    out: dict[str, object] = {"command": command, "shards": shards, "arena_faults": faults,
+                              "images": [dict(i) for i in images]}
     host = host_load(records)
     if host is not None:
         out["host"] = host
