@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import select
 import time
 from dataclasses import dataclass
@@ -21,14 +22,30 @@ import numpy as np
 from grader import protocol
 from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits, size_text
-from grader.policy import PHASES, SESSION, Conduct, import_failed, not_an_int, pace_fault, pace_stop_fault
+from grader.policy import PHASES, SESSION, Conduct, not_an_int, pace_fault, pace_stop_fault
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
+from grader.sandbox.image import NUMPY_VERSION
 from grader.submission import Submission
 
 # The CPU share is read from the cgroup at most this often (a file read per act would cost).
 CPU_CHECK_INTERVAL = 0.5
 VERSION_MAX = 40  # characters kept of each version the runner reports
 _POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
+
+
+MISSING_MODULE_RE = re.compile(r"^ModuleNotFoundError: No module named '([^']{1,100})'")
+
+
+def import_failed(where: str, error: str) -> str:
+    """The fault detail for an agent whose code raised during `where`; for a module the grader's
+    image lacks, it names the module and what the image holds, with the way out."""
+    detail = f"{'import of agent.py' if where == 'import' else where} failed: {error}"
+    missing = MISSING_MODULE_RE.match(error)
+    if missing:
+        detail += (f" - the grader's image has only Python's standard library and numpy {NUMPY_VERSION}, so "
+                   f"{missing.group(1)!r} cannot be imported there: do without it, or ship its pure-Python "
+                   "code beside agent.py")
+    return detail
 
 
 class ActFrame:

@@ -31,7 +31,6 @@ session with `timeout` and `budget`.
 from __future__ import annotations
 
 import enum
-import re
 from dataclasses import dataclass
 
 from grader.faults import Fault, FaultKind
@@ -123,20 +122,3 @@ def not_an_int(type_name: str, text: str) -> str:
     hint = ("a missing `return` in act()?" if type_name == "NoneType" else
             "return the cell's index as a Python int, e.g. int(row * cols + col)")
     return f"act() returned {type_name} {text}, not an int: {hint}"
-
-
-MISSING_MODULE_RE = re.compile(r"^ModuleNotFoundError: No module named '([^']{1,100})'")
-
-
-def import_failed(where: str, error: str) -> str:
-    """The fault detail for an agent whose code raised during `where`; for a module the grader's
-    image lacks, it names the module and what the image holds, with the way out."""
-    from grader.sandbox.image import NUMPY_VERSION
-
-    detail = f"{'import of agent.py' if where == 'import' else where} failed: {error}"
-    missing = MISSING_MODULE_RE.match(error)
-    if missing:
-        detail += (f" - the grader's image has only Python's standard library and numpy {NUMPY_VERSION}, so "
-                   f"{missing.group(1)!r} cannot be imported there: do without it, or ship its pure-Python "
-                   "code beside agent.py")
-    return detail

@@ -112,6 +112,8 @@ def check_field(entrants: list[Entrant]) -> list[Entrant]:
 class Session(ABC):
     """An entrant's session in one environment (fresh for every environment)."""
 
+    learns = True  # it is sent the outcome of each self-play game (whose games are then kept)
+
     name: str
 
     @property
@@ -216,6 +218,8 @@ class HandleSession(Session):
 
 class ReferenceSession(Session):
     """An engine reference player: seeded per game and colour as `play_game` seeds a named one."""
+
+    learns = False
 
     def __init__(self, name: str, opponent: str, spec: EnvSpec):
         self.name = name

@@ -190,12 +190,13 @@ class _EnvPlay:
                 status.self_play.add(game.winner, game.plies)
                 used += 1
                 self._tick(f"{name} self-play {used}/{plan.budget}")
+                keep = game.kept is not None and session.learns
                 if not self._check(name, f"self-play game {used}"):
-                    if game.kept is not None:
+                    if keep:
                         status.self_play_games.append(game.kept | {"outcome": None})  # never sent
                     return False
                 game.hear()
-                if game.kept is not None:
+                if keep:
                     status.self_play_games.append(game.kept)
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import gzip
 
 import pytest
@@ -27,6 +29,20 @@ def every_file_text(folder):
         yield path, blob.decode("utf-8", "replace")
 
 
+RULE_KEYS = {"capture", "win", "rules", "obstacles", "moves", "black_discs", "seed"}
+
+
+def _items(node):
+    """Every (key, value) of a JSON document, at any depth."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key, value
+            yield from _items(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _items(value)
+
+
 def test_a_final_round_keeps_rules_seeds_and_output_out_of_rounds(tmp_path):
     plan = small_plan(field(("alpha", "Learner"), ("echo", "Chatty")), envs="2", tier="final",
                       seed=ROUND_SEED, tier_seed=TIER_SEED)
@@ -39,10 +55,14 @@ def test_a_final_round_keeps_rules_seeds_and_output_out_of_rounds(tmp_path):
         secrets += [spec.id, spec.name, spec.id[4:]]
     forbidden_keys = ["capture", "\"win\"", "win:", "rules:", "\"rules\"", "obstacles", "\"moves\"", "black_discs", "\"seed\""]
     files = list(every_file_text(out))
-    assert len(files) == 2  # the results file and its games
+    assert len(files) == 3  # the results file, its JSON twin and its games
     for path, text in files:
         for secret in secrets:
             assert secret not in text, f"{path.name} carries {secret!r}"
+        if path.suffix == ".json":  # the YAML's twin: its keys are quoted, so held to none with a value
+            held = [k for k, v in _items(json.loads(text)) if k in RULE_KEYS and v is not None]
+            assert not held, f"{path.name} carries {held}"
+            continue
         for key in forbidden_keys:
             assert key not in text, f"{path.name} carries {key!r}"
     # The staff record has all of it, and the marker the agent printed.

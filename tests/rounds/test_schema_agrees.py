@@ -47,11 +47,18 @@ def _check(hint, node: dict, where: str, problems: list[str]) -> None:
             problems.append(f"{where}: {hint.__name__} against {sorted(_types(node))}")
         if names != list(node.get("properties", {})):
             problems.append(f"{where}: {hint.__name__} fields {names}, the schema {list(node.get('properties', {}))}")
-        if sorted(node.get("required", [])) != sorted(names):
+        # A field that defaults to None is left out of the document when None (it came after
+        # the first rounds were written): not required, and its schema need not allow null.
+        omitted = {f.name for f in dataclasses.fields(hint) if f.default is None}
+        if sorted(node.get("required", [])) not in (sorted(names), sorted(set(names) - omitted)):
             problems.append(f"{where}: required {node.get('required')}, fields {names}")
         for name in names:
             if name in node.get("properties", {}):
-                _check(hints[name], node["properties"][name], f"{where}.{name}", problems)
+                field_hint = hints[name]
+                if name in omitted and name not in node.get("required", []) and \
+                        "null" not in _types(_resolve(node["properties"][name])):
+                    field_hint = typing.Union[tuple(a for a in typing.get_args(field_hint) if a is not type(None))]
+                _check(field_hint, node["properties"][name], f"{where}.{name}", problems)
         return
     if origin is list:
         if _types(node) != {"array"}:

@@ -34,7 +34,7 @@ def new_method_round(rounds: Path) -> dict:
     old = {a["name"]: a["standing"]["interval"] for a in doc["agents"]}
     for a in doc["agents"]:
         a["standing"] = fresh[a["name"]]
-    (rounds / f"{LADDER}.yaml").write_bytes(dump_yaml(doc))
+    (rounds / f"{LADDER}.yaml").write_text(dump_yaml(doc), encoding="utf-8")
     return {"doc": doc, "old": old}
 
 
@@ -48,7 +48,7 @@ def test_verify_recomputes_the_interval_the_round_names(tmp_path, capsys):
     assert arena(["verify", str(path)]) == 0
     # The old interval under the new method's name does not verify, and the message names it.
     doc["agents"][0]["standing"]["interval"] = old[doc["agents"][0]["name"]]
-    path.write_bytes(dump_yaml(doc))
+    path.write_text(dump_yaml(doc), encoding="utf-8")
     capsys.readouterr()
     assert arena(["verify", str(path)]) == 1
     assert "standing.interval" in capsys.readouterr().err
