@@ -13,7 +13,10 @@ does: GITHUB_ACTOR_ID and GITHUB_TRIGGERING_ACTOR, given by the harness.
 A `Scratch` is the repository: a bare origin (what GitHub holds; the checkout stand-in clones
 it, the workflows push to it) and a work clone act is started in. Pip installs come from a
 wheel folder built once per test session (`wheelhouse`), offline: the workflows' own
-`pip install .` still builds and installs the arena in every job, as written.
+`pip install .` still builds and installs the arena in every job, as written. The setup-python
+stand-in copies an interpreter venv made once per session, as the real action takes a ready
+interpreter from the runner's tool cache; every job still gets a fresh one. act is given the
+test process's environment less what a runner would not have (`runner_environ`).
 """
 
 from __future__ import annotations
