@@ -21,8 +21,13 @@ system-deps:
 demo: install
 	$(VENV)/bin/arena demo --out _demo --site _site
 
+# The workflow runs under act (tests/github/test_act_*.py; round, the longest, sorts first) go two
+# at a time on pytest-xdist workers: each waits mostly on one workflow's jobs, which leave a core idle.
+ACT_TESTS := $(sort $(wildcard tests/github/test_act_*.py))
+
 test: install lint-workflows typecheck
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(addprefix --ignore=,$(ACT_TESTS))
+	$(PY) -m pytest -q -n 2 --dist worksteal $(ACT_TESTS)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py
 
 # mypy over engine/ and grader/ as pyproject.toml configures it (strict module by module); its

@@ -8,9 +8,11 @@ last process using it stops it afterwards.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Iterator
 
@@ -24,6 +26,19 @@ class NoEngine(RuntimeError):
 RUN = Path(os.environ.get("ARENA_DOCKER_RUN", "/run/arena-docker"))
 LEASES = RUN / "leases"  # one file per process using the private engine, named by its pid
 STARTED = RUN / "started-for-tests"  # absent when a person started it: then no test stops it
+
+
+@contextlib.contextmanager
+def held(lock: Path) -> Iterator[None]:
+    """One process at a time past this point (pytest-xdist's workers start their sessions
+    together: one starts the engine or builds the image, the other then finds it there)."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _live_leases() -> list[int]:
@@ -56,7 +71,8 @@ def engine() -> Iterator:
             raise NoEngine(f"{first}; and dockerd is not installed to start one (scripts/system-deps.sh)")
         if os.geteuid() != 0:
             raise NoEngine(f"{first}; and starting dockerd needs root")
-    proc = subprocess.run(["sh", str(SCRIPT), "start"], capture_output=True, text=True)
+    with held(RUN / "start.lock"):
+        proc = subprocess.run(["sh", str(SCRIPT), "start"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"could not start a private docker engine: {proc.stderr.strip()}")
     if found is None:
@@ -83,7 +99,8 @@ def engine() -> Iterator:
 def ensure_image(c, log) -> None:
     """Build the agents' image where it is missing (as `arena image build` does)."""
     from grader.sandbox import image
-    try:
-        c.images.get(image.IMAGE_TAG)
-    except Exception:
-        image.build(c, image.IMAGE_TAG, log=log)
+    with held(Path(tempfile.gettempdir()) / "arena-image-build.lock"):
+        try:
+            c.images.get(image.IMAGE_TAG)
+        except Exception:
+            image.build(c, image.IMAGE_TAG, log=log)

@@ -13,7 +13,10 @@ does: GITHUB_ACTOR_ID and GITHUB_TRIGGERING_ACTOR, given by the harness.
 A `Scratch` is the repository: a bare origin (what GitHub holds; the checkout stand-in clones
 it, the workflows push to it) and a work clone act is started in. Pip installs come from a
 wheel folder built once per test session (`wheelhouse`), offline: the workflows' own
-`pip install .` still builds and installs the arena in every job, as written.
+`pip install .` still builds and installs the arena in every job, as written. The setup-python
+stand-in copies an interpreter venv made once per session, as the real action takes a ready
+interpreter from the runner's tool cache; every job still gets a fresh one. act is given the
+test process's environment less what a runner would not have (`runner_environ`).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -65,15 +69,17 @@ def standin_map(workflows: Path = WORKFLOWS) -> dict[str, Path]:
 
 def wheelhouse(dest: Path) -> Path:
     """Wheels of the arena's dependencies and build backend, so that the jobs install offline."""
+    from tests.docker_engine import held
     marker = dest / ".complete"
-    if marker.exists():
-        return dest
-    dest.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(dest), str(ROOT), "setuptools", "wheel"],
-                   check=True, timeout=900, capture_output=True)
-    for stale in dest.glob("othello_arena-*.whl"):
-        stale.unlink()  # the workflows build the arena from the checkout themselves
-    marker.touch()
+    with held(dest.parent / f".{dest.name}.lock"):  # pytest-xdist's workers: one builds it
+        if marker.exists():
+            return dest
+        dest.mkdir(parents=True, exist_ok=True)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(dest), str(ROOT), "setuptools",
+                        "wheel"], check=True, timeout=900, capture_output=True)
+        for stale in dest.glob("othello_arena-*.whl"):
+            stale.unlink()  # the workflows build the arena from the checkout themselves
+        marker.touch()
     return dest
 
 
@@ -159,9 +165,15 @@ class ActRun:
     code: int
     log: str
     seconds: float
+    cpu_seconds: float = 0.0  # act's and its steps' processes (the agents' containers not counted)
     jobs: dict[str, list[str]] = field(default_factory=dict)  # job id -> succeeded / failed, one per instance
     artifacts: Path | None = None
     pages: Path | None = None
+
+    @property
+    def timing(self) -> str:
+        """How long it took, wall and CPU: the CPU figure does not depend on what else the machine runs."""
+        return f"{self.seconds:.0f} s ({self.cpu_seconds:.0f} s CPU)"
 
     def job(self, name: str) -> str | None:
         """succeeded (every instance of a matrix job too), failed, or None: the job did not run."""
@@ -178,14 +190,29 @@ class ActRun:
         return [line for line in self.log.splitlines() if text in line]
 
 
+# What the test process has and a runner does not: act's host mode hands its own environment to
+# every step, and a PYTHONPATH (the suite run from a worktree) would make the jobs' `arena` import
+# the tests' source instead of what the job installed; NUMBA_* (make test-nojit) would change
+# what the jobs compile.
+NOT_ON_A_RUNNER = ("PYTHONPATH", "VIRTUAL_ENV")
+
+
+def runner_environ(extra: dict[str, str]) -> dict[str, str]:
+    """act's environment: the test process's, less what a runner would not have, plus `extra`."""
+    keep = {k: v for k, v in os.environ.items() if k not in NOT_ON_A_RUNNER and not k.startswith("NUMBA_")}
+    return keep | extra
+
+
 JOB_END_RE = re.compile(r"^\[(?P<job>[^\]]+)\] \S*\s*Job (?P<result>succeeded|failed)", re.M)
 
 
 class Act:
     """Runs one workflow of the scratch repository with act, against `hub`."""
 
-    def __init__(self, scratch: Scratch, hub, wheels: Path, tmp: Path, docker_host: str | None = None):
+    def __init__(self, scratch: Scratch, hub, wheels: Path, tmp: Path, docker_host: str | None = None,
+                 toolcache: Path | None = None):
         self.scratch, self.hub, self.wheels, self.tmp = scratch, hub, wheels, tmp
+        self.toolcache = toolcache  # the setup-python stand-in's interpreters, kept across runs
         self.docker_host = docker_host or os.environ.get("DOCKER_HOST", "")
         self.binary = act_binary()
         if self.binary is None:
@@ -218,6 +245,8 @@ class Act:
             "DOCKER_HOST": self.docker_host,
             "PATH": os.environ["PATH"],
         }
+        if self.toolcache is not None:
+            env["ACT_STANDIN_TOOLCACHE"] = str(self.toolcache)
         cmd = [self.binary, event, "-W", f".github/workflows/{workflow}", "-e", str(event_path),
                "-P", "ubuntu-latest=-self-hosted", "-P", "self-hosted=-self-hosted",
                "--action-offline-mode", "--no-skip-checkout", "--log-prefix-job-id", "--remote-name", "act",
@@ -234,13 +263,19 @@ class Act:
             cmd += ["--var", f"{key}={value}"]
         if job:
             cmd += ["-j", job]
-        start = time.monotonic()
+        start, cpu = time.monotonic(), children_cpu()
         done = subprocess.run(cmd, cwd=self.scratch.work, capture_output=True, text=True, timeout=timeout,
-                              env=os.environ | {"DOCKER_HOST": self.docker_host} if self.docker_host else None)
-        seconds = time.monotonic() - start
+                              env=runner_environ({"DOCKER_HOST": self.docker_host} if self.docker_host else {}))
+        seconds, cpu = time.monotonic() - start, children_cpu() - cpu
         log = done.stdout + done.stderr
         (run_dir / "act.log").write_text(log)
         jobs: dict[str, list[str]] = {}
         for m in JOB_END_RE.finditer(log):
             jobs.setdefault(m.group("job"), []).append(m.group("result"))
-        return ActRun(done.returncode, log, seconds, jobs, artifacts, pages)
+        return ActRun(done.returncode, log, seconds, cpu, jobs, artifacts, pages)
+
+
+def children_cpu() -> float:
+    """User and system CPU seconds of this process's finished children (and theirs)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

@@ -127,10 +127,16 @@ def scratch(tmp_path):
     return repo
 
 
+@pytest.fixture(scope="session")
+def act_toolcache(tmp_path_factory) -> Path:
+    """The setup-python stand-in's tool cache: one interpreter venv per session, copied per job."""
+    return tmp_path_factory.mktemp("act-toolcache")
+
+
 @pytest.fixture
-def act(scratch, hub, act_wheels, tmp_path):
+def act(scratch, hub, act_wheels, act_toolcache, tmp_path):
     from tests.github.act_harness import Act
-    return Act(scratch, hub, act_wheels, tmp_path / "act")
+    return Act(scratch, hub, act_wheels, tmp_path / "act", toolcache=act_toolcache)
 
 
 @pytest.fixture

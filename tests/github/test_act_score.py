@@ -51,7 +51,7 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
     for expected in ("| games used | win rate | draw rate |", "Zero-shot point (at 0 games)", "over the window",
                      "Faults:", "It is a private round"):
         assert expected in done, done
-    print(f"act: score.yml (accepted, played) ran in {run.seconds:.0f} s")
+    print(f"act: score.yml (accepted, played) ran in {run.timing}")
 
 
 def test_a_score_over_the_quota_and_one_with_an_argument_are_answered(act, hub, scratch):
@@ -70,10 +70,10 @@ def test_a_score_over_the_quota_and_one_with_an_argument_are_answered(act, hub, 
     (reply,) = replies(hub, 41)
     assert "no requested runs left: 0 of 3" in reply
     assert f"the next one frees at {format_time(now - dt.timedelta(hours=3) + dt.timedelta(days=7))}" in reply
-    print(f"act: score.yml (over the quota) ran in {run.seconds:.0f} s")
+    print(f"act: score.yml (over the quota) ran in {run.timing}")
     run = act.run("score.yml", "issue_comment", comment_payload(41, ALICE, ALICE, 5003, body="/score please"),
                   actor=ALICE, secrets=ROUND_SECRETS, variables=SMALL)
     assert run.code == 0 and run.job("request") == "succeeded", run.log[-4000:]
     assert "`/score` takes no argument" in replies(hub, 41)[-1]
     assert scratch.head() == before  # nothing was queued or committed
-    print(f"act: score.yml (unknown argument) ran in {run.seconds:.0f} s")
+    print(f"act: score.yml (unknown argument) ran in {run.timing}")

@@ -21,4 +21,4 @@ def test_the_site_deploy_builds_the_kit_and_every_page_from_a_plain_install(act,
     head = scratch.head()
     assert f"Built from data commit <code>{head}</code>" in footer, footer[-600:]
     assert "unknown" not in footer.split("Built from data commit", 1)[1][:80]
-    print(f"act: site.yml ran in {run.seconds:.0f} s")
+    print(f"act: site.yml ran in {run.timing}")

@@ -32,7 +32,7 @@ def test_a_passing_submission_gets_success_and_one_comment(act, hub, act_docker)
     assert "actions/runs/" in hub.statuses[-1]["target_url"]
     # The agent's own output is for its owner only (the rules): never in the public comment.
     assert "tail of your agent" not in body and "call 1: ....." not in body
-    print(f"act: submission.yml (pass) ran in {run.seconds:.0f} s")
+    print(f"act: submission.yml (pass) ran in {run.timing}")
 
 
 def test_a_failing_submission_gets_failure_naming_the_board(act, hub, act_docker):
@@ -42,7 +42,7 @@ def test_a_failing_submission_gets_failure_naming_the_board(act, hub, act_docker
     (body,) = bot_comments(hub, 8)
     assert "**Smoke test failed" in body and "Traceback" not in body
     assert hub.statuses[-1]["state"] == "failure"
-    print(f"act: submission.yml (fail) ran in {run.seconds:.0f} s")
+    print(f"act: submission.yml (fail) ran in {run.timing}")
 
 
 def test_a_flagged_submission_is_held_then_cleared_by_a_staff_label(act, hub, act_docker):
@@ -62,7 +62,7 @@ def test_a_flagged_submission_is_held_then_cleared_by_a_staff_label(act, hub, ac
     assert hub.statuses[-1]["state"] == "success"
     (body,) = bot_comments(hub, 13)  # the one comment, edited
     assert f"cleared by staff ({STAFF[1]})" in body
-    print(f"act: submission.yml (flagged, then labeled) ran in {run.seconds:.0f} s")
+    print(f"act: submission.yml (flagged, then labeled) ran in {run.timing}")
 
 
 def test_an_unapproved_account_is_refused_and_nothing_runs(act, hub):
@@ -73,18 +73,19 @@ def test_an_unapproved_account_is_refused_and_nothing_runs(act, hub):
     assert not hub.posted("GET", "/git/blobs/")
     assert "this account has not been approved yet" in bot_comments(hub, 9)[0]
     assert hub.statuses[-1]["state"] == "failure"
-    print(f"act: submission.yml (unapproved) ran in {run.seconds:.0f} s")
+    print(f"act: submission.yml (unapproved) ran in {run.timing}")
 
 
-def test_an_arena_failure_of_the_smoke_gate_is_never_the_agents(scratch, hub, act_wheels, tmp_path):
+def test_an_arena_failure_of_the_smoke_gate_is_never_the_agents(scratch, hub, act_wheels, act_toolcache, tmp_path):
     """No docker engine answers on the smoke runner: the smoke job fails on the arena's side and
     delivers no report, and the pull request is told so - never that the agent failed."""
     from tests.github.act_harness import Act
-    act = Act(scratch, hub, act_wheels, tmp_path / "act", docker_host=f"unix://{tmp_path}/no-engine.sock")
+    act = Act(scratch, hub, act_wheels, tmp_path / "act", docker_host=f"unix://{tmp_path}/no-engine.sock",
+              toolcache=act_toolcache)
     pull = hub.add_pull(14, ALICE, agent_files("alice"))
     run = act.run("submission.yml", "pull_request_target", pr_payload(14, ALICE, pull.head_sha), actor=ALICE)
     assert run.job("collect") == "succeeded" and run.job("smoke") == "failed" and run.job("report") == "succeeded"
     (body,) = bot_comments(hub, 14)
     assert "the arena failed, not your agent: it will be re-run" in body and "Smoke test failed" not in body
     assert hub.statuses[-1]["state"] == "error"
-    print(f"act: submission.yml (the arena failed) ran in {run.seconds:.0f} s")
+    print(f"act: submission.yml (the arena failed) ran in {run.timing}")

@@ -115,3 +115,26 @@ def test_an_invalid_submission_fails_before_anything_runs(tmp_path, capsys):
 def test_a_zip_is_smoke_tested_like_a_folder(sandbox, tmp_path):
     archive = shutil.make_archive(str(tmp_path / "sub"), "zip", AGENTS / "random_agent")
     assert run_smoke(archive, sandbox, FAST).passed
+
+
+def test_the_engine_is_compiled_before_any_boards_clock_starts(sandbox, tmp_path, monkeypatch):
+    """A fresh install compiles the kernels at their first game: the gate plays one game of
+    reference opponents on every board first, so that time never counts against the agent."""
+    import grader.smoke as smoke
+    order = []
+    play_game, play_board = smoke.play_game, smoke._play_board
+
+    def recorded_game(spec, black, white, seed):
+        if (black, white) == ("random", "random"):
+            order.append(("warm-up", spec.id))
+        return play_game(spec, black, white, seed)
+
+    def recorded_board(board, spec, *args):
+        order.append(("board", spec.id))
+        return play_board(board, spec, *args)
+
+    monkeypatch.setattr(smoke, "play_game", recorded_game)
+    monkeypatch.setattr(smoke, "_play_board", recorded_board)
+    assert run_smoke(sleeper(tmp_path, 0), sandbox, FAST).passed
+    ids = [s.id for s in smoke_boards()]
+    assert order == [("warm-up", i) for i in ids] + [("board", i) for i in ids], order
