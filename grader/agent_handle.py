@@ -118,7 +118,6 @@ class AgentHandle:
         self.label = label
         self.fault: Fault | None = None
         self.versions: dict[str, str] = {}
-        self.act_stats = ActStats()  # every act of the session
         self.phase = SESSION
         self.phase_stats: dict[str, ActStats] = {SESSION: ActStats()}  # per phase, judged apart (grader.policy)
         self._phase_stats = self.phase_stats[SESSION]
@@ -316,14 +315,21 @@ class AgentHandle:
         self._checked_obs, self._checked_mask, self._checked_frame = obs, mask, act_frame
         return obs, mask, act_frame
 
+    @property
+    def act_stats(self) -> ActStats:
+        """Every act of the session: its phases' together."""
+        phases = self.phase_stats.values()
+        return ActStats(sum(s.count for s in phases), sum(s.total_seconds for s in phases),
+                        max(s.max_seconds for s in phases), sum(s.soft_overruns for s in phases))
+
     def _count_act(self, elapsed: float) -> None:
-        for stats in (self.act_stats, self._phase_stats):
-            stats.count += 1
-            stats.total_seconds += elapsed
-            if elapsed > stats.max_seconds:
-                stats.max_seconds = elapsed
-            if elapsed > self.limits.act_soft_seconds:
-                stats.soft_overruns += 1
+        stats = self._phase_stats
+        stats.count += 1
+        stats.total_seconds += elapsed
+        if elapsed > stats.max_seconds:
+            stats.max_seconds = elapsed
+        if elapsed > self.limits.act_soft_seconds:
+            stats.soft_overruns += 1
 
     def _act_reply(self, header: dict, act_frame: ActFrame, cells: int) -> tuple[int | None, Fault | None]:
         """The move of an act reply, or the fault it is: the reply's form, then the checks

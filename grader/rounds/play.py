@@ -190,14 +190,14 @@ class _EnvPlay:
                 status.self_play.add(game.winner, game.plies)
                 used += 1
                 self._tick(f"{name} self-play {used}/{plan.budget}")
-                keep = game.kept is not None and session.learns
+                kept = game.kept if session.learns else None
                 if not self._check(name, f"self-play game {used}"):
-                    if keep:
-                        status.self_play_games.append(game.kept | {"outcome": None})  # never sent
+                    if kept is not None:
+                        status.self_play_games.append(kept | {"outcome": None})  # never sent
                     return False
                 game.hear()
-                if keep:
-                    status.self_play_games.append(game.kept)
+                if kept is not None:
+                    status.self_play_games.append(kept)
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
             games = []
