@@ -489,36 +489,20 @@ def warm_up_engine(specs, log: Callable[[str], None] | None = None) -> float:
     return time.monotonic() - started
 
 
-STAND_IN_AGENT = """\
-import numpy as np
-
-
-class Agent:
-    def prepare(self, env_info):
-        pass
-
-    def act(self, obs, action_mask):
-        return int(np.flatnonzero(action_mask)[0])
-
-    def observe_outcome(self, outcome):
-        pass
-"""
-
-
 def warm_up_gate(log: Callable[[str], None] | None = None) -> float:
     """Compile everything the gate runs, not only the games of reference opponents: the
-    engine for each board (`warm_up_engine`), then one short gate of a stand-in agent as a
-    plain process, so the agent's turn path is compiled too; the seconds it took."""
+    engine for each board (`warm_up_engine`), then one short gate of the arena's control agent
+    (it plays the first legal cell) as a plain process, so the agent's turn path is compiled
+    too; the seconds it took."""
     import time
 
+    from grader.rounds.play import CONTROL_AGENT
     from grader.sandbox import get_sandbox
     from grader.smoke import SmokeSettings, run_smoke, smoke_boards
     started = time.monotonic()
     warm_up_engine(smoke_boards(), log)
-    with tempfile.TemporaryDirectory(prefix="arena-warm-up-") as tmp:
-        Path(tmp, "agent.py").write_text(STAND_IN_AGENT, encoding="utf-8")
-        if log:
-            log(f"  the gate's own path, with a stand-in agent, {time.monotonic() - started:.0f} s so far ...")
-        run_smoke(tmp, get_sandbox("unsafe", quiet=True), SmokeSettings(games_vs_random=1, self_play_games=1,
-                                                                        frozen_games=1))
+    if log:
+        log(f"  the gate's own path, with the control agent, {time.monotonic() - started:.0f} s so far ...")
+    run_smoke(CONTROL_AGENT, get_sandbox("unsafe", quiet=True), SmokeSettings(games_vs_random=1, self_play_games=1,
+                                                                              frozen_games=1))
     return time.monotonic() - started
