@@ -160,7 +160,7 @@ def test_setup_compiles_the_engine_with_a_line_per_board(kit_scripts, capsys):
     assert "compiling the arena's engine for the gate's 4 boards (once; every later check reuses it) ..." in err
     for n, shape in enumerate(("6x8", "8x8", "10x10", "12x10"), 1):
         assert f"board {n}/4 ({shape}) ready" in err
-    assert "the gate's own path, with a stand-in agent" in err and "... compiled in " in err
+    assert "the gate's own path, with the control agent" in err and "... compiled in " in err
 
 
 @pytest.mark.parametrize("returned,said", [
