@@ -280,7 +280,8 @@ class AgentHandle:
                 return None, self.fault
         reader = self._reader
         if not reader.pending():
-            ready = self._poll.poll((deadline - time.monotonic()) * 1000 + 1)
+            # Never a negative timeout (poll would wait for ever): past the deadline, look and go.
+            ready = self._poll.poll(max(0.0, (deadline - time.monotonic()) * 1000 + 1))
             if len(ready) == 1 and ready[0][0] == process.stdout_fd:
                 try:
                     data = os.read(process.stdout_fd, 1 << 16)

@@ -133,3 +133,17 @@ def test_time_banked_in_self_play_cannot_be_spent_in_the_pairings(launch, stop_f
         fault = handle.fault
         assert pairing.count == limits.pace_min_acts  # stopped as soon as the phase was judged
     assert fault is not None and fault.kind is FaultKind.TIMEOUT and "in the pairing games" in fault.detail
+
+
+def test_an_act_past_the_environment_ceiling_times_out_at_once(launch):
+    """The ceiling already passed when act starts: the act ends with the ceiling's timeout,
+    however long the agent would take (here: for ever; a wait with no end is the test's
+    timeout)."""
+    import time
+
+    handle = launch("sleep_forever")
+    handle.prepare(env_info(SPEC, 0))
+    handle.env_deadline = time.monotonic() - 1.0
+    obs, mask = np.zeros((3, 8, 8), dtype=np.float32), np.ones(64, dtype=np.int8)
+    action, fault = handle.act(obs, mask)
+    assert action is None and fault.kind is FaultKind.TIMEOUT and "ceiling" in fault.detail
