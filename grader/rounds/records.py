@@ -54,6 +54,11 @@ class EntrantEnv:
     # reference player, which is sent nothing); bound by `self_play_digest` in the results.
     self_play_games: list[dict] = field(default_factory=list)
 
+    def to_dict(self) -> dict:
+        # Shallow for the kept games (plain data already): asdict would deep-copy every move.
+        return {"fault": self.fault, "fault_phase": self.fault_phase, "self_play": asdict(self.self_play),
+                "agent_seconds": self.agent_seconds, "self_play_games": self.self_play_games}
+
 
 @dataclass
 class EnvRecord:
@@ -75,7 +80,7 @@ class EnvRecord:
         # Shallow on purpose: the games are already plain dicts, and asdict's deep copy of
         # every move list cost more than playing the random agents' games.
         out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["entrants"] = {name: asdict(e) for name, e in self.entrants.items()}
+        out["entrants"] = {name: e.to_dict() for name, e in self.entrants.items()}
         return out
 
     @classmethod
