@@ -31,10 +31,11 @@ Standard library and numpy only, one file, no shipped data. What it does, in ord
    wins). Once the objective is known, the two self-play seats use opposite signs of the
    mobility weight, and the heuristic search and cheap self-play policy use whichever
    has scored better.
-6. **Pace.** The arena judges the *mean* act() time per environment. In self-play
-   (recognised because the next observation is one placement after my own move, seen
-   from the other seat) the agent plays a cheap one-ply policy with exploration; the
-   time that saves is banked and spent on the games that are measured.
+6. **Pace.** The arena judges the *mean* act() time in each phase of an environment on its
+   own: self-play, the checkpoint games, the pairings. In self-play (recognised because
+   the next observation is one placement after my own move, seen from the other seat) the
+   agent plays a cheap one-ply policy with exploration; time saved in a phase is banked for
+   the later moves of that phase only.
 """
 
 from __future__ import annotations
@@ -63,10 +64,11 @@ RULES = (
 )
 
 WIN_VALUE = 1_000_000
-# The arena's pace is 0.1 ms of mean act() time per board cell; the agent aims at this
-# fraction of it so the host's own overhead (framing, pipes) fits in the rest.
+# The arena's pace is 0.1 ms of mean act() time per board cell, judged in each phase on its
+# own; the agent aims at this fraction of it in the measured games (the host's own overhead,
+# framing and pipes, fits in the rest), and at less in self-play, where it plays cheaply.
 PACE_SECONDS_PER_CELL = 0.0001
-PACE_FRACTION = 0.45
+PACE_FRACTION = 0.8
 # A measured move may spend banked time, but never more than this many times its share.
 MAX_BANK_MULTIPLE = 12.0
 # A constant: the same random stream in every environment. (Moves still depend on the
@@ -630,8 +632,11 @@ class Agent:
         self.rng = random.Random(SEED)
         self.frozen = False
         self.pace = PACE_SECONDS_PER_CELL * self.board.rows * self.board.cols * PACE_FRACTION
-        self.acts = 0
-        self.spent = 0.0
+        # Acts and seconds per phase: the arena judges the pace of the self-play games, the
+        # measured games before freeze (checkpoints) and those after it (pairings) apart, so
+        # time saved in one phase is banked for that phase alone.
+        self.acts = {"self-play": 0, "checkpoint": 0, "pairing": 0}
+        self.spent = {"self-play": 0.0, "checkpoint": 0.0, "pairing": 0.0}
         # Variant tournament: score (wins + draws/2) and games of each mobility weight in
         # self-play games where the two seats used different weights.
         self.variant_score = [0.0] * len(MOBILITY_VARIANTS)
@@ -735,9 +740,18 @@ class Agent:
         if not (mask >> pos) & 1:  # the model disagrees with the mask: trust the mask
             pos = next(bits(mask))
         self.prev = (own, opp, pos)
-        self.acts += 1
-        self.spent += time.perf_counter() - start
+        phase = self._phase()
+        self.acts[phase] += 1
+        self.spent[phase] += time.perf_counter() - start
         return b.to_action(pos)
+
+    def _phase(self) -> str:
+        """The arena's phase this move is judged in, as far as the agent can tell: self-play
+        (it holds both seats, before freeze), the measured games before freeze, or after it.
+        The first move of a game, before the agent can tell, counts as measured (the safe side)."""
+        if self.frozen:
+            return "pairing"
+        return "self-play" if self.self_play else "checkpoint"
 
     def _new_game(self) -> None:
         """Set the objective, the tournament seats and the exploration rate for a new game."""
@@ -760,12 +774,14 @@ class Agent:
             self.explore = 0.08
 
     def _allowance(self, empties: int) -> float:
-        """Seconds for this move: its share of the pace plus some of what was banked.
+        """Seconds for this move: its share of the pace plus some of what was banked in the
+        same phase (time saved in self-play is not spent on the measured games).
 
         The last dozen moves get more: that is where the search can reach the end and
         where a band objective is won or lost.
         """
-        bank = self.pace * (self.acts + 1) - self.spent
+        phase = self._phase()
+        bank = self.pace * (self.acts[phase] + 1) - self.spent[phase]
         extra = max(0.0, bank) * 0.05
         cap = self.pace * MAX_BANK_MULTIPLE * (self.endgame_boost if empties <= 12 else 1.0)
         return max(0.2 * self.pace, min(self.pace + extra, cap)) * 0.85
