@@ -104,7 +104,7 @@ class _Keeper:
 
 
 def test_a_seat_keeps_the_views_it_was_given(spec):
-    """The engine writes views in place; a seat without view_buffers (and an in-process
+    """The engine writes views in place; a seat that does not read views in place (and an in-process
     agent) must still get arrays of its own that later moves do not overwrite."""
     from grader.session import InProcessAgent
 
