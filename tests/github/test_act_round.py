@@ -75,9 +75,13 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     published = published if published.tzinfo else published.replace(tzinfo=dt.timezone.utc)
     closes = published + dt.timedelta(days=config["appeal_days"])
     time.sleep(max(0.0, (closes - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1)
-    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "close"}}, actor=STAFF)
+    # The close also publishes the ladder and final seeds (its one step given them, as in production).
+    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "close"}}, actor=STAFF,
+                  secrets=ROUND_SECRETS)
     assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
     assert yaml.safe_load(scratch.show("config/competition.yaml"))["ended"] is True
+    published_seeds = yaml.safe_load(scratch.show("seeds/published.yaml"))["tier_seeds"]
+    assert published_seeds == {"ladder": ROUND_SECRETS["ARENA_LADDER_SEED"], "final": ROUND_SECRETS["ARENA_FINAL_SEED"]}
     assert scratch.log()[0].startswith("competition: ")
     print(f"act: competition.yml (close, site) ran in {run.timing}")
 
