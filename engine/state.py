@@ -4,7 +4,7 @@ An agent's turn on the engine's side is one kernel call (`Game.play_to_agent`). 
 checks the type of every argument on every call, so passing the game as one array, not as
 the seventeen arrays and numbers `search.engine_turns` takes, is what keeps that call
 cheap. The record is laid out once per layout and rules (`opening_record`, cached); each
-game copies it, and both its kernel (`record_turns`) and `engine.game.Game` read the
+game copies it, and both its kernel (`turns_kernel`) and `engine.game.Game` read the
 pieces as views of the same memory.
 
 Layout: a header of the sizes and offsets below, then each piece at its offset, all in
@@ -25,7 +25,7 @@ from .search import engine_turns
 CAP, TURN_LIMIT, WORDS, CELLS, MASK_ROWS, SHIFTS_LEN, NXT_COLS = range(7)
 ST, META, MASKS, SHIFTS, NXT, OBSTACLES, SEATS, STATES, TURNS, OBS, MASK = range(7, 18)
 HEADER = 18
-OVER = 2  # `record_turns`' code for a finished game (0 and 1 are the side to move)
+OVER = 2  # the kernel's code for a finished game (0 and 1 are the side to move)
 SEATS_LEN = 11  # as opponents.pack_seats packs them
 
 
@@ -64,8 +64,9 @@ def layout_record(cap: int, turn_limit: int, masks: np.ndarray, shifts: np.ndarr
     record[record[SHIFTS]:record[SHIFTS] + shifts.size] = shifts
     piece(record, NXT, np.int32, nxt.size)[:] = nxt.reshape(-1)
     piece(record, OBSTACLES, np.float32, cells)[:] = obstacles
-    views_of(record).st[:] = st
-    views_of(record).meta[:] = meta
+    views = views_of(record)
+    views.st[:] = st
+    views.meta[:] = meta
     return record
 
 
@@ -140,14 +141,10 @@ def _turns_3(record, first) -> int:
 RECORD_TURNS = {1: _turns_1, 2: _turns_2, 3: _turns_3}
 
 
-def record_turns(record: np.ndarray, first: int) -> int:
-    """Play the game in `record` on as `search.engine_turns` does (first placing `first` when
-    it is >= 0): -1 when `first` is not legal (nothing changed), else 4 x the moves the engine
-    played (in the record's turns) + the side to move next, or OVER. One int, so that the
-    caller reads no array. Hot callers keep `turns_kernel(record)` and call it directly."""
-    return turns_kernel(record)(record, first)
-
-
 def turns_kernel(record: np.ndarray):
-    """The compiled entry point of `record_turns` for the bitboard length of `record`."""
+    """The compiled kernel for the bitboard length of `record`, called `kernel(record, first)`:
+    it plays the game on as `search.engine_turns` does (first placing `first` when it is >= 0)
+    and returns -1 when `first` is not legal (nothing changed), else 4 x the moves the engine
+    played (in the record's turns) + the side to move next, or OVER. One int, so that the
+    caller reads no array."""
     return RECORD_TURNS[int(record[WORDS])]

@@ -551,6 +551,7 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
         except PlanError as exc:
             raise Difference(f"--private: {exc}") from None
         check_plan(plan, full)
+    kinds = {f["name"]: f["kind"] for f in full["field"]}
     for i, (env, path) in enumerate(zip(envs, paths)):
         where = f"environments[{i}]"
         try:
@@ -565,6 +566,7 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
         diff = first_difference(by_env.get(env["label"], []), record.games, f"{where} games")
         if diff:
             raise Difference(f"the staff games are not those of the environment records: {diff}")
+        spec = None  # parsed once, for the first agent with kept self-play games
         for a, row in enumerate(env["agents"]):
             entrant = record.entrants.get(row["name"])
             if entrant is None:
@@ -588,20 +590,19 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
             if self_play_digest(entrant.self_play_games) != digest:
                 raise Difference(f"{where}.agents[{a}].self_play.games_sha256: not the digest of the self-play games "
                                  "in its environment record")
-            kinds = {f["name"]: f["kind"] for f in full["field"]}
             if kinds.get(row["name"]) != "reference":
-                check_kept_self_play(env, row["name"], entrant, plan, f"{where}.agents[{a}].self_play", report)
+                spec = spec or parse_spec(env["spec"])
+                check_kept_self_play(spec, row["name"], entrant, plan, f"{where}.agents[{a}].self_play", report)
 
 
-def check_kept_self_play(env: dict, name: str, entrant, plan: RoundPlan | None, where: str, report: Report) -> None:
-    """An agent's kept self-play games in one environment: one per game of its summary, each
+def check_kept_self_play(spec, name: str, entrant, plan: RoundPlan | None, where: str, report: Report) -> None:
+    """An agent's kept self-play games in one environment of `spec`: one per game of its summary, each
     replayed to its end, its winner the one counted, and the outcome it was sent the
     replay's (every game but a last one the agent died in was sent one); with the plan, each
     game's seed the one its place derives."""
     games, sp = entrant.self_play_games, entrant.self_play
     if len(games) != sp.games:
         raise Difference(f"{where}: {len(games)} games kept for {sp.games} played")
-    spec = parse_spec(env["spec"])
     counted: Counter[str | None] = Counter()
     for i, game in enumerate(games):
         at = f"{where} game {i + 1}"

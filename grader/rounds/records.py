@@ -56,8 +56,7 @@ class EntrantEnv:
 
     def to_dict(self) -> dict:
         # Shallow for the kept games (plain data already): asdict would deep-copy every move.
-        return {"fault": self.fault, "fault_phase": self.fault_phase, "self_play": asdict(self.self_play),
-                "agent_seconds": self.agent_seconds, "self_play_games": self.self_play_games}
+        return {f.name: getattr(self, f.name) for f in fields(self)} | {"self_play": asdict(self.self_play)}
 
 
 @dataclass

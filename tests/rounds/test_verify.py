@@ -373,14 +373,15 @@ def test_the_self_play_games_are_kept_bound_and_their_outcomes_checked(faulted, 
 def test_a_forged_outcome_with_its_digest_is_caught_by_the_replay(faulted):
     """Past the digest (a forger with the staff files rebinds it), the replay itself catches
     an outcome the agent was sent that is not its game's."""
+    from engine import parse_spec
     from grader.rounds.records import read_record, record_path
     from grader.verify import Report, check_kept_self_play
 
     record = read_record(record_path(faulted.parent.parent / "private" / faulted.stem, 0))
-    env = load_results(faulted)["environments"][0]  # a public round: its spec is in the file
+    spec = parse_spec(load_results(faulted)["environments"][0]["spec"])  # a public round: its spec is in the file
     entrant = record.entrants["alpha"]
-    check_kept_self_play(env, "alpha", entrant, None, "here", Report(faulted))
+    check_kept_self_play(spec, "alpha", entrant, None, "here", Report(faulted))
     game = entrant.self_play_games[0]
     game["outcome"] = ["white" if game["outcome"][0] != "white" else "black", *game["outcome"][1:]]
     with pytest.raises(Difference, match="here game 1: the agent was sent"):
-        check_kept_self_play(env, "alpha", entrant, None, "here", Report(faulted))
+        check_kept_self_play(spec, "alpha", entrant, None, "here", Report(faulted))
