@@ -121,7 +121,7 @@ def play_engine_games(spec: EnvSpec, games: list[tuple]) -> list[GameRecord]:
     records: list[GameRecord | None] = [None] * len(games)
     groups: dict[tuple, list[int]] = {}
     seated = []
-    spare = {}  # a named seat's meter, one per name and colour (nobody reads it, as in play_game)
+    spare: dict[tuple, Meter] = {}  # a named seat's meter, one per name and colour (nobody reads it, as in play_game)
     for i, (black, white, seed) in enumerate(games):
         pair = []
         for color, player in zip(COLORS, (black, white)):
@@ -140,7 +140,7 @@ def play_engine_games(spec: EnvSpec, games: list[tuple]) -> list[GameRecord]:
                 moves=recorded_moves(row[:plies]), termination=ENDINGS[ending].value,
                 winner=WINNER_LABELS[winner], black_discs=black_discs, white_discs=white_discs, forfeit=None,
                 sides={"black": SideStats(), "white": SideStats()})
-    return records
+    return [r for r in records if r is not None]  # every one is filled: each game is in one group
 
 
 def play_games(spec: EnvSpec, games: list[tuple]) -> Iterable[GameRecord]:

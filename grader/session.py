@@ -12,9 +12,7 @@ gets for one colour of one game), `observe_outcome`, `freeze`, `close`, and `fau
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
 import re
 import time
 from abc import ABC, abstractmethod
@@ -256,85 +254,13 @@ class ReferenceSession(Session):
         return self.meter.seconds
 
 
-class InProcessAgent(AgentHandle):
-    """An AgentHandle whose agent is a trusted Python object in this process.
-
-    It goes through the same policy and fault paths as a sandboxed agent (`play_game` treats
-    it as one), so a round can be tested whole without a sandbox. Exceptions become
-    `agent_error`, a non-int or off-board action `protocol`; there is no deadline to enforce.
-    """
-
-    def __init__(self, agent: Any, limits: Limits, label: str):
-        super().__init__(None, limits, label)
-        self.agent = agent
-
-    @classmethod
-    def create(cls, target: str, limits: Limits, label: str) -> "InProcessAgent":
-        module, _, name = target.partition(":")
-        handle = cls(None, limits, label)
-        try:
-            handle.agent = getattr(importlib.import_module(module), name)()
-        except Exception as exc:  # the agent's own import or constructor failed: its fault
-            handle.fault = Fault(FaultKind.AGENT_ERROR, f"import of {target} failed: {type(exc).__name__}: {exc}")
-        return handle
-
-    def stderr_text(self) -> str:
-        return self.log.text()
-
-    def _call(self, what: str, *args) -> tuple[Any, Fault | None]:
-        if self.fault is not None:
-            return None, self.fault
-        # The agent's prints are its output, kept for its owner like a sandboxed agent's.
-        output = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
-                return getattr(self.agent, what)(*args), None
-        except Exception as exc:  # whatever the agent raises is the agent's fault
-            return None, self._fail(FaultKind.AGENT_ERROR, f"{what}() raised {type(exc).__name__}: {exc}")
-        finally:
-            if output.tell():
-                self.log.add(output.getvalue().encode())
-
-    def prepare(self, env_info: dict) -> Fault | None:
-        return self._call("prepare", dict(env_info))[1]
-
-    def observe_outcome(self, outcome: dict) -> Fault | None:
-        if self.frozen:
-            raise ValueError("observe_outcome after freeze: no feedback once an agent is frozen")
-        return self._call("observe_outcome", dict(outcome))[1]
-
-    def freeze(self) -> Fault | None:
-        self.frozen = True
-        if self.fault is None and hasattr(self.agent, "freeze"):
-            return self._call("freeze")[1]
-        return self.fault
-
-    def act(self, obs: np.ndarray, mask: np.ndarray) -> tuple[int | None, Fault | None]:
-        # Copies: obs and mask may be the handle's view buffers, refilled for every move,
-        # and an agent may keep what it is given (a sandboxed one gets fresh arrays too).
-        obs, mask = obs.copy(), mask.copy()
-        start = time.perf_counter()
-        action, fault = self._call("act", obs, mask)
-        elapsed = time.perf_counter() - start
-        if fault is not None:
-            return None, fault
-        self._count_act(elapsed)
-        if isinstance(action, np.integer):
-            action = int(action)
-        if type(action) is not int:
-            return None, self._fail(FaultKind.PROTOCOL, not_an_int(type(action).__name__, repr(action)))
-        if not 0 <= action < mask.size:
-            return None, self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{mask.size - 1})")
-        return self._after_act(action, self._frame_for(obs.shape))
-
-
 def open_session(entrant: Entrant, spec: EnvSpec, limits: Limits, sandbox=None) -> Session:
     """A fresh session of `entrant` for `spec`. A launch failure is a fault on the session
     (the arena's `launch_failed`), never an exception."""
     if entrant.kind == "reference":
         return ReferenceSession(entrant.name, entrant.source, spec)
     if entrant.kind == "python":
-        return HandleSession(entrant.name, InProcessAgent.create(entrant.source, limits, entrant.name))
+        return HandleSession(entrant.name, AgentHandle.import_in_process(entrant.source, limits, entrant.name))
     if entrant.kind == "submission":
         if sandbox is None:
             raise ValueError("a submission needs a sandbox to run in")
@@ -343,8 +269,7 @@ def open_session(entrant: Entrant, spec: EnvSpec, limits: Limits, sandbox=None) 
             if submission.digest != entrant.digest:
                 raise ValueError(f"its digest changed during the round ({submission.digest})")
         except ValueError as exc:
-            handle = AgentHandle(None, limits, entrant.name)
-            handle.fault = Fault(FaultKind.LAUNCH_FAILED, f"submission unusable at launch: {exc}")
-            return HandleSession(entrant.name, handle)
+            fault = Fault(FaultKind.LAUNCH_FAILED, f"submission unusable at launch: {exc}")
+            return HandleSession(entrant.name, AgentHandle.failed(fault, limits, entrant.name))
         return HandleSession(entrant.name, AgentHandle.launch(sandbox, submission, limits, label=entrant.name))
     raise ValueError(f"unknown entrant kind {entrant.kind!r} (one of {', '.join(KINDS)})")

@@ -241,8 +241,8 @@ def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board:
     # The round's phases in miniature, each paced on its own as in a round (grader.policy).
     handle.enter_phase(CHECKPOINT)
     for i in range(settings.games_vs_random):
-        seat = (handle, "random") if i % 2 == 0 else ("random", handle)
-        play_game(spec, *seat, derive_seed(settings.seed, spec.id, "random", i))
+        black, white = (handle, "random") if i % 2 == 0 else ("random", handle)
+        play_game(spec, black, white, derive_seed(settings.seed, spec.id, "random", i))
         board.games += 1
         if not handle.alive:
             return
@@ -256,8 +256,8 @@ def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board:
         return
     handle.enter_phase(PAIRING)  # frozen games against random stand in for the pairings
     for i in range(settings.frozen_games):
-        seat = ("random", handle) if i % 2 == 0 else (handle, "random")
-        play_game(spec, *seat, derive_seed(settings.seed, spec.id, "frozen", i))
+        black, white = ("random", handle) if i % 2 == 0 else (handle, "random")
+        play_game(spec, black, white, derive_seed(settings.seed, spec.id, "frozen", i))
         board.games += 1
         if not handle.alive:
             return

@@ -1,4 +1,4 @@
-"""In-process test agents for whole-round tests (trusted code; run through InProcessAgent).
+"""In-process test agents for whole-round tests (trusted code; run through AgentHandle.in_process).
 
 Each is deterministic (its randomness is seeded in prepare) so a round of them replays to the
 same bytes whatever the number of workers or shards.

@@ -23,9 +23,8 @@ def failing_launches(count: int, who: str | None = "alpha"):
     def opener(entrant, spec, limits, sandbox=None):
         if (entrant.name == who or (who is None and entrant.kind != "reference")) and state["left"] > 0:
             state["left"] -= 1
-            handle = AgentHandle(None, DEFAULT_LIMITS, who)
-            handle.fault = Fault(FaultKind.LAUNCH_FAILED, "no sandbox today")
-            return HandleSession(who, handle)
+            return HandleSession(who, AgentHandle.failed(Fault(FaultKind.LAUNCH_FAILED, "no sandbox today"),
+                                                         DEFAULT_LIMITS, who))
         return open_session(entrant, spec, limits, sandbox)
     return opener
 

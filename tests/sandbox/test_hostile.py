@@ -106,7 +106,7 @@ def test_stderr_chatty_is_truncated_not_faulted(launch, assert_unharmed):
     handle = launch("stderr_chatty")
     assert play(handle, 30) == []
     log = handle.stderr_text()
-    assert handle.log.total > 30 * 20_000
+    assert handle.transport.log.total > 30 * 20_000
     assert len(log) < handle.limits.log_keep_bytes + 200
     assert "more bytes of output dropped" in log
     handle.close()

@@ -58,7 +58,7 @@ def test_fault_kinds_and_who_pays():
 
 
 def test_pace_early_stop_and_end_of_session():
-    from grader.agent_handle import ActStats
+    from grader.seat.ledger import ActStats
     from grader.policy import pace_fault, pace_stop_fault
     pace = DEFAULT_LIMITS.pace_seconds(8, 8)
     few = ActStats(count=DEFAULT_LIMITS.pace_min_acts - 1, total_seconds=1e6)

@@ -106,7 +106,7 @@ class _Keeper:
 def test_a_seat_keeps_the_views_it_was_given(spec):
     """The engine writes views in place; a seat that does not read views in place (and an in-process
     agent) must still get arrays of its own that later moves do not overwrite."""
-    from grader.session import InProcessAgent
+    from grader.agent_handle import AgentHandle
 
     keeper = _Keeper()
     record = play_game(spec, keeper, "random", seed=3)
@@ -126,7 +126,7 @@ def test_a_seat_keeps_the_views_it_was_given(spec):
             return super().act(obs, mask)[0]
 
     inner = Agent()
-    handle = InProcessAgent(inner, DEFAULT_LIMITS, "inner")
+    handle = AgentHandle.in_process(inner, DEFAULT_LIMITS, "inner")
     play_game(spec, handle, handle, seed=4)
     assert len({id(obs) for obs, _ in inner.seen}) == len(inner.seen) > 10
     assert not all((obs == inner.seen[-1][0]).all() for obs, _ in inner.seen[:-1])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -103,7 +105,7 @@ def test_runner_refuses_outcomes_after_freeze(launch):
     with pytest.raises(ValueError, match="after freeze"):
         handle.observe_outcome({"winner": None, "black_discs": 32, "white_discs": 32, "your_color": "white"})
     # Below the handle's own guard, the runner refuses as well.
-    reply = handle._call(protocol.encode({"op": "outcome", "outcome": {}}), 5.0, "observe_outcome")
+    reply = handle.transport.call({"op": "outcome", "outcome": {}}, time.monotonic() + 5.0, "observe_outcome")
     assert reply == {"op": "refused", "detail": "outcome after freeze"}
     action, fault = handle.act(*board())
     assert fault is None and action in (19, 26, 37, 44)  # a frozen agent still plays
@@ -111,7 +113,7 @@ def test_runner_refuses_outcomes_after_freeze(launch):
 
 def test_unknown_op_is_refused_and_a_protocol_fault(launch):
     handle = launch("random_agent")
-    fault = handle._simple_call({"op": "unknown-op"}, 5.0, "probe")
+    fault = handle._simple_call({"op": "unknown-op"}, "probe")
     assert fault is not None and fault.kind is FaultKind.PROTOCOL and "refused" in fault.detail
 
 
@@ -122,15 +124,14 @@ def test_an_act_frame_sent_from_a_games_views_is_the_frame_built_by_copying():
 
     from engine import Game, public_tier
     from engine.opponents import EngineSeats
-    from grader.agent_handle import ActFrame
-    from grader.limits import DEFAULT_LIMITS
+    from grader.seat.transport import ActFrame
 
     spec = public_tier()[3]
     game = Game(spec)
     game.play_to_agent(EngineSeats(spec, None, None))
     obs, mask = game.view
     rows, cols = spec.layout.rows, spec.layout.cols
-    act_frame = ActFrame((rows, cols), DEFAULT_LIMITS)
+    act_frame = ActFrame((rows, cols))
     read_end, write_end = os.pipe()
     try:
         assert os.writev(write_end, (act_frame.head, obs, mask)) == act_frame.length

@@ -78,7 +78,7 @@ def test_games_in_the_sandbox_are_the_games_in_process(launch):
     """The same agent in the sandbox and in this process (no wire) plays the same games."""
     import importlib.util
 
-    from grader.session import InProcessAgent
+    from grader.agent_handle import AgentHandle
     from .conftest import AGENTS
 
     handle = launch("random_agent")
@@ -87,7 +87,7 @@ def test_games_in_the_sandbox_are_the_games_in_process(launch):
     spec = importlib.util.spec_from_file_location("random_agent_here", AGENTS / "random_agent" / "agent.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    local = InProcessAgent(module.Agent(), TEST_LIMITS, "random_agent")
+    local = AgentHandle.in_process(module.Agent(), TEST_LIMITS, "random_agent")
     assert local.prepare(env_info(SPEC, 0)) is None
     assert _games(local, range(5)) + _games(local, range(5, 8), "greedy") == played
     assert handle.act_stats.count == local.act_stats.count > 100
@@ -143,7 +143,7 @@ def test_an_act_past_the_environment_ceiling_times_out_at_once(launch):
 
     handle = launch("sleep_forever")
     handle.prepare(env_info(SPEC, 0))
-    handle.env_deadline = time.monotonic() - 1.0
+    handle.clock.env_deadline = time.monotonic() - 1.0
     obs, mask = np.zeros((3, 8, 8), dtype=np.float32), np.ones(64, dtype=np.int8)
     action, fault = handle.act(obs, mask)
     assert action is None and fault.kind is FaultKind.TIMEOUT and "ceiling" in fault.detail
