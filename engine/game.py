@@ -346,7 +346,7 @@ class Game:
 
     def outcome(self) -> Outcome:
         """The result; only for a finished game."""
-        if not self.done:
+        if not self.done:  # a caller's bug (every caller checks `done`; replay ends the game): no input reaches it
             raise ValueError("the game is not over")
         black, white = self.counts()
         if self._forfeited:

@@ -169,6 +169,7 @@ def play_seated_games(spec: EnvSpec, black: list[Opponent], white: list[Opponent
     spent choosing moves goes. Returns int64 (n, 5) of (1 black won, -1 white won, 0 a draw;
     the plies; black's discs; white's discs; 0 no moves left, 1 the turn limit) and the moves,
     int64 (n, max plies), game i's in its first plies entries (-1 a pass)."""
+    # Guards against a caller's bug (grader.match groups the seats), not bad input: plain ValueErrors.
     for side in (black, white):
         if len({(type(p), id(p.meter)) for p in side}) > 1:
             raise ValueError("play_seated_games: one side's players must share a class and a meter")

@@ -331,6 +331,7 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
     bitboard.fill_view writes them) goes to its obs/mask pair, unless the pair is empty
     (obs of shape (3, 0)): the caller then reads the position itself.
     """
+    # A caller's bug (Game sizes the views), and a numba kernel raises only a class with constant args.
     if not (_view_fits(obs_black, mask_black, obstacles) and _view_fits(obs_white, mask_white, obstacles)):
         raise ValueError("engine_turns: a view is obs (3, cells) and mask (cells,), or empty")
     win, lo_num, lo_den, hi_num, hi_den = seats[6], seats[7], seats[8], seats[9], seats[10]

@@ -20,6 +20,16 @@ Z95 = 1.959963984540054
 ENDINGS = ("no_moves", "turn_limit", "forfeit", "fault")
 
 
+class MetricError(ValueError):
+    """An argument a metric cannot be computed from: `argument` names it (e.g. "checkpoints",
+    "p"), `value` is what was given. A results file being verified reaches these functions
+    with its own numbers, so this is bad input, not only a caller's bug."""
+
+    def __init__(self, argument: str, value: object, message: str):
+        super().__init__(message)
+        self.argument, self.value = argument, value
+
+
 def rnd(x: float) -> float:
     """A rate as stored: rounded to DIGITS decimals (and -0.0 made 0.0)."""
     return round(x, DIGITS) + 0.0
@@ -53,7 +63,7 @@ class Tally:
             return Tally(self.wins, self.draws + 1, self.losses)
         if result == "loss":
             return Tally(self.wins, self.draws, self.losses + 1)
-        raise ValueError(f"a game result is win, draw or loss, got {result!r}")
+        raise MetricError("result", result, f"a game result is win, draw or loss, got {result!r}")
 
 
 def win_draw_rates(tally: Tally) -> tuple[float, float]:
@@ -85,9 +95,9 @@ def sae(checkpoints: list[int], win_rates: list[float]) -> Sae:
     (trapezoids), divided by ln(b_max / b0). The 0 checkpoint (zero-shot) is outside the window
     because ln 0 is not defined."""
     if len(checkpoints) != len(win_rates):
-        raise ValueError(f"{len(checkpoints)} checkpoints but {len(win_rates)} win rates")
+        raise MetricError("win_rates", win_rates, f"{len(checkpoints)} checkpoints but {len(win_rates)} win rates")
     if any(b >= a for a, b in zip(checkpoints[1:], checkpoints)):
-        raise ValueError(f"checkpoints must increase strictly, got {checkpoints}")
+        raise MetricError("checkpoints", checkpoints, f"checkpoints must increase strictly, got {checkpoints}")
     window = sae_window(checkpoints)
     if window is None:
         return Sae(None, None, None)
@@ -100,7 +110,7 @@ def sae(checkpoints: list[int], win_rates: list[float]) -> Sae:
 def mean(values: list[float]) -> float:
     """The arithmetic mean; raises on an empty list (a caller decides what no data means)."""
     if not values:
-        raise ValueError("mean of no values")
+        raise MetricError("values", values, "mean of no values")
     return math.fsum(values) / len(values)
 
 
@@ -120,7 +130,7 @@ def wilson(p: float, n: float, z: float = Z95) -> tuple[float, float] | None:
     if n <= 0:
         return None
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"a proportion lies in [0, 1], got {p}")
+        raise MetricError("p", p, f"a proportion lies in [0, 1], got {p}")
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
@@ -152,7 +162,7 @@ def _t_abs_cdf(t: float, df: int) -> float:
 def t_quantile(df: int, level: float = 0.95) -> float:
     """The two-sided `level` quantile of Student's t with `df` degrees of freedom (2.364624 for 7)."""
     if df < 1:
-        raise ValueError(f"Student's t needs at least 1 degree of freedom, got {df}")
+        raise MetricError("df", df, f"Student's t needs at least 1 degree of freedom, got {df}")
     lo, hi = 0.0, 1e4
     for _ in range(100):  # bisection: exact to the last digit a rate is stored with, on any host
         mid = (lo + hi) / 2
@@ -204,7 +214,7 @@ def fit_elo(players: list[str], pairs: dict[tuple[str, str], Tally], anchor: str
     met: dict[str, dict[str, tuple[float, float]]] = {p: {} for p in players}
     for (a, b), t in pairs.items():
         if a not in met or b not in met:
-            raise ValueError(f"pair ({a}, {b}) names a player not in the field")
+            raise MetricError("pairs", (a, b), f"pair ({a}, {b}) names a player not in the field")
         if t.games == 0:
             continue
         games = t.games + prior_draws
@@ -238,7 +248,7 @@ def endings_histogram(endings: list[str]) -> dict[str, int]:
     out = {kind: 0 for kind in ENDINGS}
     for e in endings:
         if e not in out:
-            raise ValueError(f"unknown ending {e!r} (one of {', '.join(ENDINGS)})")
+            raise MetricError("endings", e, f"unknown ending {e!r} (one of {', '.join(ENDINGS)})")
         out[e] += 1
     return out
 

@@ -230,12 +230,21 @@ def _is_text(head: bytes) -> bool:
     return True
 
 
+class NpyVersionError(ValueError):
+    """An .npy header of a format version whose header this reader does not parse:
+    `version` is the (major, minor) its magic bytes give."""
+
+    def __init__(self, version: tuple[int, int], message: str):
+        super().__init__(message)
+        self.version = version
+
+
 def _npy_dtype(stream) -> np.dtype:
     """The dtype of an .npy stream, from its header alone."""
     version = np.lib.format.read_magic(stream)
     reader = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}.get(version)
     if reader is None:
-        raise ValueError(f"unsupported .npy version {version}")
+        raise NpyVersionError(version, f"unsupported .npy version {version}")
     _, _, dtype = reader(stream)
     return dtype
 

@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
 def play(args: argparse.Namespace, data: dict) -> int:
     from engine import public_tier
     from grader.documents import dump_yaml
+    from grader.errors import OptionError
     from grader.kit import choose_sandbox, stage_submission, warm_up_engine
     from grader.rounds.orchestrate import make_plan
     from grader.rounds.play import HeldEnv, play_env
@@ -91,9 +92,10 @@ def play(args: argparse.Namespace, data: dict) -> int:
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     unknown = [o for o in opponents if o not in REFERENCE_NAMES]
     if unknown:
-        raise ValueError(f"--opponents: {', '.join(unknown)} (reference opponents: {', '.join(REFERENCE_NAMES)})")
+        raise OptionError("--opponents", unknown,
+                          f"--opponents: {', '.join(unknown)} (reference opponents: {', '.join(REFERENCE_NAMES)})")
     if args.name in opponents:
-        raise ValueError(f"--name {args.name!r} is also a reference opponent's name")
+        raise OptionError("--name", args.name, f"--name {args.name!r} is also a reference opponent's name")
     checkpoints = args.checkpoints
     if checkpoints is None and args.budget == DEFAULT_BUDGET:
         checkpoints = DEFAULT_CHECKPOINTS

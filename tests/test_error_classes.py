@@ -94,3 +94,101 @@ def test_the_request_log_names_the_request():
     with pytest.raises(OptionError) as when:
         now("yesterday")
     assert (when.value.option, when.value.value) == ("--now", "yesterday")
+
+
+def test_metrics_name_the_argument():
+    from grader.metrics import MetricError, Tally, endings_histogram, sae, t_quantile, wilson
+    from grader.rounds.score import _interval
+
+    cases = [
+        (lambda: Tally().add("resigned"), "result", "resigned", "a game result is win, draw or loss"),
+        (lambda: sae([0, 100, 50], [0.1, 0.2, 0.3]), "checkpoints", [0, 100, 50], "must increase strictly"),
+        (lambda: sae([0, 100], [0.1]), "win_rates", [0.1], "2 checkpoints but 1 win rates"),
+        (lambda: wilson(1.5, 10), "p", 1.5, r"a proportion lies in \[0, 1\], got 1.5"),
+        (lambda: t_quantile(0), "df", 0, "at least 1 degree of freedom, got 0"),
+        (lambda: endings_histogram(["resigned"]), "endings", "resigned", "unknown ending 'resigned'"),
+        (lambda: _interval("bootstrap", [0.5], 10), "method", "bootstrap", "unknown interval method 'bootstrap'"),
+    ]
+    for call, argument, value, words in cases:
+        with pytest.raises(MetricError, match=words) as info:
+            call()
+        assert (info.value.argument, info.value.value) == (argument, value)
+
+
+def test_an_environment_record_names_its_file_and_version(tmp_path):
+    import gzip
+    import json
+
+    from grader.rounds.records import RecordError, RecordVersionError, read_record
+
+    with pytest.raises(RecordVersionError, match="environment record version 2; this arena reads 1") as version:
+        __import__("grader.rounds.records", fromlist=["EnvRecord"]).EnvRecord.from_dict({"record_version": 2})
+    assert version.value.version == 2
+    path = tmp_path / "env-0000.json.gz"
+    path.write_bytes(gzip.compress(json.dumps({"record_version": 2}).encode()))
+    with pytest.raises(RecordError, match="env-0000.json.gz: not a readable environment record: ") as info:
+        read_record(path)
+    assert info.value.path == path and info.value.reason.endswith("this arena reads 1")
+    path.write_bytes(b"not gzip")
+    with pytest.raises(RecordError) as info:
+        read_record(path)
+    assert info.value.path == path and info.value.reason.startswith("BadGzipFile")
+
+
+def test_a_round_without_its_records_names_the_missing_environments():
+    from grader.rounds.orchestrate import make_plan
+    from grader.rounds.publish import build
+    from grader.rounds.records import IncompleteRecordsError
+    from grader.session import parse_entrant
+
+    plan = make_plan("public", [parse_entrant("random"), parse_entrant("greedy")], "random-2 most/standard",
+                     10, [0, 10], 2, 2, "7", None, "local")
+    with pytest.raises(IncompleteRecordsError, match="the round's environment records are incomplete") as info:
+        build(plan, [], {})
+    assert info.value.round_id == plan.round_id
+    assert info.value.missing == [e.label for e in plan.envs]
+
+
+def test_github_values_are_refused_by_name(tmp_path):
+    from grader.github.api import GitHubArgumentError, Repo
+    from grader.github.workflow import StepOutputError, write_outputs
+
+    with pytest.raises(GitHubArgumentError, match="repository 'octocat' is not OWNER/NAME") as info:
+        Repo(None, "octocat")  # type: ignore[arg-type]  # refused before the connection is used
+    assert (info.value.argument, info.value.value) == ("repository", "octocat")
+    with pytest.raises(GitHubArgumentError, match="status state 'done' is not one of") as info:
+        Repo.__new__(Repo).set_status("abc", "done", "", "arena")
+    assert (info.value.argument, info.value.value) == ("state", "done")
+    outputs = tmp_path / "outputs"
+    with pytest.raises(StepOutputError, match="step output 'handle': keys are identifiers") as step:
+        write_outputs({"verdict": "ok", "handle": "a\nb"}, str(outputs))
+    assert (step.value.key, step.value.value) == ("handle", "a\nb")
+    assert not outputs.exists()  # nothing written: every line is checked first
+
+
+def test_an_npy_header_of_another_version_is_named():
+    import io
+
+    from grader.screening import NpyVersionError, _npy_dtype
+
+    with pytest.raises(NpyVersionError, match=r"unsupported .npy version \(3, 0\)") as info:
+        _npy_dtype(io.BytesIO(b"\x93NUMPY\x03\x00" + b"\0" * 16))
+    assert info.value.version == (3, 0)
+
+
+def test_a_sandbox_backend_this_checkout_lacks_is_named(monkeypatch):
+    from types import SimpleNamespace
+
+    import grader.sandbox
+    from grader.rounds import runner
+    from grader.sandbox import SandboxNameError
+
+    def missing(name):
+        raise ImportError(name)
+
+    monkeypatch.setattr(grader.sandbox, "get_sandbox", missing)
+    monkeypatch.setattr(runner, "_SANDBOXES", {})
+    plan = SimpleNamespace(field=[SimpleNamespace(kind="submission")], sandbox="local")  # what _sandbox reads
+    with pytest.raises(SandboxNameError, match="the 'local' sandbox backend is not available") as info:
+        runner._sandbox(plan)
+    assert info.value.name == "local"

@@ -36,6 +36,15 @@ class GitHubCallError(RuntimeError):
     """A GitHub call failed; the message names the call."""
 
 
+class GitHubArgumentError(ValueError):
+    """A value a GitHub call does not take, refused before the call: `argument` names it
+    ("repository", "state"), `value` is what was given."""
+
+    def __init__(self, argument: str, value: object, message: str):
+        super().__init__(message)
+        self.argument, self.value = argument, value
+
+
 @dataclass(frozen=True)
 class User:
     id: int
@@ -110,7 +119,7 @@ class Repo:
     def __init__(self, gh: github3.GitHub, full_name: str):
         owner, sep, name = full_name.partition("/")
         if not sep or not owner or not name or "/" in name:
-            raise ValueError(f"repository {full_name!r} is not OWNER/NAME")
+            raise GitHubArgumentError("repository", full_name, f"repository {full_name!r} is not OWNER/NAME")
         self.full_name = full_name
         self._repo = self._call("get the repository", gh.repository, owner, name)
         if self._repo is None:
@@ -208,7 +217,7 @@ class Repo:
 
     def set_status(self, sha: str, state: str, description: str, context: str, target_url: str | None = None) -> None:
         if state not in STATUS_STATES:
-            raise ValueError(f"status state {state!r} is not one of {STATUS_STATES}")
+            raise GitHubArgumentError("state", state, f"status state {state!r} is not one of {STATUS_STATES}")
         status = self._call(f"set the status of {sha}", self._repo.create_status, sha, state,
                             target_url, description[:140], context)
         if status is None:

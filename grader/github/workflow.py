@@ -14,6 +14,15 @@ from grader.github.api import DEFAULT_API_URL, Repo, connect, user_id
 OUTPUT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
+class StepOutputError(ValueError):
+    """A step output $GITHUB_OUTPUT cannot hold as one `key=value` line: `key` and `value`
+    (the text that would be written) are what was given."""
+
+    def __init__(self, key: str, value: str, message: str):
+        super().__init__(message)
+        self.key, self.value = key, value
+
+
 def token() -> str | None:
     """The job's token (GITHUB_TOKEN), if it has one."""
     return os.environ.get("GITHUB_TOKEN") or None
@@ -37,7 +46,7 @@ def write_outputs(values: dict[str, object], path: str | None = None) -> None:
     for key, value in values.items():
         text = "" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
         if not OUTPUT_KEY_RE.match(key) or "\n" in text or "\r" in text:
-            raise ValueError(f"step output {key!r}: keys are identifiers and values one line")
+            raise StepOutputError(key, text, f"step output {key!r}: keys are identifiers and values one line")
         lines.append(f"{key}={text}\n")
     with Path(target).open("a", encoding="utf-8") as fh:
         fh.writelines(lines)

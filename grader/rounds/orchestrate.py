@@ -26,7 +26,7 @@ from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_c
 from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
 from grader.files import atomic_write_bytes
-from grader.rounds.records import record_path
+from grader.rounds.records import IncompleteRecordsError, record_path
 from grader.rounds.runner import finished_records, prepare_work, run_envs
 from grader.schedule import shard_indices
 from grader.session import Entrant, check_field
@@ -143,7 +143,8 @@ def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str,
     if held or faults > plan.max_arena_faults:
         return _held(plan, work, held, faults, stream)
     if missing:
-        raise ValueError(f"round {plan.round_id}: environments not recorded: {', '.join(missing)}")
+        raise IncompleteRecordsError(plan.round_id, missing,
+                                     f"round {plan.round_id}: environments not recorded: {', '.join(missing)}")
     public_path, full_path = publish(plan, list(records.values()), out, private, command, shards)
     (work / "held.yaml").unlink(missing_ok=True)
     message = f"round {plan.round_id} published: {public_path} (staff record: {full_path})"

@@ -14,7 +14,7 @@ from grader.metrics import generalisation_gap
 from grader.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
                             write_round)
 from grader.rounds.plan import RoundPlan, commitment
-from grader.rounds.records import EnvRecord, self_play_digest
+from grader.rounds.records import EnvRecord, IncompleteRecordsError, self_play_digest
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
 
 
@@ -85,7 +85,9 @@ def build(plan: RoundPlan, records: list[EnvRecord], execution: dict) -> tuple[d
     """(the full results document, the full games) of a finished round."""
     records = sorted(records, key=lambda r: r.index)
     if [r.index for r in records] != [e.index for e in plan.envs]:
-        raise ValueError("the round's environment records are incomplete")
+        recorded = {r.index for r in records}
+        raise IncompleteRecordsError(plan.round_id, [e.label for e in plan.envs if e.index not in recorded],
+                                     "the round's environment records are incomplete")
     games = [g for r in records for g in r.games]
     scores = compute(ScoringInput(
         names=plan.names, labels=[e.label for e in plan.envs], checkpoints=list(plan.checkpoints),

@@ -20,6 +20,33 @@ from grader.files import atomic_write_bytes, dumps_json, gzip_bytes
 RECORD_VERSION = 1
 
 
+class RecordVersionError(ValueError):
+    """An environment record of a version this arena does not read: `version` is what it says."""
+
+    def __init__(self, version: object, message: str):
+        super().__init__(message)
+        self.version = version
+
+
+class RecordError(ValueError):
+    """An environment record file that cannot be read: `path` is the file, `reason` why (the
+    message's words after "not a readable environment record: ")."""
+
+    def __init__(self, path: Path, reason: str, message: str):
+        super().__init__(message)
+        self.path, self.reason = path, reason
+
+
+class IncompleteRecordsError(ValueError):
+    """A round whose environment records do not cover its plan, so it cannot be published:
+    `round_id` names it, `missing` the labels of its environments without a record (empty when
+    the records are all there but one is repeated or not of the plan)."""
+
+    def __init__(self, round_id: str, missing: list[str], message: str):
+        super().__init__(message)
+        self.round_id, self.missing = round_id, list(missing)
+
+
 @dataclass
 class SelfPlay:
     """A summary of an entrant's budget self-play (the games are kept beside it, in
@@ -85,7 +112,8 @@ class EnvRecord:
     @classmethod
     def from_dict(cls, data: dict) -> "EnvRecord":
         if data.get("record_version") != RECORD_VERSION:
-            raise ValueError(f"environment record version {data.get('record_version')!r}; this arena reads {RECORD_VERSION}")
+            raise RecordVersionError(data.get("record_version"),
+                                     f"environment record version {data.get('record_version')!r}; this arena reads {RECORD_VERSION}")
         entrants = {name: EntrantEnv(e["fault"], e["fault_phase"], SelfPlay(**e["self_play"]), e["agent_seconds"],
                                      e.get("self_play_games", []))  # absent in records from before they were kept
                     for name, e in data["entrants"].items()}
@@ -107,9 +135,10 @@ def read_record(path: Path) -> EnvRecord:
     try:
         return EnvRecord.from_dict(json.loads(gzip.decompress(path.read_bytes())))
     except RecursionError:
-        raise ValueError(f"{path}: not a readable environment record: nested too deeply") from None
+        raise RecordError(path, "nested too deeply", f"{path}: not a readable environment record: nested too deeply") from None
     except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{path}: not a readable environment record: {type(exc).__name__}: {str(exc)[:200]}") from None
+        reason = f"{type(exc).__name__}: {str(exc)[:200]}"
+        raise RecordError(path, reason, f"{path}: not a readable environment record: {reason}") from None
 
 
 def self_play_digest(games: list[dict]) -> str:

@@ -115,11 +115,12 @@ def _sandbox(plan: RoundPlan):
     if not any(e.kind == "submission" for e in plan.field):
         return None
     if plan.sandbox not in _SANDBOXES:
-        from grader.sandbox import get_sandbox
+        from grader.sandbox import SandboxNameError, get_sandbox
         try:
             _SANDBOXES[plan.sandbox] = get_sandbox(plan.sandbox)
         except ImportError:
-            raise ValueError(f"the {plan.sandbox!r} sandbox backend is not available in this checkout") from None
+            raise SandboxNameError(plan.sandbox,
+                                   f"the {plan.sandbox!r} sandbox backend is not available in this checkout") from None
     return _SANDBOXES[plan.sandbox]
 
 

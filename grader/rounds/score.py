@@ -13,8 +13,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from grader.faults import FaultKind
-from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, Tally, endings_histogram, fit_elo, mean,
-                            rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
+from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, MetricError, Tally, endings_histogram, fit_elo,
+                            mean, rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
 from grader.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
 from grader.schedule import CHECKPOINT_LABEL
 
@@ -68,7 +68,8 @@ def _interval(method: str, scores: list[float | None], games: int) -> list[float
         return list(interval) if interval else [0.0, 1.0]
     if method == INTERVAL_ENVIRONMENTS:
         return list(standing_interval([s for s in scores if s is not None], games))
-    raise ValueError(f"unknown interval method {method!r}")
+    # A results document names its method, so `arena verify` brings any word here.
+    raise MetricError("method", method, f"unknown interval method {method!r}")
 
 
 def compute(inp: ScoringInput) -> Scores:

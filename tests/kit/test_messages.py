@@ -182,3 +182,17 @@ def test_a_wrong_return_from_act_says_what_to_return(tmp_path, returned, said):
         assert said.split("35.0")[1] in report.reason and "act() returned float " in report.reason
     else:
         assert said in report.reason
+
+
+def test_play_names_the_option_it_refuses(kit_scripts, capsys):
+    from grader.errors import OptionError
+
+    play = kit_scripts[2]["play"]
+    with pytest.raises(OptionError, match=r"--opponents: oracle \(reference opponents: ") as info:
+        play.play(play.parse_args(["--opponents", "random,oracle"]), {})
+    assert (info.value.option, info.value.value) == ("--opponents", ["oracle"])
+    with pytest.raises(OptionError, match="--name 'greedy' is also a reference opponent's name") as info:
+        play.play(play.parse_args(["--name", "greedy", "--opponents", "greedy"]), {})
+    assert (info.value.option, info.value.value) == ("--name", "greedy")
+    assert play.main(["--opponents", "oracle"]) == 2
+    assert "--opponents: oracle" in capsys.readouterr().err
