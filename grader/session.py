@@ -30,7 +30,7 @@ from grader.limits import Limits
 from grader.match import WINNER_LABELS
 from grader.policy import not_an_int
 from grader.self_play import SelfPlayGame, heard, play_self_play
-from grader.submission import load_submission
+from grader.submission import SubmissionError, load_submission
 
 REFERENCE_NAMES = ("random", "greedy", "minimax")
 KINDS = ("submission", "reference", "python")
@@ -263,13 +263,13 @@ def open_session(entrant: Entrant, spec: EnvSpec, limits: Limits, sandbox=None) 
         return HandleSession(entrant.name, AgentHandle.import_in_process(entrant.source, limits, entrant.name))
     if entrant.kind == "submission":
         if sandbox is None:
-            raise ValueError("a submission needs a sandbox to run in")
+            raise EntrantError(f"{entrant.name}: a submission needs a sandbox to run in")
         try:
             submission = load_submission(entrant.source)
             if submission.digest != entrant.digest:
-                raise ValueError(f"its digest changed during the round ({submission.digest})")
+                raise SubmissionError(f"its digest changed during the round ({submission.digest})")
         except ValueError as exc:
             fault = Fault(FaultKind.LAUNCH_FAILED, f"submission unusable at launch: {exc}")
             return HandleSession(entrant.name, AgentHandle.failed(fault, limits, entrant.name))
         return HandleSession(entrant.name, AgentHandle.launch(sandbox, submission, limits, label=entrant.name))
-    raise ValueError(f"unknown entrant kind {entrant.kind!r} (one of {', '.join(KINDS)})")
+    raise EntrantError(f"{entrant.name}: unknown entrant kind {entrant.kind!r} (one of {', '.join(KINDS)})")

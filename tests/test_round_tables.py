@@ -38,3 +38,25 @@ def test_conditions_are_named_as_the_paper_names_them(rules, label):
 def test_an_agent_not_in_the_round_is_named(capsys):
     with pytest.raises(SystemExit, match="'zed' did not play"):
         round_tables.main([str(PUBLIC), "--agent", "zed"])
+
+
+def test_rounds_of_other_seeds_are_compared_group_by_group():
+    doc = yaml.safe_load(PUBLIC.read_text())
+    other = yaml.safe_load(yaml.safe_dump(doc))
+    other["provenance"]["config"]["seed"] = "other-seed"
+    for env in other["environments"]:
+        if env["name"] == "random-2 fewest/short-1":
+            env["agents"][0]["curve"][-1]["win_rate"] = 1.0  # alice: 0.5 in the first round
+    text = round_tables.compare([doc, other], "alice", "rules")
+    seed = doc["provenance"]["config"]["seed"]
+    rows = [line for line in text.splitlines() if line.startswith("| minority / short-1 |")]
+    assert [r.split(" | ")[1] for r in rows] == [str(seed), "other-seed", "mean (spread)"]
+    assert "| mean (spread) | 50.0% (0.0) | 100.0% (0.0) | 75.0% (50.0) |" in rows[2]
+
+
+def test_rounds_of_other_environments_are_not_compared():
+    doc = yaml.safe_load(PUBLIC.read_text())
+    other = yaml.safe_load(yaml.safe_dump(doc))
+    other["environments"] = other["environments"][1:]
+    with pytest.raises(SystemExit, match="not play the same environments"):
+        round_tables.compare([doc, other], "alice", "rules")
