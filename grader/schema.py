@@ -80,16 +80,22 @@ def _predicate(schema: dict, root: dict, refs: dict):
     gen = _Generator(root)
     body = gen.node(schema, "v", 1)
     source = "def valid(v):\n" + "".join(body) + "    return True\n" + "".join(gen.functions)
-    namespace = {"K": gen.constants, "MISSING": _MISSING, "_bool": _is_bool}
+    namespace = {"K": gen.constants, "MISSING": _MISSING, "_matched": _matched}
     exec(compile(source, "<results-schema checks>", "exec"), namespace)  # noqa: S102 - our own schema's text
     return namespace["valid"]
 
 
 _MISSING = object()
+_SEEN_MAX = 4096  # strings remembered per pattern: bounded whatever a document holds
 
 
-def _is_bool(value: Any) -> bool:
-    return value is True or value is False
+def _matched(regex: re.Pattern, seen: set, value: str) -> bool:
+    """Whether `value` matches, remembered when it does (and `seen` has room)."""
+    if not regex.search(value):
+        return False
+    if len(seen) < _SEEN_MAX:
+        seen.add(value)
+    return True
 
 
 _TYPE_TESTS = {
@@ -137,56 +143,87 @@ class _Generator:
                 self.inlining.pop()
         out: list[str] = []
         types = schema.get("type")
-        if types is not None:
-            names = [types] if isinstance(types, str) else list(types)
+        # The kinds the type test leaves `v` to be (None: any): a check of one kind of value
+        # tests that kind only when the type test has not already made sure of it.
+        names: list[str] | None = None if types is None else [types] if isinstance(types, str) else list(types)
+        kinds = None if names is None else set(names)
+
+        def sure(of: set[str]) -> bool:
+            return kinds is not None and kinds <= of
+
+        if names is not None:
             test = " or ".join(_TYPE_TESTS[n].format(v=v) for n in names)
             out.append(f"{pad}if not ({test}):\n{pad}    return False\n")
         if "const" in schema:
             out.append(f"{pad}if {v} != {self.const(schema['const'])}:\n{pad}    return False\n")
         if "enum" in schema:
             out.append(f"{pad}if {v} not in {self.const(schema['enum'])}:\n{pad}    return False\n")
-        number = f"isinstance({v}, (int, float)) and not _bool({v})"
+        number = "" if sure({"integer", "number"}) else \
+            f"isinstance({v}, (int, float)) and {v} is not True and {v} is not False and "
         if "minimum" in schema:
-            out.append(f"{pad}if {number} and {v} < {self.const(schema['minimum'])}:\n{pad}    return False\n")
+            out.append(f"{pad}if {number}{v} < {self.const(schema['minimum'])}:\n{pad}    return False\n")
         if "maximum" in schema:
-            out.append(f"{pad}if {number} and {v} > {self.const(schema['maximum'])}:\n{pad}    return False\n")
+            out.append(f"{pad}if {number}{v} > {self.const(schema['maximum'])}:\n{pad}    return False\n")
         if "pattern" in schema:
-            regex = self.const(re.compile(schema["pattern"]))
-            out.append(f"{pad}if isinstance({v}, str) and not {regex}.search({v}):\n{pad}    return False\n")
+            # A document repeats its strings (a round names each agent thousands of times): a
+            # string once matched is remembered, and searched again only when new.
+            regex, seen = self.const(re.compile(schema["pattern"])), self.const(set())
+            string = "" if sure({"string"}) else f"isinstance({v}, str) and "
+            out.append(f"{pad}if {string}{v} not in {seen} and not _matched({regex}, {seen}, {v}):\n"
+                       f"{pad}    return False\n")
+        # The lines of a list's (an object's) checks, at `inner` depth: one level in under an
+        # `isinstance` test, or at this node's depth when the type test has made sure of it.
+        as_list = sure({"array"})
+        inner = depth if as_list else depth + 1
+        ipad = "    " * inner
         list_lines = []
         if "minItems" in schema:
-            list_lines.append(f"{pad}    if len({v}) < {schema['minItems']}:\n{pad}        return False\n")
+            list_lines.append(f"{ipad}if len({v}) < {schema['minItems']}:\n{ipad}    return False\n")
         if "maxItems" in schema:
-            list_lines.append(f"{pad}    if len({v}) > {schema['maxItems']}:\n{pad}        return False\n")
+            list_lines.append(f"{ipad}if len({v}) > {schema['maxItems']}:\n{ipad}    return False\n")
         if "items" in schema:
             item = self.var()
-            inner = self.node(schema["items"], item, depth + 2)
-            if inner:
-                list_lines.append(f"{pad}    for {item} in {v}:\n" + "".join(inner))
+            lines = self.node(schema["items"], item, inner + 1)
+            if lines:
+                list_lines.append(f"{ipad}for {item} in {v}:\n" + "".join(lines))
         if list_lines:
-            out.append(f"{pad}if isinstance({v}, list):\n" + "".join(list_lines))
+            out.append(("" if as_list else f"{pad}if isinstance({v}, list):\n") + "".join(list_lines))
+        as_dict = sure({"object"})
+        inner = depth if as_dict else depth + 1
+        ipad = "    " * inner
         obj_lines = []
-        for key in schema.get("required", []):
-            obj_lines.append(f"{pad}    if {key!r} not in {v}:\n{pad}        return False\n")
         props = schema.get("properties", {})
+        required = schema.get("required", [])
+        checked = {}
         for key, sub in props.items():
             item = self.var()
-            inner = self.node(sub, item, depth + 2)
-            if inner:
-                obj_lines.append(f"{pad}    {item} = {v}.get({key!r}, MISSING)\n"
-                                 f"{pad}    if {item} is not MISSING:\n" + "".join(inner))
+            lines = self.node(sub, item, inner + (0 if key in required else 1))
+            if lines:
+                checked[key] = item, lines
         extra = schema.get("additionalProperties", True)
+        exact = extra is False and set(required) == set(props)
+        if exact:  # exactly these keys, every one required: one comparison, in C
+            obj_lines.append(f"{ipad}if {v}.keys() != {self.const(frozenset(props))}:\n{ipad}    return False\n")
+        elif required:  # every required key at once, in C; then each is read by subscript
+            obj_lines.append(f"{ipad}if not {v}.keys() >= {self.const(frozenset(required))}:\n"
+                             f"{ipad}    return False\n")
+        for key, (item, lines) in checked.items():
+            if key in required:
+                obj_lines.append(f"{ipad}{item} = {v}[{key!r}]\n" + "".join(lines))
+            else:
+                obj_lines.append(f"{ipad}{item} = {v}.get({key!r}, MISSING)\n"
+                                 f"{ipad}if {item} is not MISSING:\n" + "".join(lines))
         known = self.const(frozenset(props))
-        if extra is False:
-            obj_lines.append(f"{pad}    if not {known}.issuperset({v}):\n{pad}        return False\n")
+        if extra is False and not exact:
+            obj_lines.append(f"{ipad}if not {known}.issuperset({v}):\n{ipad}    return False\n")
         elif isinstance(extra, dict):
             key, item = self.var(), self.var()
-            inner = self.node(extra, item, depth + 3)
-            if inner:
-                obj_lines.append(f"{pad}    for {key}, {item} in {v}.items():\n"
-                                 f"{pad}        if {key} not in {known}:\n" + "".join(inner))
+            lines = self.node(extra, item, inner + 2)
+            if lines:
+                obj_lines.append(f"{ipad}for {key}, {item} in {v}.items():\n"
+                                 f"{ipad}    if {key} not in {known}:\n" + "".join(lines))
         if obj_lines:
-            out.append(f"{pad}if isinstance({v}, dict):\n" + "".join(obj_lines))
+            out.append(("" if as_dict else f"{pad}if isinstance({v}, dict):\n") + "".join(obj_lines))
         return out
 
 

@@ -209,24 +209,29 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
     dist_rows, body = [], []
     for row in table.rows:
         values, faulted = [], 0
-        parts = [f'<tr><th scope="row">{escape(row.name)}</th>']
+        name = row.name
+        parts = [f'<tr><th scope="row">{escape(name)}</th>']
         for agents in here:
-            a = agents.get(row.name)
-            if a is None or a["status"] == "absent":
+            a = agents.get(name)
+            status = None if a is None else a["status"]
+            if status is None or status == "absent":
                 parts.append('<td class="muted">—</td>')
                 continue
             last = a["curve"][-1]["win_rate"] if a["curve"] else None
             v = a["score"] if scored else last
-            if a["status"] == "ok":
+            if status == "ok":
                 if v is not None:
                     values.append(v)
+                    shade = shown = f"{v:.2f}"  # the heat and the text: one format, not two
+                else:
+                    shade, shown = "0.00", fmt_rate(None)
                 r = a["record"]
-                parts.append(f'<td class="num heat" style="--v: {v or 0:.2f}" title="{r["wins"]}-{r["draws"]}-'
+                parts.append(f'<td class="num heat" style="--v: {shade}" title="{r["wins"]}-{r["draws"]}-'
                              f'{r["losses"]} of {r["games"]}; final win rate {fmt_rate(last)}">'
-                             f"{fmt_rate(v, 2)}</td>")
+                             f"{shown}</td>")
             else:
                 faulted += 1
-                kind = escape(a["status"])
+                kind = escape(status)
                 parts.append(f'<td class="faultcell" title="faulted: {kind}">{kind}</td>')
         parts.append("</tr>")
         body.append("".join(parts))

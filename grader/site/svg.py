@@ -77,6 +77,8 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
     def y(rate: float) -> float:
         return bottom - rate * (bottom - top)
 
+    # Every series has its points at the round's few checkpoints: place each once, not per point.
+    xs = {games: _n(axis.x(games)) for s in series for games, _ in s.points}
     out = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
            f"<title>{escape(title)}</title>"]
     for tick in (0, 0.25, 0.5, 0.75, 1):
@@ -102,14 +104,14 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
         zero = [(g, r) for g, r in s.points if g <= 0]
         out.append(f'<g class="series" stroke="{colour}" fill="{colour}"><title>{name}</title>')
         if logged:
-            pts = " ".join(f"{_n(axis.x(g))},{_n(y(r))}" for g, r in logged)
+            pts = " ".join(f"{xs[g]},{_n(y(r))}" for g, r in logged)
             out.append(f'<polyline fill="none" stroke-width="2"{dash_attr} points="{pts}"/>')
         if zero and logged:  # zero-shot point joined to the curve by a thin dotted line
             (g0, r0), (g1, r1) = zero[0], logged[0]
-            out.append(f'<line stroke-width="1" stroke-dasharray="1 3" x1="{_n(axis.x(g0))}" y1="{_n(y(r0))}" '
-                       f'x2="{_n(axis.x(g1))}" y2="{_n(y(r1))}"/>')
+            out.append(f'<line stroke-width="1" stroke-dasharray="1 3" x1="{xs[g0]}" y1="{_n(y(r0))}" '
+                       f'x2="{xs[g1]}" y2="{_n(y(r1))}"/>')
         for g, r in s.points:
-            out.append(f'<circle cx="{_n(axis.x(g))}" cy="{_n(y(r))}" r="3"><title>{name}: {r:.3f} at {g} games'
+            out.append(f'<circle cx="{xs[g]}" cy="{_n(y(r))}" r="3"><title>{name}: {r:.3f} at {g} games'
                        "</title></circle>")
         out.append("</g>")
     out.append("</svg>")
@@ -176,8 +178,9 @@ def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -
                        f'height="10"><title>{name}: quartiles {q1:.3f} to {q3:.3f}</title></rect>'
                        f'<line class="median" x1="{_n(x(med))}" x2="{_n(x(med))}" y1="{_n(cy - 7)}" '
                        f'y2="{_n(cy + 7)}"><title>{name}: median {med:.3f}</title></line>')
-        for v in row.values:
-            out.append(f'<circle class="dot" cx="{_n(x(v))}" cy="{_n(cy)}" r="2.5"/>')
+        dot_y, span = _n(cy), right - left
+        for v in row.values:  # x(v), inline: a site draws a dot per agent per environment per round
+            out.append(f'<circle class="dot" cx="{_n(left + v * span)}" cy="{dot_y}" r="2.5"/>')
         if row.faulted:
             out.append(f'<text class="fault" x="{label_w - 6}" y="{_n(cy + 4)}" text-anchor="end">'
                        f"&#215;{row.faulted}<title>{name}: {row.faulted} faulted environment(s), counted as 0"
