@@ -24,6 +24,14 @@ _HREF = re.compile(r'<a href="([^"]*)"([^>]*)>(.*?)</a>', re.S)
 _CODE = re.compile(r"`([^`]+)`")
 
 
+class DocTextError(ValueError):
+    """A document of the docs folder that is not UTF-8 text; `path` is it, `offset` the first bad byte."""
+
+    def __init__(self, path: Path, offset: int, message: str):
+        super().__init__(message)
+        self.path, self.offset = path, offset
+
+
 @dataclass(frozen=True)
 class Doc:
     """One document of docs/: its page name (`rules` -> rules.html), title and source text."""
@@ -60,7 +68,8 @@ def find_docs(folder: Path | None) -> list[Doc]:
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValueError(f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
+            raise DocTextError(path, exc.start,
+                               f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
         heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), path.stem)
         docs.append(Doc(path.stem, heading, NAV_TITLES.get(path.stem, heading), text, path))
     return docs

@@ -192,9 +192,17 @@ class Writer:
         return removed
 
 
+class OutFolderError(ValueError):
+    """An output folder the site will not build into; `folder` is it."""
+
+    def __init__(self, folder: Path, message: str):
+        super().__init__(message)
+        self.folder = folder
+
+
 def check_out_folder(out: Path) -> None:
     """Refuse to build into a folder that holds anything but an earlier build (it would be
     emptied of what this build does not make)."""
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
-        raise ValueError(f"{out} is not empty and was not made by `arena site build`; "
+        raise OutFolderError(out, f"{out} is not empty and was not made by `arena site build`; "
                          "build into an empty or new folder")

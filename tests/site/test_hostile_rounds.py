@@ -62,8 +62,11 @@ def test_a_document_that_is_not_utf8_is_named(rounds, tmp_path):
     docs = tmp_path / "docs"
     shutil.copytree(FIXTURES / "docs", docs)
     (docs / "rules.md").write_bytes(b"# Rules\n\xff\xfe\n")
-    with pytest.raises(ValueError, match=r"rules.md: not UTF-8 text \(byte 8 is 0xff\)"):
+    from grader.site.docs import DocTextError
+
+    with pytest.raises(DocTextError, match=r"rules.md: not UTF-8 text \(byte 8 is 0xff\)") as info:
         build(rounds, tmp_path / "out", docs_dir=docs, data_commit="c", log=lambda m: None)
+    assert info.value.path.name == "rules.md" and info.value.offset == 8
 
 
 def test_an_alias_bomb_in_the_accounts_registry_is_named(rounds, tmp_path):

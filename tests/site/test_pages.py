@@ -208,8 +208,11 @@ def test_an_incremental_build_renders_only_what_changed(tmp_path):
 
 def test_a_foreign_folder_is_never_emptied(tmp_path):
     (tmp_path / "mine.txt").write_text("keep")
-    with pytest.raises(ValueError, match="not made by"):
+    from grader.site.render import OutFolderError
+
+    with pytest.raises(OutFolderError, match="not made by") as info:
         check_out_folder(tmp_path)
+    assert info.value.folder == tmp_path
 
 
 def test_the_command_line_builds_the_site(tmp_path, capsys):
