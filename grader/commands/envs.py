@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from engine import TIERS, tier_specs
+from engine.tiers import GENERATOR_POOLS, POOL_VERSION
 from grader.specs import dump_specs
 from grader.errors import OptionError
 
@@ -14,6 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tier", choices=TIERS, required=True)
     p.add_argument("--seed", type=int, help="generation seed (ladder and final)")
     p.add_argument("--count", type=int, help="how many environments (generated tiers: default 28)")
+    p.add_argument("--pool", type=int, default=POOL_VERSION, choices=sorted(GENERATOR_POOLS),
+                   help=f"generator pool of a generated tier: a round's provenance.config.pool (default {POOL_VERSION})")
     p.add_argument("--format", choices=("yaml", "json"), default="yaml")
     p.set_defaults(func=run)
 
@@ -23,5 +26,5 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--seed", None, f"--tier {args.tier} is generated: give --seed")
     if args.count is not None and args.count < 1:
         raise OptionError("--count", args.count, f"--count must be at least 1, got {args.count}")
-    print(dump_specs(tier_specs(args.tier, args.seed, args.count), args.format), end="")
+    print(dump_specs(tier_specs(args.tier, args.seed, args.count, pool=args.pool), args.format), end="")
     return 0

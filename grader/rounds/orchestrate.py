@@ -18,6 +18,7 @@ from typing import TextIO
 import yaml
 
 from engine import EnvSpec, tier_specs
+from engine.tiers import POOL_VERSION
 from grader.disclosure import profile_for
 from grader.errors import OptionError, ShardError
 from grader.limits import DEFAULT_LIMITS, Limits
@@ -45,23 +46,24 @@ class RoundOutcome:
     message: str = ""
 
 
-def select_envs(tier: str, envs: str | None, tier_seed: str | None) -> list[EnvSpec]:
-    """The tier's environments, all or `N` first or those named (ids or names, comma-separated)."""
+def select_envs(tier: str, envs: str | None, tier_seed: str | None, pool: int = POOL_VERSION) -> list[EnvSpec]:
+    """The tier's environments, all or `N` first or those named (ids or names, comma-separated);
+    a generated tier's drawn from generator pool `pool`."""
     seed = None if tier_seed is None else _int_seed(tier_seed)
     if envs is None:
-        return tier_specs(tier, seed)
+        return tier_specs(tier, seed, pool=pool)
     if envs.isdigit():
         count = int(envs)
         if count < 1:
             raise OptionError("--envs", envs, f"--envs {envs}: at least one environment")
-        specs = tier_specs(tier, seed, count)
+        specs = tier_specs(tier, seed, count, pool=pool)
         if len(specs) < count:
             raise OptionError("--envs", envs, f"--envs {count}: the {tier} tier has only {len(specs)} environments")
         return specs
-    pool = tier_specs(tier, seed)
+    every = tier_specs(tier, seed, pool=pool)
     chosen = []
     for item in (p.strip() for p in envs.split(",")):
-        match = [s for s in pool if item in (s.id, s.name)]
+        match = [s for s in every if item in (s.id, s.name)]
         if not match:
             raise OptionError("--envs", item, f"--envs: {item!r} is not the id or name of a {tier} environment")
         if match[0] in chosen:
@@ -101,13 +103,15 @@ def make_plan(tier: str, field: list[Entrant], envs: str | None, budget: int, ch
     if ladder_rules == "public" and tier != "ladder":
         raise OptionError("--ladder-rules", tier, "--ladder-rules is a setting of the ladder tier only")
     profile = profile_for(tier, ladder_rules_public=ladder_rules == "public")
-    specs = select_envs(tier, envs, tier_seed)
+    pool = POOL_VERSION if tier in HIDDEN_TIERS else None
+    specs = select_envs(tier, envs, tier_seed, POOL_VERSION)
     entries = order_envs(specs, profile, f"{tier_seed}\x1f{seed}")
     return RoundPlan(tier=tier, envs=tuple(entries), field=tuple(check_field(field)), budget=budget,
                      checkpoints=tuple(checkpoints), games_per_checkpoint=games_per_checkpoint,
                      pairing_games=pairing_games, seed=str(seed), tier_seed=tier_seed, limits=limits,
                      sandbox=sandbox, disclosure=profile.name, commit=git_commit(), public_round=public_round,
-                     arena_retries=arena_retries, max_arena_faults=max_arena_faults, requested=requested)
+                     arena_retries=arena_retries, max_arena_faults=max_arena_faults, requested=requested,
+                     pool=pool)
 
 
 def check_folders(out: Path, private: Path) -> None:

@@ -57,6 +57,10 @@ class RoundPlan:
     max_arena_faults: int = MAX_ARENA_FAULTS
     public_round: dict | None = None
     requested: bool = False  # a requested run (/score): private to its entrant (the rules §5)
+    # The generator pool a ladder or final tier was drawn from (engine.tiers.GENERATOR_POOLS);
+    # None for the fixed tiers. Kept so that the published tier seed regenerates these
+    # environments after a later arena adds a pool.
+    pool: int | None = None
     round_id: str = dataclasses.field(default="", compare=False)
 
     def __post_init__(self) -> None:
@@ -87,7 +91,8 @@ class RoundPlan:
             "limits": self.limits.to_dict(), "sandbox": self.sandbox, "disclosure": self.disclosure,
             "commit": self.commit, "arena_version": self.arena_version, "arena_retries": self.arena_retries,
             "max_arena_faults": self.max_arena_faults, "public_round": self.public_round,
-        } | ({"requested": True} if self.requested else {})  # absent when false: older plans keep their key
+        } | ({"requested": True} if self.requested else {}) | (  # absent when false: older plans keep their key
+            {"pool": self.pool} if self.pool is not None else {})
 
     def key(self) -> str:
         """sha256 of what decides the games and their scoring. Entrants' sources (paths on one
@@ -97,6 +102,8 @@ class RoundPlan:
         # resumed with a higher threshold without replaying what it has.
         for key in ("round_id", "arena_retries", "max_arena_faults"):
             data.pop(key)
+        # The pool decided which environments were drawn, and those are in the key already.
+        data.pop("pool", None)
         for entrant in data["field"]:
             entrant.pop("source")
         return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
@@ -113,7 +120,7 @@ class RoundPlan:
                    sandbox=data["sandbox"], disclosure=data["disclosure"], commit=data["commit"],
                    arena_version=data["arena_version"], arena_retries=data["arena_retries"],
                    max_arena_faults=data["max_arena_faults"], public_round=data["public_round"],
-                   requested=data.get("requested", False), round_id=data["round_id"])
+                   requested=data.get("requested", False), pool=data.get("pool"), round_id=data["round_id"])
 
 
 class PlanError(ValueError):

@@ -36,7 +36,7 @@ def config_of(plan: RoundPlan) -> dict:
             "arena_retries": plan.arena_retries, "max_arena_faults": plan.max_arena_faults,
             "public_round": None if plan.public_round is None else
             {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]}} | (
-            {"requested": True} if plan.requested else {})
+            {"requested": True} if plan.requested else {}) | ({"pool": plan.pool} if plan.pool is not None else {})
 
 
 def round_notes(tier: str, environments: int, field_size: int, standing_published: bool,
