@@ -1,10 +1,9 @@
 """Red team, hostile documents (issue 14): the arena's one YAML/JSON loader (grader.documents),
 and the spec loader on top of it, refuse alias bombs, deep nesting and bytes that are not UTF-8
-quickly and by name."""
+by name, before expanding them: a loader that expanded a bomb would run for hours or exhaust
+memory, so the module's timeout is the bound (no test here times the loader)."""
 
 from __future__ import annotations
-
-import time
 
 import pytest
 import yaml
@@ -32,11 +31,9 @@ GOOD_SPEC = "layout: {rows: 8, cols: 8, obstacles: []}\nrules: {win: most, captu
     ("&a [*a]", "alias of itself"),
     ("a: [", "not valid YAML"),
 ])
-def test_unbounded_documents_are_refused_quickly(text, message):
-    start = time.monotonic()
+def test_unbounded_documents_are_refused(text, message):
     with pytest.raises(DocumentError, match=message):
         load_yaml(text, "doc.yaml")
-    assert time.monotonic() - start < 10
 
 
 def test_ordinary_documents_load_as_pyyaml_loads_them():
@@ -61,10 +58,9 @@ def test_aliases_may_share_a_little(tmp_path):
 def test_a_hostile_spec_file_is_a_spec_error_naming_the_file(tmp_path, content, message):
     path = tmp_path / "spec.yaml"
     path.write_bytes(content)
-    start = time.monotonic()
     with pytest.raises(SpecError, match=message) as err:
         load_spec(path)
-    assert str(path) in str(err.value) and time.monotonic() - start < 10
+    assert str(path) in str(err.value)
 
 
 def test_a_large_value_in_a_spec_is_shown_short(tmp_path):
@@ -78,9 +74,7 @@ def test_a_large_value_in_a_spec_is_shown_short(tmp_path):
 def test_arena_perft_refuses_an_alias_bomb_at_once(tmp_path, capsys):
     path = tmp_path / "bomb.yaml"
     path.write_text(BOMB)
-    start = time.monotonic()
     assert main(["perft", str(path), "--depth", "1"]) == 2
-    assert time.monotonic() - start < 10
     err = capsys.readouterr().err
     assert str(path) in err and "alias bomb" in err and "Traceback" not in err
 

@@ -85,7 +85,10 @@ def test_far_over_the_pace_is_stopped_early_on_the_first_board(sandbox, tmp_path
 
 
 def test_over_the_pace_but_not_far_fails_at_the_end_of_the_board(sandbox, tmp_path):
-    report = run_smoke(sleeper(tmp_path, 0.0065), sandbox, FAST)  # 6x8 pace 4.8 ms, early stop at 14.4 ms
+    # 6x8 pace 4.8 ms. The early stop is put out of reach (1000x the pace): a 6.5 ms sleep is
+    # 13-20 ms on a loaded machine, over the default 3x, and the board would stop early instead.
+    limits = dataclasses.replace(FAST.limits, pace_stop_factor=1000.0)
+    report = run_smoke(sleeper(tmp_path, 0.0065), sandbox, dataclasses.replace(FAST, limits=limits))
     board = report.first_failure
     assert board.shape == "6x8" and board.fault is None and "over the 6x8 pace of 4.8 ms" in board.reason
     assert board.mean_act_ms > board.pace_ms
