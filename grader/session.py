@@ -12,15 +12,11 @@ gets for one colour of one game), `observe_outcome`, `freeze`, `close`, and `fau
 
 from __future__ import annotations
 
-import importlib
 import re
-import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
-
-import numpy as np
 
 from engine import Color, EnvSpec
 from engine.opponents import Meter, Opponent, play_reference_games, seated_opponent
@@ -28,7 +24,6 @@ from grader.agent_handle import AgentHandle
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits
 from grader.match import WINNER_LABELS
-from grader.policy import not_an_int
 from grader.self_play import SelfPlayGame, heard, play_self_play
 from grader.submission import SubmissionError, load_submission
 
