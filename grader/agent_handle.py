@@ -275,8 +275,9 @@ class AgentHandle:
         """The pace of the phase under way (an agent far over it is stopped early) and the CPU
         share, after a reply."""
         ledger = self.ledger
+        # The same test as the policy's, inline: a reply under the stop mean costs no call.
         if ledger.current.total_seconds > pace_stop * ledger.current.count:
-            fault = ledger.far_over_pace(shape, pace_stop)
+            fault = ledger.far_over_pace(shape)
             if fault is not None:
                 return None, self._fail(fault.kind, fault.detail)
         if time.monotonic() >= ledger.next_cpu_check and self._check_cpu():

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="cache of parsed rounds and rendered pages, for incremental builds (default build/site-cache)")
     b.add_argument("--no-cache", action="store_true", help="render every page from scratch")
     b.add_argument("--validate", action="store_true",
-                   help="also validate every changed round file against the full results schema (slower)")
+                   help="accepted for older scripts: every round read is checked against the full results schema")
     b.add_argument("--commit", help="the data commit to print in the footer (default: git, of --rounds)")
     b.set_defaults(func=run)
 

@@ -73,13 +73,10 @@ class Ledger:
         return ActStats(sum(s.count for s in phases), sum(s.total_seconds for s in phases),
                         max(s.max_seconds for s in phases), sum(s.soft_overruns for s in phases))
 
-    def far_over_pace(self, shape: tuple[int, int], pace_stop: float) -> Fault | None:
-        """The early stop of the phase under way: its mean act time over `pace_stop` seconds
-        (the board's pace times the stop factor), once enough acts were timed."""
-        stats = self.current
-        if stats.total_seconds > pace_stop * stats.count and stats.count >= self.limits.pace_min_acts:
-            return pace_stop_fault(stats, shape, self.limits, self.phase)
-        return None
+    def far_over_pace(self, shape: tuple[int, int]) -> Fault | None:
+        """The early stop of the phase under way: its mean act time over the board's pace times
+        the stop factor, once enough acts were timed (grader.policy.pace_stop_fault)."""
+        return pace_stop_fault(self.current, shape, self.limits, self.phase)
 
     def over_pace(self, shape: tuple[int, int]) -> Fault | None:
         """At the end of a session: the first phase whose mean act time is over the pace."""

@@ -222,9 +222,8 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
             if status == "ok":
                 if v is not None:
                     values.append(v)
-                    shade = shown = f"{v:.2f}"  # the heat and the text: one format, not two
-                else:
-                    shade, shown = "0.00", fmt_rate(None)
+                shown = fmt_rate(v, 2)  # the text, and the heat where there is a value
+                shade = "0.00" if v is None else shown
                 r = a["record"]
                 parts.append(f'<td class="num heat" style="--v: {shade}" title="{r["wins"]}-{r["draws"]}-'
                              f'{r["losses"]} of {r["games"]}; final win rate {fmt_rate(last)}">'

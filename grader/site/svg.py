@@ -155,8 +155,10 @@ def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -
     left, right = label_w, width - 16
     height = 30 + row_h * len(rows) + 30
 
+    span = right - left
+
     def x(v: float) -> float:
-        return left + v * (right - left)
+        return left + v * span
 
     out = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
            f"<title>{escape(title)}</title>"]
@@ -178,9 +180,9 @@ def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -
                        f'height="10"><title>{name}: quartiles {q1:.3f} to {q3:.3f}</title></rect>'
                        f'<line class="median" x1="{_n(x(med))}" x2="{_n(x(med))}" y1="{_n(cy - 7)}" '
                        f'y2="{_n(cy + 7)}"><title>{name}: median {med:.3f}</title></line>')
-        dot_y, span = _n(cy), right - left
-        for v in row.values:  # x(v), inline: a site draws a dot per agent per environment per round
-            out.append(f'<circle class="dot" cx="{_n(left + v * span)}" cy="{dot_y}" r="2.5"/>')
+        dot_y = _n(cy)  # a site draws a dot per agent per environment per round: y once per row
+        for v in row.values:
+            out.append(f'<circle class="dot" cx="{_n(x(v))}" cy="{dot_y}" r="2.5"/>')
         if row.faulted:
             out.append(f'<text class="fault" x="{label_w - 6}" y="{_n(cy + 4)}" text-anchor="end">'
                        f"&#215;{row.faulted}<title>{name}: {row.faulted} faulted environment(s), counted as 0"
