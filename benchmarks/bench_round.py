@@ -54,6 +54,9 @@ WORKERS_PER_RUNNER = 2
 # with the same tree's Python path alone.
 BEFORE_ONE_PATH_US_PER_MOVE = 14.0  # share 9.6-9.8%
 BEFORE_PYTHON_US_PER_MOVE = 31.3  # share 16.1%
+# At the last stop, before a table was restarted in place of laid out for each game and a
+# legal move went to the kernel unjudged: 26.3 and 27.9 us in two runs (share 15.9%).
+LAST_STOP_US_PER_MOVE = "26.3-27.9"
 PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
 SPLIT_STARTS = 15  # pairs of starts in and out of the sandbox, in turn, to split a launch
 
@@ -97,10 +100,13 @@ def measure(tmp: Path) -> dict:
         agent = python_entrant("inproc-random", "benchmarks.bench_round:InProcessRandom")
     field = [parse_entrant(n) for n in ("random", "greedy", "minimax")] + [agent]
     plan = make_plan("public", field, ENVS, BUDGET, CHECKPOINTS, GAMES, GAMES, "bench", None, "local")
-    # Warm what a worker does once: the kernels' compile caches and the sandbox's runtime
-    # binds (found with ldd). The round then measures play, not set-up.
-    warm = make_plan("public", field, "1", 2, [0, 2], 2, 2, "warm", None, "local")
+    # Warm what a worker does once: the kernels' compile caches (one set per bitboard length,
+    # so every environment of the round) and the sandbox's runtime binds (found with ldd).
+    # The round then measures play, not set-up.
+    warm = make_plan("public", field, ENVS, 2, [0, 2], 2, 2, "warm", None, "local")
+    warm_start = time.perf_counter()
     run_round(warm, tmp / "warm", tmp / "warm-private", stream=open("/dev/null", "w"))
+    warm_seconds = time.perf_counter() - warm_start
     launches: list[float] = []
     launch = AgentHandle.launch.__func__
 
@@ -134,7 +140,7 @@ def measure(tmp: Path) -> dict:
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
     return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies, "agent_moves": sum(moves),
-            "sandboxed": sandboxed, "launches": launches,
+            "sandboxed": sandboxed, "launches": launches, "warm": warm_seconds,
             "sandbox_start": sandbox_start(load_submission(folder)) if sandboxed else 0.0}
 
 
@@ -157,13 +163,14 @@ def main() -> int:
     arena_per_game = arena / m["games"]
     print(f"round: 4 agents ({'one sandboxed' if m['sandboxed'] else 'all in-process'}), {ENVS} public environments, "
           f"budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES}, pairings of {GAMES}")
-    print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies)")
+    print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies), "
+          f"after a warm-up round of {m['warm']:.1f} s (the kernels' compile caches, the sandbox's binds: not counted)")
     n = max(n, 1)
     print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
           f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)")
     print(f"  the sandboxed agent's moves: {m['agent_moves']:,}; arena time per agent move {arena / m['agent_moves'] * 1e6:.1f} us "
           f"(before the one turn path: {BEFORE_ONE_PATH_US_PER_MOVE} us with the native turns, "
-          f"{BEFORE_PYTHON_US_PER_MOVE} us on the Python path beside them)")
+          f"{BEFORE_PYTHON_US_PER_MOVE} us on the Python path beside them; at the last stop {LAST_STOP_US_PER_MOVE} us)")
     print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
           f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
           f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts); counting the agents' "

@@ -134,7 +134,8 @@ class Game:
         self.geo = geometry(spec.layout)
         self.cap = spec.rules.capture.code
         self._limit = turn_limit_arg(spec.rules)
-        self._record = _opening(spec.layout, self.cap, self._limit).copy()
+        self._opening = _opening(spec.layout, self.cap, self._limit)
+        self._record = self._opening.copy()
         views = state.views_of(self._record)
         self._st = views.st  # black, white, legal cells of the side to move
         self._meta = views.meta  # side to move, placements, termination, has a legal move
@@ -148,6 +149,17 @@ class Game:
         self._cells = self.geo.cells
         self.moves: list[int | str] = []
         self._forfeit_winner: Color | None = None
+        self._forfeited = False
+
+    def restart(self) -> None:
+        """Back to the opening, black to move, in the same memory: `view` and the kernel stay
+        valid, so a table that plays game after game of one environment lays nothing out again.
+        The seats are to be given again (`play_to_agent`); the move list is a new one (a
+        finished game's record keeps the old)."""
+        np.copyto(self._record, self._opening)
+        self._seats = None
+        self.moves = []
+        self._forfeit_winner = None
         self._forfeited = False
 
     # -- position ---------------------------------------------------------------------

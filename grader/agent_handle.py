@@ -217,19 +217,23 @@ class AgentHandle:
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
         reply = self.transport.act(frame, obs, mask, deadline)  # type: ignore[union-attr]
+        now = time.monotonic()
         if type(reply) is int and reply < mask.size:
-            self.ledger.count_act(time.monotonic() - start)
-            return self._after_act(reply, frame.shape, pace_stop)
+            stats = self.ledger.count_act(now - start)
+            # The pace's early stop and the CPU check run only when one may be due: this is every move.
+            if stats.total_seconds > pace_stop * stats.count or now >= self.ledger.next_cpu_check:
+                return self._after_act(reply, frame.shape)
+            return reply, None
         if not isinstance(reply, dict):
             if isinstance(reply, int):  # the plain action of a cell off the board
-                self.ledger.count_act(time.monotonic() - start)
+                self.ledger.count_act(now - start)
                 return None, self._bad_act_reply({"op": protocol.OP_ACTION, "action": reply}, mask.size)
             return None, self._failed(reply, "act", deadline)
-        self.ledger.count_act(time.monotonic() - start)
+        self.ledger.count_act(now - start)
         action = reply.get("action")
         if reply["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
             return None, self._bad_act_reply(reply, mask.size)
-        return self._after_act(action, frame.shape, pace_stop)
+        return self._after_act(action, frame.shape)
 
     def _board(self, shape: tuple) -> tuple[ActFrame, float]:
         """The act frame of an observation of `shape` (3, rows, cols), and its pace stop (the
@@ -271,16 +275,13 @@ class AgentHandle:
         """Seconds waiting on prepare, observe_outcome and freeze."""
         return self.ledger.call_seconds
 
-    def _after_act(self, action: int, shape: tuple[int, int], pace_stop: float) -> tuple[int | None, Fault | None]:
+    def _after_act(self, action: int, shape: tuple[int, int]) -> tuple[int | None, Fault | None]:
         """The pace of the phase under way (an agent far over it is stopped early) and the CPU
         share, after a reply."""
-        ledger = self.ledger
-        # The same test as the policy's, inline: a reply under the stop mean costs no call.
-        if ledger.current.total_seconds > pace_stop * ledger.current.count:
-            fault = ledger.far_over_pace(shape)
-            if fault is not None:
-                return None, self._fail(fault.kind, fault.detail)
-        if time.monotonic() >= ledger.next_cpu_check and self._check_cpu():
+        fault = self.ledger.far_over_pace(shape)
+        if fault is not None:
+            return None, self._fail(fault.kind, fault.detail)
+        if self._check_cpu():
             return None, self.fault
         return action, None
 

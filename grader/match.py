@@ -9,7 +9,6 @@ agents here: whether a game gives feedback is the round's decision
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Iterable, Protocol
 
@@ -31,14 +30,11 @@ class SideStats:
     """What one side did in one game."""
 
     acts: int = 0
-    act_seconds: float = 0.0
-    max_act_seconds: float = 0.0
     illegal: int = 0
     faults: list[Fault] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"acts": self.acts, "act_seconds": round(self.act_seconds, 6),
-                "max_act_seconds": round(self.max_act_seconds, 6), "illegal": self.illegal,
+        return {"acts": self.acts, "illegal": self.illegal,
                 "faults": [f.to_dict() for f in self.faults]}
 
 
@@ -104,8 +100,17 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
     passes in its kernels and writes the agent's view, coming back here only for the
     agent's move.
     """
-    table = Table(spec, black, white, seed)
-    return table.play_on(table.game.play_to_agent(table.seats))
+    table = _SPARE_TABLES.pop(spec.id, None)
+    if table is None or (table.spec is not spec and table.spec != spec):
+        table = Table(spec)
+    record = table.play(black, white, seed)
+    _SPARE_TABLES[spec.id] = table  # a game that raised leaves its table behind
+    return record
+
+
+# One idle table per environment: the games of a session follow each other, and a table
+# laid out again for each would cost more than some games' moves.
+_SPARE_TABLES: dict[str, "Table"] = {}
 
 
 def is_engine_seat(seat) -> bool:
@@ -153,68 +158,94 @@ def play_games(spec: EnvSpec, games: list[tuple]) -> Iterable[GameRecord]:
 
 
 class Table:
-    """Two players seated at one game of `spec`: the engine's seats and, per seat, whether its
-    player is given copies of the view the engine writes. `play_game` plays one game at it."""
+    """A game of `spec` to seat two players at, game after game: the game is laid out once and
+    restarted in place (`engine.Game.restart`). `play` plays one game at it."""
 
-    def __init__(self, spec: EnvSpec, black, white, seed: int):
-        self.spec, self.seed = spec, seed
-        players = []
-        for color, player in zip(COLORS, (black, white)):
-            if isinstance(player, str):
-                player = seated_opponent(player, spec, seed, color.label)
-            players.append(player)
-        self.players = players
-        self.held = [p if isinstance(p, Opponent) else None for p in players]
-        self.seats = EngineSeats(spec, *self.held)
-        self.copies = [not getattr(p, "reads_views_in_place", False) for p in players]
-        self.sides = (SideStats(), SideStats())
+    def __init__(self, spec: EnvSpec):
+        self.spec = spec
         self.game = Game(spec)
+        self._used = False
 
-    def play_on(self, turn: int) -> GameRecord:
-        """Play the game on from `turn` (the side to move, its view written; -1 when over) to
-        its record."""
-        players, sides, copies, game, seats = self.players, self.sides, self.copies, self.game, self.seats
-        obs, mask = game.view
-        forfeit = None
-        perf_counter = time.perf_counter
-        while turn >= 0:
-            player, side = players[turn], sides[turn]
-            start = perf_counter()
-            if copies[turn]:
-                action, fault = player.act(obs.copy(), mask.copy())
-            else:
-                action, fault = player.act(obs, mask)
-            elapsed = perf_counter() - start
-            side.acts += 1
-            side.act_seconds += elapsed
-            if elapsed > side.max_act_seconds:
-                side.max_act_seconds = elapsed
-            if fault is None:
-                verdict = player.conduct.judge(bool(mask[action]), side.illegal)
-                if verdict is Verdict.PLAY:
-                    turn = game.play_to_agent(seats, action)
-                    continue
-                side.illegal += 1
-                if verdict is Verdict.LOSE_TURN:
-                    game.lose_turn()
-                    turn = game.play_to_agent(seats)
-                    continue
-                if verdict is Verdict.FORFEIT_GAME:
-                    fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
-                else:
-                    fault = player.fail(player.conduct.never_legal_fault())
-            side.faults.append(fault)
-            color = COLORS[turn]
-            game.forfeit(color)
-            forfeit = color.label
-            break
+    def play(self, black, white, seed: int) -> GameRecord:
+        """Seat `black` and `white` (as `play_game` takes them) and play a game to its record."""
+        spec, game = self.spec, self.game
+        players = [seated_opponent(p, spec, seed, c.label) if isinstance(p, str) else p
+                   for c, p in zip(COLORS, (black, white))]
+        held = [p if isinstance(p, Opponent) else None for p in players]
+        seats = EngineSeats(spec, *held)
+        if self._used:
+            game.restart()
+        self._used = True
+        copies = [not getattr(p, "reads_views_in_place", False) for p in players]
+        sides = (SideStats(), SideStats())
+        forfeit = self._play_on(players, copies, sides, seats, game.play_to_agent(seats))
         seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
+        # The players draw from streams in this game's memory, which the next game here
+        # overwrites: a player kept for another game takes its stream with it.
+        seats.rehome(seats.packed.copy(), seats.states.copy())
         outcome = game.outcome()
         return GameRecord(
-            env_id=self.spec.id, seed=self.seed,
-            players={label: p.label if o is None else o.name for label, p, o in zip(LABELS, players, self.held)},
+            env_id=spec.id, seed=seed,
+            players={label: p.label if o is None else o.name for label, p, o in zip(LABELS, players, held)},
             moves=game.moves, termination=outcome.termination.value,
             winner=None if outcome.winner is None else outcome.winner.label,
             black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
             sides=dict(zip(LABELS, sides)),
         )
+
+    def _play_on(self, players: list, copies: list[bool], sides: tuple[SideStats, SideStats], seats: EngineSeats,
+                 turn: int) -> str | None:
+        """Play the game on from `turn` (the side to move, its view written; -1 when over) to
+        its end; the colour that forfeited, if one did. The hot loop of a round: a legal move
+        costs the agent's act and one kernel call, which refuses an illegal cell itself; each
+        side's legal moves are told to its conduct in one count when it has to judge a move
+        (or the game ends), as `judge` would have counted them one by one."""
+        game = self.game
+        obs, mask = game.view
+        play = game.play_to_agent
+        legal, told = [0, 0], [0, 0]  # legal moves per side, and how many its player's conduct has counted
+        forfeit = None
+        while turn >= 0:
+            player = players[turn]
+            if copies[turn]:
+                action, fault = player.act(obs.copy(), mask.copy())
+            else:
+                action, fault = player.act(obs, mask)
+            if fault is None:
+                after = play(seats, action)
+                if after != -2:
+                    legal[turn] += 1
+                    turn = after
+                    continue
+                _tell_legal(players, legal, told)
+                side = sides[turn]
+                verdict = player.conduct.judge(False, side.illegal)
+                side.illegal += 1
+                if verdict is Verdict.LOSE_TURN:
+                    game.lose_turn()
+                    turn = play(seats)
+                    continue
+                if verdict is Verdict.FORFEIT_GAME:
+                    fault = Fault(FaultKind.FORFEIT, f"{side.illegal} illegal moves in one game")
+                else:
+                    fault = player.fail(player.conduct.never_legal_fault())
+            else:
+                sides[turn].acts += 1  # an act that failed: neither legal nor illegal
+            sides[turn].faults.append(fault)
+            color = COLORS[turn]
+            game.forfeit(color)
+            forfeit = color.label
+            break
+        for side, n in zip(sides, legal):
+            side.acts += n + side.illegal
+        _tell_legal(players, legal, told)
+        return forfeit
+
+
+def _tell_legal(players: list, legal: list[int], told: list[int]) -> None:
+    """Count each side's legal moves not yet counted on its player's conduct."""
+    for i in (0, 1):
+        if legal[i] > told[i]:
+            players[i].conduct.played_legal(legal[i] - told[i])
+            told[i] = legal[i]
+

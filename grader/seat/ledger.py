@@ -56,8 +56,9 @@ class Ledger:
         self.phase = phase
         self.current = self.phase_stats.setdefault(phase, ActStats())
 
-    def count_act(self, elapsed: float) -> None:
-        """One act reply that took `elapsed` seconds, in the phase under way."""
+    def count_act(self, elapsed: float) -> ActStats:
+        """One act reply that took `elapsed` seconds, in the phase under way (whose stats are
+        returned)."""
         stats = self.current
         stats.count += 1
         stats.total_seconds += elapsed
@@ -65,6 +66,7 @@ class Ledger:
             stats.max_seconds = elapsed
         if elapsed > self.limits.act_soft_seconds:
             stats.soft_overruns += 1
+        return stats
 
     @property
     def act_stats(self) -> ActStats:
