@@ -27,6 +27,7 @@ from pathlib import Path
 
 from grader.documents import dump_yaml
 from grader.faults import Payer, kinds
+from grader.metrics import ENDINGS
 from grader.results import write_round
 
 ROUNDS, AGENTS, ENVS = 100, 60, 28
@@ -70,7 +71,7 @@ def synthetic_round(n: int, rng: random.Random) -> dict:
                        "record": record(), "standing": {"value": v, "rank": rank, "faulted_games": 0,
                                                         "interval": [max(0.0, v - 0.05), min(1.0, v + 0.05)]},
                        "elo": round(1000 + 400 * v, 1), "faulted_envs": 0, "faults": dict.fromkeys(FAULTS, 0),
-                       "endings": {"no_moves": 1000, "turn_limit": 0, "forfeit": 0, "fault": 0},
+                       "endings": dict.fromkeys(ENDINGS, 0) | {"no_moves": 1000},
                        "spread": {"final_win_rate": 0.1, "sae": 0.1, "standing": 0.1}, "generalisation_gap": None})
     pairwise = [{"a": a, "b": b, "a_wins": 20, "draws": 0, "b_wins": 20, "games": 40}
                 for i, a in enumerate(names) for b in names[i + 1:]]

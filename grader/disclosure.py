@@ -46,6 +46,8 @@ PROFILES = {
     "staff": Disclosure("staff", rules=False, shuffled_labels=False),
     "final": Disclosure("final", rules=False, shuffled_labels=True),
 }
+# The profiles `profile_for` gives a round's public projection: every one but the staff's full record.
+PUBLISHED = tuple(name for name in PROFILES if name != "full")
 
 
 def profile_for(tier: str, ladder_rules_public: bool = False) -> Disclosure:

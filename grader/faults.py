@@ -22,7 +22,8 @@ class Payer(enum.Enum):
 
 class FaultKind(enum.Enum):
     """Why an agent stopped. Each kind's payer and description are its row in FAULT_ROWS:
-    the one source of the kinds (the results schema's lists, the site, the bench read it)."""
+    the one source of the kinds (the site and the bench read it; `python -m grader.registries
+    --write` writes the results schema's lists and the docs' tables from it)."""
 
     TIMEOUT = "timeout"
     EOF = "eof"
@@ -42,7 +43,7 @@ class FaultKind(enum.Enum):
 
     @property
     def description(self) -> str:
-        """When this kind is recorded (docs/protocol.md's table says the same)."""
+        """When this kind is recorded, in Markdown (docs/protocol.md's table is written from it)."""
         return FAULT_ROWS[self][1]
 
     @property
@@ -67,24 +68,29 @@ class FaultKindError(ValueError):
         self.name = name
 
 
+# Each kind's payer and when it is recorded (Markdown: docs/protocol.md's table is written from
+# these rows by `python -m grader.registries --write`).
 FAULT_ROWS: dict[FaultKind, tuple[Payer, str]] = {
     FaultKind.TIMEOUT: (Payer.AGENT, "no reply by the hard limit, the ceiling, or far over the pace"),
-    FaultKind.EOF: (Payer.AGENT, "the runner ended (exit, sys.exit, a crash of the interpreter) after started"),
-    FaultKind.AGENT_ERROR: (Payer.AGENT, "the agent's code raised, it wrote past the output cap, or a process of "
-                                         "its was killed for memory at the sandbox's own limit"),
+    FaultKind.EOF: (Payer.AGENT, "the runner ended (exit, `sys.exit`, a crash of the interpreter) after `started`"),
+    FaultKind.AGENT_ERROR: (Payer.AGENT, "the agent's code raised (import, `Agent()`, any method), it wrote past the "
+                                         "output cap, or a process of its was killed for memory with the sandbox at "
+                                         "its own memory limit"),
     FaultKind.PROTOCOL: (Payer.AGENT, "a malformed frame, a non-integer or off-board action, an unexpected reply"),
     FaultKind.BUDGET: (Payer.AGENT, "its processes used more CPU time than the share"),
-    FaultKind.FORFEIT: (Payer.AGENT, "its first 10 moves in the session were illegal"),
-    FaultKind.LAUNCH_FAILED: (Payer.ARENA, "the sandbox did not start, or ended before started"),
-    FaultKind.PIPE: (Payer.ARENA, "the host's own pipe operations failed (not a closed pipe: that is eof)"),
-    FaultKind.OOM: (Payer.ARENA, "the kernel killed a sandbox process for memory below the sandbox's limit"),
+    FaultKind.FORFEIT: (Payer.AGENT, "its first 10 moves in the session were illegal (also a game's 3rd illegal move, "
+                                     "in the game record)"),
+    FaultKind.LAUNCH_FAILED: (Payer.ARENA, "the sandbox did not start, or ended before `started`"),
+    FaultKind.PIPE: (Payer.ARENA, "the host's own pipe operations failed (not a closed pipe: that is `eof`)"),
+    FaultKind.OOM: (Payer.ARENA, "the kernel killed a sandbox process for memory below the sandbox's limit: the host "
+                                 "ran short"),
     FaultKind.INFRASTRUCTURE: (Payer.ARENA, "reserved for the round runner: the grader itself failed"),
 }
 
 
 def kinds(payer: Payer | None = None) -> tuple[str, ...]:
     """The kinds' names in declaration order, all or only `payer`'s: what the results schema's
-    lists, the site's tables and the bench are generated from."""
+    lists, the docs' tables, the site's tables and the bench are made from."""
     return tuple(k.value for k in FaultKind if payer is None or k.payer is payer)
 
 

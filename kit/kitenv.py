@@ -27,8 +27,10 @@ CHECKS = VENV_DIR / "checks.json"  # every check's verdict by submission digest,
 MIN_PYTHON = (3, 11)  # the arena's wheel needs it; the grader runs 3.11
 CHILD_MARK = "ARENA_KIT_IN_VENV"  # set when a script re-runs itself in .venv, to stop a loop
 # check.py's and play.py's --sandbox: a copy of grader.kit.KIT_SANDBOXES (this file runs before
-# the arena is installed); a test of the arena holds the two equal.
+# the arena is installed), written by the arena's `python -m grader.registries --write`.
+# generated: kit-sandboxes
 SANDBOXES = ("auto", "local", "docker", "none")
+# end generated
 
 
 class KitSetupError(Exception):

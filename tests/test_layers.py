@@ -31,14 +31,14 @@ GRADER_LAYERS = (
                      "grader.runner", "grader.documents", "grader.schedule", "grader.metrics",
                      "grader.disclosure", "grader.owner", "grader.checkout", "grader.submission",
                      "grader.specs", "grader.policy", "grader.screening", "grader.schema", "grader.accounts",
-                     "grader.competition", "grader.quota")),
+                     "grader.competition", "grader.quota", "grader.json_spans")),
     ("sandboxes", ("grader.sandbox",)),
     ("play", ("grader.seat", "grader.agent_handle", "grader.match", "grader.self_play",
               "grader.session", "grader.smoke", "grader.field")),
     ("results", ("grader.results",)),
     ("rounds", ("grader.rounds", "grader.verify", "grader.seeds")),
     ("site and GitHub", ("grader.site", "grader.github", "grader.kit")),
-    ("command line", ("grader.cli", "grader.commands")),
+    ("command line", ("grader.cli", "grader.commands", "grader.registries")),
 )
 # Agents' code run inside the sandbox, outside examples/.
 SANDBOXED = ("grader.runner", "grader.rounds.control_agent")

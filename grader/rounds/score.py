@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from grader.faults import FaultKind
+from grader.faults import Payer, kinds
 from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, MetricError, Tally, endings_histogram, fit_elo,
                             mean, rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
 from grader.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
@@ -20,7 +20,7 @@ from grader.schedule import CHECKPOINT_LABEL
 
 MIN_FIELD_FOR_STANDING = 8
 MIN_ENVS_FOR_PUBLIC = 8
-AGENT_FAULT_KINDS = [k.value for k in FaultKind if k.is_agents_fault]
+AGENT_FAULT_KINDS = list(kinds(Payer.AGENT))
 
 
 @dataclass
