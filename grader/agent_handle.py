@@ -14,6 +14,7 @@ the output cap, and keeps the start of the agent's output for its owner.
 from __future__ import annotations
 
 import importlib
+import math
 import re
 import time
 from typing import Any, Union
@@ -360,7 +361,10 @@ class AgentHandle:
 
     def _check_cpu(self, force: bool = False) -> bool:
         """Update the CPU time used; True (and a `budget` fault) when over the share."""
-        if self.transport is None or self.transport.process is None or not (force or self.ledger.cpu_due()):
+        if self.transport is None or self.transport.process is None:
+            self.ledger.next_cpu_check = math.inf  # no process to read: `act` need not ask again
+            return False
+        if not (force or self.ledger.cpu_due()):
             return False
         fault = self.ledger.record_cpu(self.transport.cpu_seconds())
         if fault is not None and self.fault is None:
