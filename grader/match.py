@@ -10,7 +10,7 @@ agents here: whether a game gives feedback is the round's decision
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 import numpy as np
 
@@ -169,8 +169,8 @@ class Table:
     def play(self, black, white, seed: int) -> GameRecord:
         """Seat `black` and `white` (as `play_game` takes them) and play a game to its record."""
         spec, game = self.spec, self.game
-        players = [seated_opponent(p, spec, seed, c.label) if isinstance(p, str) else p
-                   for c, p in zip(COLORS, (black, white))]
+        players: list[Any] = [seated_opponent(p, spec, seed, c.label) if isinstance(p, str) else p
+                              for c, p in zip(COLORS, (black, white))]
         held = [p if isinstance(p, Opponent) else None for p in players]
         seats = EngineSeats(spec, *held)
         if self._used:
@@ -186,7 +186,7 @@ class Table:
         outcome = game.outcome()
         return GameRecord(
             env_id=spec.id, seed=seed,
-            players={label: p.label if o is None else o.name for label, p, o in zip(LABELS, players, held)},
+            players={label: o.name if o is not None else p.label for label, p, o in zip(LABELS, players, held)},
             moves=game.moves, termination=outcome.termination.value,
             winner=None if outcome.winner is None else outcome.winner.label,
             black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
