@@ -9,7 +9,6 @@ agents here: whether a game gives feedback is the round's decision
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
 import numpy as np
@@ -18,46 +17,12 @@ from engine import ENDINGS, Color, EnvSpec, Game, recorded_moves
 from engine.opponents import EngineSeats, Meter, Opponent, play_seated_games, seated_opponent
 
 from grader.faults import Fault, FaultKind
+from grader.games import GameRecord, SideStats
 from grader.policy import Verdict
 
 COLORS = (Color.BLACK, Color.WHITE)
 LABELS = tuple(c.label for c in COLORS)
 WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
-
-
-@dataclass
-class SideStats:
-    """What one side did in one game."""
-
-    acts: int = 0
-    illegal: int = 0
-    faults: list[Fault] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {"acts": self.acts, "illegal": self.illegal,
-                "faults": [f.to_dict() for f in self.faults]}
-
-
-@dataclass
-class GameRecord:
-    """A finished game: enough to replay it (`engine.replay(spec, moves, forfeit)`) and score it."""
-
-    env_id: str
-    seed: int
-    players: dict[str, str]
-    moves: list
-    termination: str
-    winner: str | None
-    black_discs: int
-    white_discs: int
-    forfeit: str | None
-    sides: dict[str, SideStats]
-
-    def to_dict(self) -> dict:
-        return {"env_id": self.env_id, "seed": self.seed, "players": self.players, "moves": self.moves,
-                "termination": self.termination, "winner": self.winner, "black_discs": self.black_discs,
-                "white_discs": self.white_discs, "forfeit": self.forfeit,
-                "sides": {k: v.to_dict() for k, v in self.sides.items()}}
 
 
 def env_info(spec: EnvSpec, interaction_budget: int) -> dict:

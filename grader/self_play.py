@@ -7,6 +7,7 @@ from functools import partial
 from typing import Callable, Iterator
 
 from engine import Color, EnvSpec
+from grader.games import KeptGame
 from grader.match import outcome_for, play_game
 
 SELF_PLAY_COLOR = "both"  # `your_color` of a self-play outcome: the agent held both seats
@@ -16,20 +17,13 @@ SELF_PLAY_COLOR = "both"  # `your_color` of a self-play outcome: the agent held 
 class SelfPlayGame:
     """One self-play game: its winner ("black", "white" or None for a draw), its plies, and
     `hear()`, which delivers its outcome to the agent (a fault lands on the agent's session).
-    A game an agent played also carries what is kept of it for the audit (`kept`): its seed,
-    moves and forfeit, and the outcome it is sent; a reference player's carries nothing."""
+    A game an agent played also carries what is kept of it for the audit (`kept`); a
+    reference player's carries nothing."""
 
     winner: str | None
     plies: int
     hear: Callable[[], object]
-    kept: dict | None = None
-
-
-def kept_game(seed: int, moves: list, forfeit: str | None, outcome: dict) -> dict:
-    """A self-play game as the environment record keeps it: enough for `arena verify` to
-    replay it and to check the outcome the agent was sent."""
-    return {"seed": seed, "moves": moves, "forfeit": forfeit,
-            "outcome": [outcome["winner"], outcome["black_discs"], outcome["white_discs"]]}
+    kept: KeptGame | None = None
 
 
 def heard() -> None:
@@ -45,4 +39,4 @@ def play_self_play(spec: EnvSpec, seat: Callable[[Color, int], object], observe:
         record = play_game(spec, seat(Color.BLACK, seed), seat(Color.WHITE, seed), seed)
         outcome = outcome_for(record, SELF_PLAY_COLOR)
         yield SelfPlayGame(record.winner, len(record.moves), partial(observe, outcome),
-                           kept_game(seed, record.moves, record.forfeit, outcome))
+                           KeptGame.of(record, outcome))

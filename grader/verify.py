@@ -27,6 +27,7 @@ from typing import Any
 from engine import LOST, PASS, Color, Game, IllegalMoveError, ReplayError, SpecError, parse_spec, replay
 from engine.opponents import seated_opponent
 from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, project_games, project_result
+from grader.games import KeptGame, ScoredGame
 from grader.limits import Limits
 from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
 from grader.results import ResultsError, check_twin, load_games, load_results
@@ -87,16 +88,19 @@ def _count_numbers(value: Any) -> int:
     return 1 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
-def replay_game(spec, game: dict, references: dict[str, str]) -> None:
+def replay_game(spec, game: ScoredGame, references: dict[str, str]) -> None:
     """Replay one stored game; raise Difference on any mismatch. `references` maps a seat's
     player name to the reference opponent that played it (re-played from the game seed)."""
+    moves, seed = game.moves, game.seed
+    if moves is None or seed is None:
+        raise Difference("its moves or seed are withheld: it cannot be replayed")
     opponents = {}
     for color in (Color.BLACK, Color.WHITE):
-        name = references.get(game[color.label])
+        name = references.get(game.seat(color.label))
         if name is not None:
-            opponents[color] = seated_opponent(name, spec, game["seed"], color.label)
+            opponents[color] = seated_opponent(name, spec, seed, color.label)
     g = Game(spec)
-    for i, move in enumerate(game["moves"]):
+    for i, move in enumerate(moves):
         if g.done:
             raise Difference(f"move {i} ({move!r}): the game was already over")
         try:
@@ -109,28 +113,28 @@ def replay_game(spec, game: dict, references: dict[str, str]) -> None:
                 if opponent is not None:
                     expected = opponent.act(g)
                     if expected != move:
-                        raise Difference(f"move {i}: {game[g.to_move.label]} plays {expected} from its seed, "
+                        raise Difference(f"move {i}: {game.seat(g.to_move.label)} plays {expected} from its seed, "
                                          f"the file says {move}")
                 g.play(move)
             else:
                 raise Difference(f"move {i}: {move!r} is not a cell, pass or lost")
         except IllegalMoveError as exc:
             raise Difference(f"move {i} ({move!r}): {exc}") from None
-    if game["forfeit"] is not None:
+    if game.forfeit is not None:
         if g.done:
             raise Difference("a forfeit is recorded but the game was already over")
-        g.forfeit(Color.BLACK if game["forfeit"] == "black" else Color.WHITE)
+        g.forfeit(Color.BLACK if game.forfeit == "black" else Color.WHITE)
     if not g.done:
-        raise Difference(f"the game is not over after {len(game['moves'])} moves")
+        raise Difference(f"the game is not over after {len(moves)} moves")
     out = g.outcome()
     found = {"termination": out.termination.value, "winner": None if out.winner is None else out.winner.label,
              "black_discs": out.black_discs, "white_discs": out.white_discs}
     for key, value in found.items():
-        if game[key] != value:
-            raise Difference(f"{key}: the file says {game[key]!r}, the replay gives {value!r}")
-    expected_endings = {"forfeit", "fault"} if game["forfeit"] else {found["termination"]}
-    if game["ending"] not in expected_endings:
-        raise Difference(f"ending {game['ending']!r} does not fit a game that ended by {found['termination']}")
+        if getattr(game, key) != value:
+            raise Difference(f"{key}: the file says {getattr(game, key)!r}, the replay gives {value!r}")
+    expected_endings = {"forfeit", "fault"} if game.forfeit else {found["termination"]}
+    if game.ending not in expected_endings:
+        raise Difference(f"ending {game.ending!r} does not fit a game that ended by {found['termination']}")
 
 
 def check_games(data: dict, games: list[dict], report: Report) -> None:
@@ -140,31 +144,33 @@ def check_games(data: dict, games: list[dict], report: Report) -> None:
     refs = {f["name"]: f["digest"].split(":", 1)[1] for f in data["field"] if f["kind"] == "reference"}
     refs[CHECKPOINT_LABEL] = CHECKPOINT_OPPONENT
     specs = {}
-    for i, game in enumerate(games):
-        where = f"game {i + 1} ({game['env']} {game['phase']} {game['black']} v {game['white']} #{game['index']})"
-        env = envs.get(game["env"])
+    for i, game in enumerate(map(ScoredGame.from_doc, games)):
+        where = f"game {i + 1} ({game.env} {game.phase} {game.black} v {game.white} #{game.index})"
+        env = envs.get(game.env)
         if env is None:
-            raise Difference(f"{where}: environment {game['env']!r} is not in the results file")
-        if "moves" not in game:
+            raise Difference(f"{where}: environment {game.env!r} is not in the results file")
+        if game.moves is None:
             continue
         if env["spec"] is None:
             raise Difference(f"{where}: moves are stored but the environment's spec is not")
-        if game["env"] not in specs:
+        if game.env not in specs:
             try:
-                specs[game["env"]] = parse_spec(env["spec"])
+                specs[game.env] = parse_spec(env["spec"])
             except SpecError as exc:
-                raise Difference(f"environments {game['env']}: {exc}") from None
-            if specs[game["env"]].id != env["id"]:
-                raise Difference(f"environments {game['env']}: the spec's id is {specs[game['env']].id}, the file says {env['id']}")
-        spec = specs[game["env"]]
+                raise Difference(f"environments {game.env}: {exc}") from None
+            if specs[game.env].id != env["id"]:
+                raise Difference(f"environments {game.env}: the spec's id is {specs[game.env].id}, the file says {env['id']}")
+        spec = specs[game.env]
         if seed is not None:
-            if game["phase"] == "checkpoint":
-                want = checkpoint_seed(seed, spec.id, game["checkpoint"], game["index"])
+            if game.phase == "checkpoint":
+                if game.checkpoint is None:
+                    raise Difference(f"{where}: a checkpoint game names no checkpoint")
+                want = checkpoint_seed(seed, spec.id, game.checkpoint, game.index)
             else:
-                a, b = sorted((game["black"], game["white"]))
-                want = pairing_seed(seed, spec.id, a, b, game["index"])
-            if game["seed"] != want:
-                raise Difference(f"{where}: seed {game['seed']} is not the one its place derives ({want})")
+                a, b = sorted((game.black, game.white))
+                want = pairing_seed(seed, spec.id, a, b, game.index)
+            if game.seed != want:
+                raise Difference(f"{where}: seed {game.seed} is not the one its place derives ({want})")
         try:
             replay_game(spec, game, refs)
         except Difference as exc:
@@ -365,22 +371,22 @@ def check_statuses(data: dict, games: list[dict]) -> None:
     An `ok` entrant's complete games are checked with the numbers (`recompute`)."""
     config = data["provenance"]["config"]
     checkpoints, per_checkpoint, budget = config["checkpoints"], config["games_per_checkpoint"], config["budget"]
-    by_env: dict[str, list[tuple[int, dict]]] = {}
-    for n, game in enumerate(games, 1):
-        by_env.setdefault(game["env"], []).append((n, game))
+    by_env: dict[str, list[tuple[int, ScoredGame]]] = {}
+    for n, game in enumerate(map(ScoredGame.from_doc, games), 1):
+        by_env.setdefault(game.env, []).append((n, game))
     for e, env in enumerate(data["environments"]):
         env_games = by_env.get(env["label"], [])
         rows = {a["name"]: (i, a) for i, a in enumerate(env["agents"])}
         last = {}  # entrant -> number of its last game here
         for n, g in env_games:
-            for p in (g["black"], g["white"]):
+            for p in (g.black, g.white):
                 last[p] = n
         died_in = set()  # entrants a game may have ended by the fault of
         for n, g in env_games:
-            if g["ending"] != "fault":
+            if g.ending != "fault":
                 continue
-            side = g.get("forfeit")
-            dead = [g[side]] if side else [p for p in (g["black"], g["white"]) if p != CHECKPOINT_LABEL]
+            side = g.forfeit
+            dead = [g.seat(side)] if side else [p for p in (g.black, g.white) if p != CHECKPOINT_LABEL]
             died_in.update(dead)
             if all(p in rows and rows[p][1]["status"] == "ok" for p in dead):
                 raise Difference(f"environments[{e}].agents[{rows[dead[0]][0] if dead[0] in rows else '?'}].status: "
@@ -390,9 +396,9 @@ def check_statuses(data: dict, games: list[dict]) -> None:
                                  f"{dead[0]}'s fault, yet it plays game {last[dead[0]]} after it")
         for name, (a, row) in rows.items():
             where = f"environments[{e}].agents[{a}]"
-            mine = [g for _, g in env_games if name in (g["black"], g["white"])]
-            counts = Counter(g["checkpoint"] for g in mine if g["phase"] == "checkpoint")
-            paired = any(g["phase"] == "pairing" for g in mine)
+            mine = [g for _, g in env_games if name in (g.black, g.white)]
+            counts = Counter(g.checkpoint for g in mine if g.phase == "checkpoint")
+            paired = any(g.phase == "pairing" for g in mine)
             complete = 0
             while complete < len(checkpoints) and counts[checkpoints[complete]] == per_checkpoint:
                 complete += 1
@@ -403,7 +409,7 @@ def check_statuses(data: dict, games: list[dict]) -> None:
                                      f"{per_checkpoint} checkpoint games at {checkpoints[complete]} but plays on "
                                      f"({'at checkpoint ' + str(later[0]) if later else 'its pairings'})")
             live = [o for o, (_, r) in rows.items() if o != name and r["status"] == "ok"]
-            played = Counter(g["black"] if g["white"] == name else g["white"] for g in mine if g["phase"] == "pairing")
+            played = Counter(g.black if g.white == name else g.white for g in mine if g.phase == "pairing")
             if (row["status"] != "ok" and complete == len(checkpoints) and name not in died_in and live
                     and all(played[o] == config["pairing_games"] for o in live)):
                 # A fault stops an entrant before a pairing, or ends the game it came in by its fault.
@@ -604,18 +610,18 @@ def check_kept_self_play(spec, name: str, entrant, plan: RoundPlan | None, where
     if len(games) != sp.games:
         raise Difference(f"{where}: {len(games)} games kept for {sp.games} played")
     counted: Counter[str | None] = Counter()
-    for i, game in enumerate(games):
+    for i, game in enumerate(map(KeptGame.from_doc, games)):
         at = f"{where} game {i + 1}"
-        if plan is not None and game["seed"] != self_play_seed(plan.seed, spec.id, name, i):
-            raise Difference(f"{at}: seed {game['seed']} is not the one its place derives")
-        forfeit = None if game["forfeit"] is None else Color.BLACK if game["forfeit"] == "black" else Color.WHITE
+        if plan is not None and game.seed != self_play_seed(plan.seed, spec.id, name, i):
+            raise Difference(f"{at}: seed {game.seed} is not the one its place derives")
+        forfeit = None if game.forfeit is None else Color.BLACK if game.forfeit == "black" else Color.WHITE
         try:
-            outcome = replay(spec, game["moves"], forfeit).outcome()
+            outcome = replay(spec, game.moves, forfeit).outcome()
         except ReplayError as exc:
             raise Difference(f"{at}: {exc}") from None
         winner = None if outcome.winner is None else outcome.winner.label
         counted[winner] += 1
-        sent = game["outcome"]
+        sent = game.outcome
         if sent is None:
             if i != len(games) - 1 or entrant.fault is None:
                 raise Difference(f"{at}: no outcome was sent, but the agent played on")

@@ -33,7 +33,7 @@ GRADER_LAYERS = (
                      "grader.specs", "grader.policy", "grader.screening", "grader.schema", "grader.accounts",
                      "grader.competition", "grader.quota", "grader.json_spans")),
     ("sandboxes", ("grader.sandbox",)),
-    ("play", ("grader.seat", "grader.agent_handle", "grader.match", "grader.self_play",
+    ("play", ("grader.seat", "grader.agent_handle", "grader.games", "grader.match", "grader.self_play",
               "grader.session", "grader.smoke", "grader.field")),
     ("results", ("grader.results",)),
     ("rounds", ("grader.rounds", "grader.verify", "grader.seeds")),

@@ -21,13 +21,14 @@ environment.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from engine import Color
 from grader.faults import Fault, FaultKind
-from grader.match import GameRecord, env_info, play_games
+from grader.games import ScoredGame
+from grader.match import env_info, play_games
 from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
@@ -57,23 +58,6 @@ class HeldEnv:
     index: int
     label: str
     arena_faults: list[dict]
-
-
-def ending_of(record: GameRecord, dead: set[str]) -> str:
-    """How a game ended, for the endings histogram: `fault` when the side that forfeited
-    has a dead session (it crashed, timed out, ...), `forfeit` for a game lost on illegal moves."""
-    if record.forfeit is None:
-        return record.termination
-    return "fault" if record.forfeit in dead else "forfeit"
-
-
-def game_doc(label: str, phase: str, checkpoint: int | None, index: int, record: GameRecord,
-             black: str, white: str, dead_colors: set[str]) -> dict:
-    """A scored game as the round stores it (full form; disclosure projects it)."""
-    return {"env": label, "phase": phase, "checkpoint": checkpoint, "index": index, "seed": record.seed,
-            "black": black, "white": white, "moves": record.moves, "forfeit": record.forfeit,
-            "termination": record.termination, "winner": record.winner, "black_discs": record.black_discs,
-            "white_discs": record.white_discs, "ending": ending_of(record, dead_colors)}
 
 
 def charged_fault(faults: list[dict]) -> dict | None:
@@ -193,11 +177,11 @@ class _EnvPlay:
                 kept = game.kept if session.learns else None
                 if not self._check(name, f"self-play game {used}"):
                     if kept is not None:
-                        status.self_play_games.append(kept | {"outcome": None})  # never sent
+                        status.self_play_games.append(replace(kept, outcome=None).to_doc())  # never sent
                     return False
                 game.hear()
                 if kept is not None:
-                    status.self_play_games.append(kept)
+                    status.self_play_games.append(kept.to_doc())
                 if not self._check(name, f"outcome of self-play game {used}"):
                     return False
             games = []
@@ -210,8 +194,8 @@ class _EnvPlay:
             for i, record in enumerate(play_games(self.spec, games)):
                 color = checkpoint_color(i)
                 black, white = (name, CHECKPOINT_LABEL) if color is Color.BLACK else (CHECKPOINT_LABEL, name)
-                self.games.append(game_doc(self.entry.label, "checkpoint", checkpoint, i, record, black, white,
-                                           set() if session.alive else {color.label}))
+                self.games.append(ScoredGame.of(record, self.entry.label, "checkpoint", checkpoint, i, black, white,
+                                                set() if session.alive else {color.label}).to_doc())
                 self._tick(f"{name} checkpoint {checkpoint}")
                 if not self._check(name, f"checkpoint {checkpoint} game {i}"):
                     return False
@@ -236,8 +220,8 @@ class _EnvPlay:
             for game, record in zip(games, play_games(self.spec, seats)):
                 black, white = self.sessions[game.black], self.sessions[game.white]
                 dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
-                self.games.append(game_doc(self.entry.label, "pairing", None, game.index, record,
-                                           game.black, game.white, dead))
+                self.games.append(ScoredGame.of(record, self.entry.label, "pairing", None, game.index,
+                                                game.black, game.white, dead).to_doc())
                 self._tick(f"pairing {a} v {b}")
                 alive_a = self._check(a, f"pairing with {b} game {game.index}")
                 alive_b = self._check(b, f"pairing with {a} game {game.index}")

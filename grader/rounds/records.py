@@ -77,7 +77,7 @@ class EntrantEnv:
     fault_phase: str | None = None
     self_play: SelfPlay = field(default_factory=SelfPlay)
     agent_seconds: float = 0.0
-    # Its self-play games as grader.self_play.kept_game keeps them, in order (none for a
+    # Its self-play games as grader.games.KeptGame keeps them, in order (none for a
     # reference player, which is sent nothing); bound by `self_play_digest` in the results.
     self_play_games: list[dict] = field(default_factory=list)
 

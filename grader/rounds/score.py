@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from grader.faults import Payer, kinds
+from grader.games import ScoredGame
 from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, MetricError, Tally, endings_histogram, fit_elo,
                             mean, rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
 from grader.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
@@ -33,7 +34,7 @@ class ScoringInput:
     games_per_checkpoint: int
     pairing_games: int
     statuses: dict[str, dict[str, str]]
-    games: list[dict]
+    games: list[dict]  # stored as a round stores them (grader.games.ScoredGame), full or projected
     elo_anchor: str | None  # the name of the reference `random` entrant, if it is in the field
     # How the standing's interval is computed; a round records it, and verify recomputes a
     # round by the method it names (rounds that name none used INTERVAL_WILSON_GAMES).
@@ -50,11 +51,11 @@ class Scores:
     problems: list[str] = field(default_factory=list)
 
 
-def result_for(game: dict, name: str) -> str:
+def result_for(game: ScoredGame, name: str) -> str:
     """win, draw or loss of `name` in `game`."""
-    if game["winner"] is None:
+    if game.winner is None:
         return "draw"
-    return "win" if game[game["winner"]] == name else "loss"
+    return "win" if game.seat(game.winner) == name else "loss"
 
 
 def _record(t: Tally) -> Record:
@@ -79,29 +80,29 @@ def compute(inp: ScoringInput) -> Scores:
     checkpoint = defaultdict(Tally)  # (label, name, checkpoint) -> the agent's tally
     pair = defaultdict(Tally)  # (label, a, b), a < b -> a's tally against b
     endings: dict[str, list[str]] = {n: [] for n in names}
-    for i, g in enumerate(inp.games):
-        where = f"game {i} ({g['env']} {g['phase']} {g['black']} v {g['white']} #{g['index']})"
-        if g["env"] not in known_labels:
-            problems.append(f"{where}: unknown environment {g['env']!r}")
+    for i, g in enumerate(map(ScoredGame.from_doc, inp.games)):
+        where = f"game {i} ({g.env} {g.phase} {g.black} v {g.white} #{g.index})"
+        if g.env not in known_labels:
+            problems.append(f"{where}: unknown environment {g.env!r}")
             continue
-        players = [p for p in (g["black"], g["white"]) if p != CHECKPOINT_LABEL]
+        players = [p for p in (g.black, g.white) if p != CHECKPOINT_LABEL]
         if any(p not in known_names for p in players):
             problems.append(f"{where}: a player is not in the field")
             continue
         for p in players:
-            endings[p].append(g["ending"])
-        if g["phase"] == "checkpoint":
-            if len(players) != 1 or g["checkpoint"] not in inp.checkpoints:
+            endings[p].append(g.ending)
+        if g.phase == "checkpoint":
+            if len(players) != 1 or g.checkpoint not in inp.checkpoints:
                 problems.append(f"{where}: not a checkpoint game of this round")
                 continue
-            key = (g["env"], players[0], g["checkpoint"])
+            key = (g.env, players[0], g.checkpoint)
             checkpoint[key] = checkpoint[key].add(result_for(g, players[0]))
         else:
             if len(players) != 2 or players[0] == players[1]:
                 problems.append(f"{where}: a pairing game needs two entrants")
                 continue
             a, b = sorted(players)
-            key = (g["env"], a, b)
+            key = (g.env, a, b)
             pair[key] = pair[key].add(result_for(g, a))
 
     window = sae_window(inp.checkpoints)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from grader.games import ScoredGame
 from grader.site import svg
 from grader.site.model import rules_text
 
@@ -54,17 +55,21 @@ def redacted(tier: str, profile: str) -> bool:
 
 
 def replayable(game: dict, spec: dict | None) -> bool:
-    return spec is not None and isinstance(game.get("moves"), list)
+    """Whether a stored game can be replayed: its environment's spec and its moves are published."""
+    return spec is not None and ScoredGame.from_doc(game).moves is not None
 
 
 def _name(who: str) -> str:
     return "random (the checkpoint opponent)" if who == "@random" else who
 
 
-def build_replay(number: int, game: dict, env: dict, tier: str, profile: str) -> Replay:
-    """Replay one game's moves into frames (the engine applies each move)."""
+def build_replay(number: int, doc: dict, env: dict, tier: str, profile: str) -> Replay:
+    """Replay one stored game's moves into frames (the engine applies each move)."""
     from engine import LOST, PASS, Game, parse_spec
 
+    game = ScoredGame.from_doc(doc)
+    if game.moves is None:
+        raise ValueError(f"game {number} carries no moves: it has no replay")
     hide = redacted(tier, profile)
     spec = env["spec"]
     layout = spec["layout"]
@@ -72,7 +77,7 @@ def build_replay(number: int, game: dict, env: dict, tier: str, profile: str) ->
     position = Game(parse_spec(spec))
     frames = [Frame(0, "the opening; black to move", svg.board(rows, cols, obstacles, _cells(position), None,
                                                               "opening", "frame"))]
-    moves = game["moves"]
+    moves = game.moves
     shown = moves[:-1] if hide and moves else moves
     for ply, move in enumerate(shown, 1):
         mover = position.to_move.label
@@ -97,21 +102,21 @@ def build_replay(number: int, game: dict, env: dict, tier: str, profile: str) ->
         result = None
     else:
         result = _result(game)
-    return Replay(number, game["env"], None if hide else env.get("name"),
-                  None if hide else rules_text(spec["rules"]), game["phase"], game.get("checkpoint"), game["index"],
-                  _name(game["black"]), _name(game["white"]), result, frames, note)
+    return Replay(number, game.env, None if hide else env.get("name"),
+                  None if hide else rules_text(spec["rules"]), game.phase, game.checkpoint, game.index,
+                  _name(game.black), _name(game.white), result, frames, note)
 
 
 def _cells(position) -> list[int]:
     return [int(v) for v in position.board().ravel()]
 
 
-def _result(game: dict) -> str:
-    winner = game.get("winner")
-    head = "a draw" if winner is None else f"{winner} ({_name(game[winner])}) won"
-    if "black_discs" in game:
-        head += f", {game['black_discs']} to {game['white_discs']}"
-    ending = game.get("ending")
+def _result(game: ScoredGame) -> str:
+    winner = game.winner
+    head = "a draw" if winner is None else f"{winner} ({_name(game.seat(winner))}) won"
+    if game.black_discs is not None:
+        head += f", {game.black_discs} to {game.white_discs}"
+    ending = game.ending
     if ending and ending != "no_moves":
         head += f"; ended by {ending}"
     return head
