@@ -85,3 +85,16 @@ def test_a_missing_block_is_named():
 
 def test_the_payers_are_the_consequences():
     assert set(registries.CONSEQUENCE) == set(Payer)
+
+
+def test_the_rules_table_names_every_fault_kind_with_its_payer():
+    # docs/rules.md says it in the participants' words (the arena's kinds in one row), so it is
+    # not generated; a kind missing from it, or under the wrong payer, fails here.
+    from grader.faults import FaultKind
+
+    text = (registries.ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    section = text[text.index("### 5.1 Faults, and who pays"):]
+    rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
+    whose = {kind.strip(" `"): cells[2].strip() for cells in rows for kind in cells[1].split(",")}
+    want = {kind.value: "yours" if kind.payer is Payer.AGENT else "the arena's" for kind in FaultKind}
+    assert whose == want, "docs/rules.md section 5.1: give every fault kind a row under its payer"
