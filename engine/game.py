@@ -155,7 +155,11 @@ class Game:
         """Back to the opening, black to move, in the same memory: `view` and the kernel stay
         valid, so a table that plays game after game of one environment lays nothing out again.
         The seats are to be given again (`play_to_agent`); the move list is a new one (a
-        finished game's record keeps the old)."""
+        finished game's record keeps the old). The last game's players draw from streams in
+        this memory: they take theirs with them first, so that one kept for a later game goes
+        on where it was."""
+        if self._seats is not None:
+            self._seats.rehome(self._seats.packed.copy(), self._seats.states.copy())
         np.copyto(self._record, self._opening)
         self._seats = None
         self.moves = []

@@ -137,17 +137,14 @@ class Table:
         players: list[Any] = [seated_opponent(p, spec, seed, c.label) if isinstance(p, str) else p
                               for c, p in zip(COLORS, (black, white))]
         held = [p if isinstance(p, Opponent) else None for p in players]
-        seats = EngineSeats(spec, *held)
         if self._used:
-            game.restart()
+            game.restart()  # before the seats are packed: a player kept from the last game takes its stream out
         self._used = True
+        seats = EngineSeats(spec, *held)
         copies = [not getattr(p, "reads_views_in_place", False) for p in players]
         sides = (SideStats(), SideStats())
         forfeit = self._play_on(players, copies, sides, seats, game.play_to_agent(seats))
         seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
-        # The players draw from streams in this game's memory, which the next game here
-        # overwrites: a player kept for another game takes its stream with it.
-        seats.rehome(seats.packed.copy(), seats.states.copy())
         outcome = game.outcome()
         return GameRecord(
             env_id=spec.id, seed=seed,
