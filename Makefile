@@ -21,12 +21,15 @@ system-deps:
 demo: install
 	$(VENV)/bin/arena demo --out _demo --site _site
 
-# The workflow runs under act (tests/github/test_act_*.py; round, the longest, sorts first) go two
-# at a time on pytest-xdist workers: each waits mostly on one workflow's jobs, which leave a core idle.
+# The suite goes two tests at a time on pytest-xdist workers (most of a test's time is spent
+# waiting on a sandbox, a subprocess or a docker engine, which leaves a core idle): the suite
+# without the act tests took 9 min 48 s one at a time, 3 min 56 s two at a time. The workflow
+# runs under act (tests/github/test_act_*.py; round, the longest, sorts first) go after it, two
+# at a time too, on their own: each holds one workflow's jobs.
 ACT_TESTS := $(sort $(wildcard tests/github/test_act_*.py))
 
 test: install lint-workflows typecheck
-	$(PY) -m pytest -q $(addprefix --ignore=,$(ACT_TESTS))
+	$(PY) -m pytest -q -n 2 --dist worksteal $(addprefix --ignore=,$(ACT_TESTS))
 	$(PY) -m pytest -q -n 2 --dist worksteal $(ACT_TESTS)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py
 
