@@ -4,8 +4,10 @@ Each subcommand lives in its own module under grader.commands, named as the comm
 exposes `register(subparsers)`, which adds its parser and sets `func(args) -> int`. Only the
 module of the command given is imported (`arena --help` and a mistyped command import all),
 so a light command does not pay for the heavy ones' imports (numba, jinja2, docker).
-Data goes to stdout; logs and progress to stderr. Exit 0 success, 1 a check
-failed, 2 a usage error or bad input.
+Data goes to stdout; logs and progress to stderr. Exit 0 ok; 1 the input failed (a usage
+error, a missing or malformed file, an agent or submission that failed, a round that fails
+verification, a refused request); 2 the arena failed (a full disk, a docker engine or sandbox
+that does not work, a round held for the arena's faults, an error in the arena's own code).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import traceback
 
 # Order is the order of `arena --help`.
 COMMAND_MODULES = [
@@ -40,7 +43,11 @@ COMMANDS = {module.rpartition(".")[2]: module for module in COMMAND_MODULES}  # 
 
 
 class UsageError(Exception):
-    """Bad input from the user: printed as `arena: error: ...`, exit 2."""
+    """Bad input from the user: printed as `arena COMMAND: error: ...`, exit 1."""
+
+
+INPUT_FAILED = 1
+ARENA_FAILED = 2
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -61,23 +68,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(command)
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
-        return int(exc.code or 0)
+    except SystemExit as exc:  # argparse exits 0 on --help, 2 on a usage error: bad input here
+        return INPUT_FAILED if exc.code else 0
     try:
         return int(args.func(args))
     except (UsageError, ValueError, FileNotFoundError) as exc:
         print(f"arena {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return INPUT_FAILED
     except OSError as exc:
         # A full disk, a read-only folder...: the arena's writes are atomic, so nothing finished
         # is lost, and a round started again with the same arguments resumes.
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"arena {args.command}: error: {exc.strerror or exc}{where}", file=sys.stderr)
-        return 1
+        print(f"arena {args.command}: the arena failed: {exc.strerror or exc}{where}", file=sys.stderr)
+        return ARENA_FAILED
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
         return 130
-
+    except Exception as exc:  # a bug of the arena's, never the input's: said in one line, traced below it
+        traceback.print_exc(file=sys.stderr)
+        print(f"arena {args.command}: the arena failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return ARENA_FAILED
 
 if __name__ == "__main__":
     sys.exit(main())

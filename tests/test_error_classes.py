@@ -1,5 +1,5 @@
 """Bad input raises one class per kind, carrying what was wrong (python-chess's way); each is
-a ValueError, so `arena` still exits 2 with the same words."""
+a ValueError, so `arena` still exits 1 (bad input) with the same words."""
 
 from __future__ import annotations
 
@@ -59,8 +59,8 @@ def test_a_plan_of_another_version_is_named():
     (["envs", "--tier", "ladder"], "--seed", "--tier ladder is generated: give --seed"),
     (["perft", "standard-8x8", "--depth", "-2"], "--depth", "--depth must be >= 0, got -2"),
 ])
-def test_options_exit_2_with_the_same_words(argv, option, words, capsys):
-    assert main(argv) == 2
+def test_options_exit_1_with_the_same_words(argv, option, words, capsys):
+    assert main(argv) == 1
     assert f"arena {argv[0]}: error: {words}" in capsys.readouterr().err
     command = __import__(f"grader.commands.{argv[0]}", fromlist=["run"])
     args = __import__("grader.cli", fromlist=["build_parser"]).build_parser(argv[0]).parse_args(argv)

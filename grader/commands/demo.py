@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from grader.cli import UsageError
+from grader.cli import ARENA_FAILED, UsageError
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.sandbox import ISOLATING
 from grader.schedule import parse_checkpoints
@@ -90,12 +90,12 @@ def run(args: argparse.Namespace) -> int:
     outcome = run_round(plan, out / "rounds", out / "private", args.jobs, None,
                         f"arena demo --out {args.out} --jobs {args.jobs}")
     if outcome.status != "published" or outcome.public_path is None:
-        return 1
+        return ARENA_FAILED  # the bundled agents' round: only the arena can fail it
     try:
         report = verify(outcome.public_path, out / "private")
     except Difference as exc:
         print(f"demo: verify found a difference: {exc}", file=sys.stderr)
-        return 1
+        return ARENA_FAILED
     print(f"demo: verified: {report.games} games, {report.replayed} replayed, {report.numbers} numbers recomputed",
           file=sys.stderr)
     if args.site is not None:

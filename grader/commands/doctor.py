@@ -1,7 +1,8 @@
 """arena doctor: which sandbox protections are active on this host.
 
 Runs the backend's probe (its row in grader.sandbox.SANDBOXES) inside the sandbox,
-exactly as agents are run, and prints each protection as ok / MISSING. Exits 1 naming the missing required ones;
+exactly as agents are run, and prints each protection as ok / MISSING. Exits 2 (the host, not an input) naming the missing
+required ones;
 `require_protections()` is the same check for the round runner, which must
 refuse a scored round on a host that fails it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grader.cli import ARENA_FAILED
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.sandbox import ISOLATING, backend
 from grader.sandbox.probe import Check
@@ -55,6 +57,6 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         print(f"arena doctor: missing required protection(s): {', '.join(c.name for c in missing)}; "
               "scored rounds will refuse to run here", file=sys.stderr)
-        return 1
+        return ARENA_FAILED  # the host, not any input
     print("arena doctor: every required protection is active")
     return 0

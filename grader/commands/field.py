@@ -16,6 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.cli import ARENA_FAILED
 from grader.competition import load_competition
 from grader.documents import dump_yaml
 from grader.errors import OptionError
@@ -43,10 +44,10 @@ def run(args: argparse.Namespace) -> int:
         return _run(args)
     except ArenaSmokeError as exc:
         print(f"field: {exc}; no field is taken, run the round again", file=sys.stderr)
-        return 2
+        return ARENA_FAILED
     except GitError as exc:
         print(f"field: cannot read main at the freeze: {exc}", file=sys.stderr)
-        return 1
+        return 1  # mostly the repository's state (no commit before the freeze, no registry in it)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grader.cli import ARENA_FAILED
 from grader.sandbox.base import LaunchError
 
 
@@ -34,13 +35,13 @@ def run_build(args: argparse.Namespace) -> int:
         engine = client()
     except LaunchError as exc:
         log(f"{exc}; start a docker engine first (docs/runners.md)")
-        return 1
+        return ARENA_FAILED
     log(f"building {tag} (numpy {image.NUMPY_VERSION}, no network inside the build)")
     try:
         record = image.build(engine, tag, log=log)
     except image.ImageError as exc:
         log(str(exc))
-        return 2
+        return ARENA_FAILED
     if record.stand_in:
         log(f"WARNING: {tag} is built on a STAND-IN base, not {image.BASE_IMAGE}: {record.base}")
     print(f"{record.tag} {record.id} base: {record.base}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from grader.cli import ARENA_FAILED
 from grader.commands.round import command_of
 from grader.rounds.orchestrate import merge_shards
 
@@ -22,4 +23,4 @@ def run(args: argparse.Namespace) -> int:
     outcome = merge_shards(args.shards, args.out, args.private_out, command_of(args, hidden=True))
     if outcome.status == "published":
         print(outcome.public_path)
-    return 1 if outcome.status == "held" else 0
+    return ARENA_FAILED if outcome.status == "held" else 0  # held: the arena failed its environments

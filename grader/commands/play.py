@@ -14,7 +14,7 @@ import sys
 from engine import OPPONENT_NAMES
 
 from grader.agent_handle import AgentHandle
-from grader.cli import UsageError
+from grader.cli import ARENA_FAILED, UsageError
 from grader.limits import DEFAULT_LIMITS
 from grader.match import env_info, play_game
 from grader.sandbox import BACKENDS, get_sandbox
@@ -69,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         arena_faults = [h.fault for h in handles.values() if h.fault and not h.fault.is_agents_fault]
         for fault in arena_faults:
             print(f"arena play: the arena failed, not the agent: {fault}", file=sys.stderr)
-        return 1 if arena_faults else 0
+        return ARENA_FAILED if arena_faults else 0
     finally:
         for handle in handles.values():
             handle.close()

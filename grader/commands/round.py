@@ -21,7 +21,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from grader.cli import UsageError
+from grader.cli import ARENA_FAILED, UsageError
 from grader.commands.doctor import checks_for, missing_required
 from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
 from grader.rounds.plan import MAX_ARENA_FAULTS
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     field = [parse_entrant(text) for text in args.agents]
     if not protections_allow(args.tier, args.sandbox, field):
-        return 1
+        return ARENA_FAILED  # this host cannot isolate agents as a scored round needs
     plan = make_plan(args.tier, field, args.envs, args.budget, parse_checkpoints(args.checkpoints, args.budget),
                      args.games_per_checkpoint, args.pairing_games, seed, tier_seed, args.sandbox,
                      ladder_rules=args.ladder_rules,
@@ -182,4 +182,4 @@ def run(args: argparse.Namespace) -> int:
                         parse_shard(args.shard), command_of(args, hidden))
     if outcome.status == "published":
         print(outcome.public_path)
-    return 1 if outcome.status == "held" else 0
+    return ARENA_FAILED if outcome.status == "held" else 0  # held: the arena failed its environments

@@ -17,6 +17,7 @@ import os
 import sys
 from pathlib import Path
 
+from grader.cli import ARENA_FAILED, INPUT_FAILED
 from grader.documents import dump_yaml
 from grader.sandbox import ISOLATING, get_sandbox
 from grader.smoke import run_smoke
@@ -49,5 +50,5 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(dump_yaml(data))
     if report.result == "arena_error":
         print(f"arena smoke: {report.reason}", file=sys.stderr)
-        return 2
-    return 0 if report.passed else 1
+        return ARENA_FAILED
+    return 0 if report.passed else INPUT_FAILED

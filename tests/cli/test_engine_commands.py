@@ -38,9 +38,9 @@ def test_perft_bad_spec_is_a_usage_error(capsys, tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("layout: {rows: 3, cols: 8}\nrules: {win: most, capture: sideways}\n")
     code, _, err = run(capsys, "perft", str(bad), "--depth", "2")
-    assert code == 2 and "layout.rows" in err and "rules.capture" in err
+    assert code == 1 and "layout.rows" in err and "rules.capture" in err
     code, _, err = run(capsys, "perft", str(tmp_path / "missing.yaml"), "--depth", "2")
-    assert code == 2 and "neither a spec file" in err
+    assert code == 1 and "neither a spec file" in err
 
 
 def test_envs_formats(capsys):
@@ -53,7 +53,7 @@ def test_envs_formats(capsys):
     ladder = yaml.safe_load("\n".join(out))
     assert code == 0 and [d["id"] for d in ladder][:2] == ["env-0775ccf94e69", "env-19fd70a0739f"]
     code, _, err = run(capsys, "envs", "--tier", "final")
-    assert code == 2 and "--seed" in err
+    assert code == 1 and "--seed" in err
 
 
 def test_replay_transcripts_and_a_tampered_one(capsys, tmp_path):

@@ -126,7 +126,7 @@ def test_the_command_prints_the_zip_and_the_version(tmp_path, capsys):
 
 def test_the_command_refuses_a_folder_that_is_not_a_checkout(tmp_path, capsys):
     code = main(["kit", "build", "--source", str(tmp_path), "--out", str(tmp_path / "out")])
-    assert code == 2 and "not the arena's source tree" in capsys.readouterr().err
+    assert code == 1 and "not the arena's source tree" in capsys.readouterr().err
 
 
 def test_the_projects_readme_does_not_change_the_version(tmp_path):

@@ -1,4 +1,4 @@
-"""`arena round`, `arena merge` and `arena verify` from the command line; bad input exits 2."""
+"""`arena round`, `arena merge` and `arena verify` from the command line; bad input exits 1, the arena failing 2."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_a_public_round_draws_a_fresh_seed_and_records_it(tmp_path, capsys, monk
         seeds.append(seed)
     assert seeds[0] != seeds[1]
     # A shard must be told the seed: shards of fresh seeds would be different rounds.
-    assert main(BASE + ["--agents", "random", "--shard", "1/2", "--out", str(tmp_path / "c")]) == 2
+    assert main(BASE + ["--agents", "random", "--shard", "1/2", "--out", str(tmp_path / "c")]) == 1
     assert "a sharded round needs --seed" in capsys.readouterr().err
 
 
@@ -69,11 +69,11 @@ def test_a_public_round_draws_a_fresh_seed_and_records_it(tmp_path, capsys, monk
     (["--agents", "random", "no-such-folder"], "neither a submission"),
     (["--shard", "3/2"], "--shard"),
 ])
-def test_bad_input_exits_2_naming_it(tmp_path, capsys, extra, message):
+def test_bad_input_exits_1_naming_it(tmp_path, capsys, extra, message):
     args = BASE + ["--agents", "random", "greedy", "--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
     args = args[:args.index("--agents")] + extra + args[args.index("--agents"):] if extra[0] != "--agents" else \
         BASE + extra + ["--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
-    assert main(args) == 2
+    assert main(args) == 1
     assert message in capsys.readouterr().err
 
 
@@ -82,13 +82,13 @@ def test_hidden_tiers_need_their_secrets_and_a_staff_folder(tmp_path, capsys, mo
     monkeypatch.delenv("ARENA_ROUND_SEED", raising=False)
     monkeypatch.delenv("ARENA_PRIVATE_OUT", raising=False)
     base = ["round", "--tier", "final", "--agents", "random", "--envs", "1", "--out", str(tmp_path / "o")]
-    assert main(base + ["--private-out", str(tmp_path / "p")]) == 2
+    assert main(base + ["--private-out", str(tmp_path / "p")]) == 1
     assert "secret round seed" in capsys.readouterr().err
-    assert main(base + ["--seed", "x", "--private-out", str(tmp_path / "p")]) == 2
+    assert main(base + ["--seed", "x", "--private-out", str(tmp_path / "p")]) == 1
     assert "--tier-seed" in capsys.readouterr().err
-    assert main(base + ["--seed", "x", "--tier-seed", "3"]) == 2
+    assert main(base + ["--seed", "x", "--tier-seed", "3"]) == 1
     assert "--private-out" in capsys.readouterr().err
-    assert main(base + ["--seed", "x", "--tier-seed", "3", "--private-out", str(tmp_path / "o" / "staff")]) == 2
+    assert main(base + ["--seed", "x", "--tier-seed", "3", "--private-out", str(tmp_path / "o" / "staff")]) == 1
     assert "would be published" in capsys.readouterr().err
 
 
@@ -122,7 +122,7 @@ def test_a_scored_round_refuses_a_host_missing_a_protection(tmp_path, monkeypatc
             "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "5"]
     code = main(base + ["--tier", "ladder", "--tier-seed", "9", "--out", str(tmp_path / "l"),
                         "--private-out", str(tmp_path / "lp")])
-    assert code == 1 and "refusing a scored ladder round" in capsys.readouterr().err
+    assert code == 2 and "refusing a scored ladder round" in capsys.readouterr().err
     assert not (tmp_path / "l").exists()
     code = main(base + ["--tier", "public", "--out", str(tmp_path / "p"), "--private-out", str(tmp_path / "pp")])
     assert code == 0 and "WARNING: missing sandbox protection(s): cgroup memory" in capsys.readouterr().err
@@ -147,7 +147,7 @@ def test_a_full_disk_is_named_and_the_round_resumes(tmp_path, monkeypatch, capsy
             "--checkpoints", "0,2", "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "3",
             "--out", str(tmp_path / "r"), "--private-out", str(tmp_path / "p")]
     monkeypatch.setattr(os, "fsync", full_after_two)
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert "No space left on device" in capsys.readouterr().err
     assert not list(tmp_path.rglob("*.tmp"))
     monkeypatch.setattr(os, "fsync", real_fsync)

@@ -48,5 +48,5 @@ def test_arena_envs_lists_the_rounds_environments_from_its_seed_and_pool(capsys)
 
 
 def test_an_unknown_pool_is_refused(capsys):
-    assert main(["envs", "--tier", "ladder", "--seed", "7", "--pool", "99"]) == 2  # a usage error, as argparse's
+    assert main(["envs", "--tier", "ladder", "--seed", "7", "--pool", "99"]) == 1  # a usage error: bad input
     assert "--pool: invalid choice: 99" in capsys.readouterr().err
