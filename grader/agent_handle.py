@@ -166,12 +166,18 @@ class AgentHandle:
         self.close()
 
     # -- calls --------------------------------------------------------------
-    def pause_clock(self) -> None:
-        """The round turns to other entrants: their time must not use up this agent's ceiling."""
+    def pause(self) -> None:
+        """The round turns to other entrants: their time must not use up this agent's ceiling,
+        and none of its processes may take their CPU (the sandbox is stopped until `resume`)."""
         self.clock.pause()
+        if self.transport is not None:
+            self.transport.suspend()
 
-    def resume_clock(self) -> None:
-        """The round turns back to this agent: the pause is added back to its ceiling."""
+    def resume(self) -> None:
+        """The round turns back to this agent: its processes run again and the pause is added
+        back to its ceiling."""
+        if self.transport is not None:
+            self.transport.resume()
         self.clock.resume()
 
     def enter_phase(self, phase: str) -> None:
@@ -195,9 +201,11 @@ class AgentHandle:
         return self._simple_call({"op": protocol.OP_FREEZE}, "freeze")
 
     def end_session(self, rows: int, cols: int) -> Fault | None:
-        """The end of the session on a rows x cols board: over the pace in any phase (its
-        mean act time, judged once enough of its acts were timed) is a `timeout` fault."""
-        if self.fault is None:
+        """The end of the session on a rows x cols board: over the CPU share (read now, so
+        that CPU burnt since the last check is charged while the round still records it) is
+        a `budget` fault; over the pace in any phase (its mean act time, judged once enough of
+        its acts were timed) a `timeout` fault. These are the kinds `SESSION_END_KINDS` names."""
+        if self.fault is None and not self._check_cpu(force=True):
             fault = self.ledger.over_pace((rows, cols))
             if fault is not None:
                 self._fail(fault.kind, fault.detail)

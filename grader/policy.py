@@ -84,6 +84,11 @@ SELF_PLAY, CHECKPOINT, PAIRING, SESSION = "self-play", "checkpoint", "pairing", 
 PHASES = {SELF_PLAY: "the self-play games", CHECKPOINT: "the checkpoint games", PAIRING: "the pairing games",
           SESSION: "the session"}
 
+# The faults a session can be given at its end, after its last game: the CPU share read then
+# (`budget`) and the pace of a phase judged on its whole mean (`timeout`). An entrant with one
+# of these may have played its whole schedule with no game ended by its fault (grader.verify).
+SESSION_END_KINDS = frozenset({FaultKind.BUDGET, FaultKind.TIMEOUT})
+
 
 def _phase_text(phase: str) -> str:
     return "" if phase == SESSION else f" in {PHASES[phase]}"

@@ -191,10 +191,10 @@ class HandleSession(Session):
         self.handle.enter_phase(phase)
 
     def idle(self) -> None:
-        self.handle.pause_clock()
+        self.handle.pause()
 
     def resume(self) -> None:
-        self.handle.resume_clock()
+        self.handle.resume()
 
     def end(self, spec: EnvSpec) -> Fault | None:
         return self.handle.end_session(spec.layout.rows, spec.layout.cols)

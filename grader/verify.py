@@ -30,6 +30,7 @@ from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, pro
 from grader.games import KeptGame, ScoredGame
 from grader.limits import Limits
 from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
+from grader.policy import SESSION_END_KINDS
 from grader.results import ResultsError, check_twin, load_games, load_results
 from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
 from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
@@ -361,6 +362,9 @@ def check_disclosed(data: dict, games: list[dict]) -> None:
                              f"profile {word} {', '.join(missing if profile.rules else present)}")
 
 
+SESSION_END_VALUES = tuple(sorted(kind.value for kind in SESSION_END_KINDS))
+
+
 def check_statuses(data: dict, games: list[dict]) -> None:
     """Each entrant's status and self-play count in each environment, held to its games there.
     A round plays an entrant's checkpoint games in order, then its pairings; a fault ends it.
@@ -410,11 +414,13 @@ def check_statuses(data: dict, games: list[dict]) -> None:
                                      f"({'at checkpoint ' + str(later[0]) if later else 'its pairings'})")
             live = [o for o, (_, r) in rows.items() if o != name and r["status"] == "ok"]
             played = Counter(g.black if g.white == name else g.white for g in mine if g.phase == "pairing")
-            if (row["status"] != "ok" and complete == len(checkpoints) and name not in died_in and live
-                    and all(played[o] == config["pairing_games"] for o in live)):
-                # A fault stops an entrant before a pairing, or ends the game it came in by its fault.
+            if (row["status"] not in ("ok", *SESSION_END_VALUES) and complete == len(checkpoints)
+                    and name not in died_in and live and all(played[o] == config["pairing_games"] for o in live)):
+                # A fault stops an entrant before a pairing, or ends the game it came in by its fault,
+                # unless the session's end gave it (the pace of a phase, the CPU share), after every game.
                 raise Difference(f"{where}.status: the file says {row['status']!r}, but {name} played every "
-                                 "game of its schedule to its end and no game ended by its fault")
+                                 "game of its schedule to its end and no game ended by its fault (only "
+                                 f"{' or '.join(SESSION_END_VALUES)} is given after the last game)")
             sp = row["self_play"]["games"]
             if complete == len(checkpoints):
                 low = high = budget

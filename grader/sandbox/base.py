@@ -63,6 +63,13 @@ class SandboxProcess(Protocol):
         (it had reached its own memory limit: the agent's fault), "host" (killed below its
         limit: the host ran short, the arena's), or None."""
 
+    def suspend(self) -> None:
+        """Stop every process of the sandbox until `resume`: while the round turns to other
+        entrants, none of this agent's processes may take their CPU."""
+
+    def resume(self) -> None:
+        """Let the processes `suspend` stopped run again."""
+
     def close(self) -> None:
         """Kill, then release pipes and any per-sandbox resources."""
 
@@ -229,6 +236,23 @@ class PopenProcess:
 
     def memory_kill(self) -> str | None:
         return None if self.cgroup is None else self.cgroup.memory_kill()
+
+    def suspend(self) -> None:
+        self._signal_all(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        self._signal_all(signal.SIGCONT)
+
+    def _signal_all(self, sig: int) -> None:
+        # The cgroup holds every process, whatever session it moved to; without one, the
+        # process group is what can be reached.
+        if self.cgroup is not None:
+            self.cgroup.signal_all(sig)
+            return
+        try:
+            os.killpg(self.popen.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass  # gone: nothing to stop
 
     def lost(self) -> None:
         return None  # the host's own process: nothing stands between it and the arena

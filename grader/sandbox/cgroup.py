@@ -212,6 +212,21 @@ class Cgroup:
             return None
         return "limit" if limit_hit else "host"
 
+    def signal_all(self, sig: int, passes: int = 50) -> None:
+        """Send `sig` to every process in the group, then to any that appeared meanwhile, until
+        a pass finds none new (a process stopped by SIGSTOP forks no more, so stopping ends)."""
+        sent: set[int] = set()
+        for _ in range(passes):
+            new = [pid for pid in self.pids() if pid not in sent]
+            if not new:
+                return
+            for pid in new:
+                try:
+                    os.kill(pid, sig)
+                except ProcessLookupError:
+                    pass  # it ended meanwhile
+                sent.add(pid)
+
     def kill_all(self, timeout: float = 5.0) -> bool:
         """SIGKILL every process in the group until it is empty; False if some survive."""
         if self.version == 2:

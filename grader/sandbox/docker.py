@@ -34,6 +34,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -171,6 +172,17 @@ class DockerProcess:
 
     def cpu_seconds(self) -> float | None:
         return None if self.cgroup is None else self.cgroup.cpu_seconds()
+
+    def suspend(self) -> None:
+        # From the host, as `kill` does: a signal per process, no engine call. Where the
+        # container's cgroup is not readable here its processes go on running (doctor's
+        # "cgroup accounting" check refuses such a host for scored rounds).
+        if self.cgroup is not None:
+            self.cgroup.signal_all(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.signal_all(signal.SIGCONT)
 
     def memory_kill(self) -> str | None:
         verdict = None if self.cgroup is None else self.cgroup.memory_kill()

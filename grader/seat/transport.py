@@ -224,6 +224,16 @@ class PipeTransport:
         """The CPU time the sandbox's processes used (None: not readable, or closed)."""
         return None if self.process is None else self.process.cpu_seconds()
 
+    def suspend(self) -> None:
+        """Stop the sandbox's processes while the round turns to others."""
+        if self.process is not None:
+            self.process.suspend()
+
+    def resume(self) -> None:
+        """Let them run again."""
+        if self.process is not None:
+            self.process.resume()
+
     def _died(self, what: str, before_start: bool = False) -> Fault:
         """The runner's output closed: find out why and say which kind of fault it is (an
         `eof`, or `launch_failed` before the runner started, may still be the CPU share's)."""
@@ -321,6 +331,12 @@ class InProcessTransport:
 
     def cpu_seconds(self) -> float | None:
         return None
+
+    def suspend(self) -> None:
+        pass  # a trusted object runs only when called
+
+    def resume(self) -> None:
+        pass
 
     def kill(self) -> None:
         pass

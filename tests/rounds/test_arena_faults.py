@@ -10,6 +10,7 @@ from grader.faults import Fault, FaultKind
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import run_round
 from grader.session import HandleSession, open_session
+from grader.verify import verify
 from tests.rounds.conftest import field, small_plan, without_execution
 
 pytestmark = pytest.mark.timeout(120)
@@ -95,3 +96,5 @@ def test_an_agent_over_the_pace_at_the_end_of_its_session_times_out(tmp_path):
     outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="pace")
     rows = {r["name"]: r for r in without_execution(outcome.public_path)["environments"][0]["agents"]}
     assert rows["slow"]["status"] == "timeout" and rows["alpha"]["status"] == "ok"
+    # Given after its last game, the fault ended no game: the round verifies all the same.
+    assert verify(outcome.public_path, tmp_path / "private").replayed > 0

@@ -10,6 +10,7 @@ import dataclasses
 import os
 import socket
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,28 @@ def test_grandchild_is_killed_with_the_sandbox(launch, assert_unharmed):
     assert play(handle, 5) == []
     handle.close()
     assert_unharmed()  # checks no process with the grandchild's marker is alive
+
+
+def test_a_paused_agents_processes_take_no_cpu(launch, assert_unharmed):
+    """An entrant the round has turned away from (others learn or play) is stopped whole, the
+    process it moved to a session of its own too: its spinners cannot take another agent's
+    CPU, and resumed it plays on."""
+    handle = launch("idle_spinner")
+    assert play(handle, 2) == []  # prepare left two spinners behind
+
+    def cpu_over(seconds: float) -> float:
+        start = handle.transport.cpu_seconds()
+        time.sleep(seconds)
+        return handle.transport.cpu_seconds() - start
+
+    assert cpu_over(1.0) > 0.2
+    handle.pause()
+    assert cpu_over(1.0) < 0.05
+    handle.resume()
+    assert cpu_over(1.0) > 0.2
+    assert play(handle, 2) == []
+    handle.close()
+    assert_unharmed()
 
 
 def test_closing_stdin_does_not_break_the_protocol(launch, assert_unharmed):
