@@ -302,7 +302,10 @@ class AgentHandle:
                 return self._fail(FaultKind.PROTOCOL, f"action {action!r} is not an integer")
             return self._fail(FaultKind.PROTOCOL, f"action {action} is outside the board (0..{cells - 1})")
         if op == protocol.OP_BAD_ACTION:
-            return self._fail(FaultKind.PROTOCOL, not_an_int(str(header.get("type")), str(header.get("repr"))))
+            kind, text = str(header.get("type")), str(header.get("repr"))
+            if kind == "int":  # an int the wire cannot carry (past 64 bits): off the board all the same
+                return self._fail(FaultKind.PROTOCOL, f"action {text} is outside the board (0..{cells - 1})")
+            return self._fail(FaultKind.PROTOCOL, not_an_int(kind, text))
         if op == protocol.OP_ERROR:
             return self._fail(FaultKind.AGENT_ERROR, f"act() raised {header.get('error', '')}")
         return self._fail(FaultKind.PROTOCOL, f"unexpected reply {op!r} to act")

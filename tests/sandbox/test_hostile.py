@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
     ("exit_mid_game", FaultKind.EOF, "ended during act"),
     ("non_integer_action", FaultKind.PROTOCOL, "not an int: return the cell's index as a Python int"),
     ("out_of_range_action", FaultKind.PROTOCOL, "outside the board"),
+    ("huge_int_action", FaultKind.PROTOCOL, "action 1180591620717411303424 is outside the board (0..63)"),
     ("stdout_flood", FaultKind.AGENT_ERROR, "output cap of 8 MiB to stdout/stderr: print less"),
     ("ignore_signals", FaultKind.TIMEOUT, "hard limit"),
     ("partial_frame", FaultKind.TIMEOUT, "hard limit"),
