@@ -5,14 +5,16 @@ its schema; the games file against the sha256 and count the results file gives; 
 withholds and publishes, from its tier alone (`check_disclosed`: no field can declare itself
 withheld and so switch a check off); what the file states about the round itself
 (`check_statement`: the round id recomputed from the plan it states, where the tier publishes
-all of it); each entrant's status and self-play count against its games (`check_statuses`);
-every game with moves replayed through the engine
-(result, disc counts, how it ended), its seed re-derived where the round seed is public, and
-every move of a reference player (the curve's `random`, and reference entrants) re-played
-from its seed; then every number of the file recomputed from the per-game outcomes. With
-`--private DIR` the staff record is verified the same way, the public file is checked to be
-exactly its projection, and the staff record against its environment records and plan
-(`check_records`). docs/results.md lists what is checked and what cannot be.
+all of it); that the environments it states are its tier's (`check_tier`); each entrant's
+status and self-play count against its games (`check_statuses`); every game with moves
+replayed through the engine (result, disc counts, how it ended), its seed re-derived where
+the round seed is public, and every move of a reference player (the curve's `random`, and
+reference entrants) re-played from its seed; then every number of the file recomputed from
+the per-game outcomes. With `--private DIR` the staff record is verified the same way, the
+public file is checked to be exactly its projection, and the staff record against its
+environment records and plan (`check_records`), a generated tier's environments against what
+its tier seed draws (`check_plan_tier`). docs/results.md lists what is checked and what
+cannot be.
 """
 
 from __future__ import annotations
@@ -24,16 +26,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import LOST, PASS, Color, Game, IllegalMoveError, ReplayError, SpecError, parse_spec, replay
+from engine import (LOST, PASS, Color, EnvSpec, Game, IllegalMoveError, ReplayError, SpecError, parse_spec, replay,
+                    tier_specs)
 from engine.opponents import seated_opponent
-from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, profile_for, project_games, project_result
+from engine.tiers import DEFAULT_GENERATED_COUNT
+from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, Disclosure, profile_for, project_games, project_result
 from grader.games import KeptGame, ScoredGame
 from grader.limits import Limits
 from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
 from grader.policy import SESSION_END_KINDS
 from grader.results import ResultsError, check_twin, load_games, load_results
-from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
-from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, read_plan
+from grader.rounds.orchestrate import HIDDEN_TIERS, _int_seed, public_round_baseline
+from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, order_envs, read_plan
 from grader.rounds.publish import config_of, round_notes
 from grader.rounds.records import read_record, record_path, self_play_digest
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
@@ -506,6 +510,8 @@ def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
     report.games += len(games)
     check_disclosed(data, games)
     check_statement(path, data, report)
+    if data["round"]["tier"] not in HIDDEN_TIERS and all(e["spec"] is not None for e in data["environments"]):
+        check_tier(data["round"]["tier"], stated_envs(data), tier_specs(data["round"]["tier"]))
     check_statuses(data, games)
     check_games(data, games, report)
     check_numbers(path, data, games, report)
@@ -563,6 +569,8 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
         except PlanError as exc:
             raise Difference(f"--private: {exc}") from None
         check_plan(plan, full)
+        if plan.tier in HIDDEN_TIERS:
+            check_plan_tier(plan)
     kinds = {f["name"]: f["kind"] for f in full["field"]}
     for i, (env, path) in enumerate(zip(envs, paths)):
         where = f"environments[{i}]"
@@ -663,3 +671,56 @@ def check_plan(plan: RoundPlan, full: dict) -> None:
     diff = first_difference(stated, planned)
     if diff:
         raise Difference(f"the staff record is not of the round its plan describes: {diff}")
+
+
+# A plan from before the generator pool was recorded (no `pool`) was drawn from the only pool
+# there was then: version 1.
+POOL_BEFORE_RECORDED = 1
+
+
+def stated_envs(data: dict) -> list[EnvEntry]:
+    """The environments a results file states (labels, specs with their stated names)."""
+    try:
+        return [EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
+                for i, e in enumerate(data["environments"])]
+    except SpecError as exc:
+        raise Difference(f"environments: {exc}") from None
+
+
+def check_plan_tier(plan: RoundPlan) -> None:
+    """A generated round's environments (from the staff plan) against those its tier seed draws
+    from its generator pool: one generation, as many as the round has (at least the tier's 28)."""
+    if plan.tier_seed is None:  # `check_plan` has held it to the record's commitment, which a generated tier has
+        raise Difference(f"--private: the plan of a {plan.tier} round has no tier seed")
+    pool = POOL_BEFORE_RECORDED if plan.pool is None else plan.pool
+    drawn = tier_specs(plan.tier, _int_seed(plan.tier_seed), max(DEFAULT_GENERATED_COUNT, len(plan.envs)), pool=pool)
+    check_tier(plan.tier, list(plan.envs), drawn, plan.profile, f"{plan.tier_seed}\x1f{plan.seed}",
+               f"that its tier seed draws from generator pool {pool}")
+
+
+def check_tier(tier: str, envs: list[EnvEntry], tier_envs: list[EnvSpec], profile: Disclosure | None = None,
+               secret: str | None = None, drawn: str = "") -> None:
+    """Every environment of a round is one of its tier's (`tier_envs`: the fixed tier, or what a
+    generated tier's seed draws), by id and, where the round names it, by name, and none twice
+    (as `select_envs` picks them). Where the profile shuffles the labels and the round's secret
+    is known (`secret`, as `make_plan` forms it), the labels' order is the one `order_envs`
+    gives; otherwise the order is the round's choice (a list of ids) and is not checked."""
+    by_id = {s.id: s for s in tier_envs}
+    seen: set[str] = set()
+    for env in envs:
+        where, spec = f"environments[{env.index}] ({env.label})", env.spec
+        ours = by_id.get(spec.id)
+        if ours is None:
+            raise Difference(f"{where}: {spec.id} is not an environment of the {tier} tier {drawn}".rstrip())
+        if spec.name != ours.name:
+            raise Difference(f"{where}: {spec.id} is named {spec.name!r}; the {tier} tier names it {ours.name!r}")
+        if spec.id in seen:
+            raise Difference(f"{where}: {spec.id} is listed twice; a round takes each environment once")
+        seen.add(spec.id)
+    if profile is None or not profile.shuffled_labels or secret is None:
+        return
+    ordered = order_envs([by_id[e.spec.id] for e in envs], profile, secret)
+    for env, want in zip(envs, ordered):
+        if (env.label, env.spec.id) != (want.label, want.spec.id):
+            raise Difference(f"environments[{env.index}] ({env.label}): {env.spec.id} is not the environment the "
+                             f"round's secret orders there ({want.spec.id}, {want.label})")

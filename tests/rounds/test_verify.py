@@ -388,3 +388,148 @@ def test_a_forged_outcome_with_its_digest_is_caught_by_the_replay(faulted):
     game["outcome"] = ["white" if game["outcome"][0] != "white" else "black", *game["outcome"][1:]]
     with pytest.raises(Difference, match="here game 1: the agent was sent"):
         check_kept_self_play(spec, "alpha", entrant, None, "here", Report(faulted))
+
+
+# --- The round's environments are its tier's -------------------------------------------------
+
+def _public_spec(name):
+    from engine import tier_specs
+    return next(s for s in tier_specs("public") if s.name == name)
+
+
+def _run_with_tier(monkeypatch, root, lookup, **plan_kw):
+    """A round really played on what `lookup(tier, seed, count, pool)` gives as its tier, the
+    lookup patched for the round only: the file is self-consistent, its environments are not."""
+    import grader.rounds.orchestrate as orchestrate
+    with monkeypatch.context() as m:
+        m.setattr(orchestrate, "tier_specs", lookup)
+        plan = small_plan(**plan_kw)
+        outcome = run_round(plan, root / "rounds", root / "private", command="test")
+    return plan, outcome.public_path
+
+
+def test_a_public_round_on_an_environment_outside_its_tier_is_refused(monkeypatch, tmp_path, capsys):
+    """Its round id and seeds follow from the specs it states, so only the tier can refuse it."""
+    import dataclasses
+    from engine import tier_specs
+    real = _public_spec("random-2 most/standard")
+    forged = dataclasses.replace(real.with_rules(capture="diagonal"), name=real.name)  # rules of the forger's own
+    _, path = _run_with_tier(monkeypatch, tmp_path, lambda tier, seed=None, count=None, pool=None:
+                             [forged] + tier_specs(tier, seed, count, pool=pool),
+                             entrants=field(references=("random", "greedy")), envs="1")
+    with pytest.raises(Difference, match=rf"^environments\[0\] \(E01\): {forged.id} is not an environment of "
+                                         r"the public tier$"):
+        verify(path)
+    assert main(["verify", str(path)]) != 0
+    assert f"environments[0] (E01): {forged.id} is not an environment of the public tier" in capsys.readouterr().err
+
+
+def test_a_public_environment_under_another_name_is_refused(monkeypatch, tmp_path):
+    import dataclasses
+    real = _public_spec("random-2 most/standard")
+    renamed = dataclasses.replace(real, name="random-2 most/anything")
+    _, path = _run_with_tier(monkeypatch, tmp_path, lambda *a, **k: [renamed],
+                             entrants=field(references=("random", "greedy")), envs="1")
+    with pytest.raises(Difference, match=rf"environments\[0\] \(E01\): {real.id} is named 'random-2 most/anything'; "
+                                         r"the public tier names it 'random-2 most/standard'"):
+        verify(path)
+
+
+def test_an_environment_listed_twice_is_refused(monkeypatch, tmp_path):
+    real = _public_spec("random-2 most/standard")
+    _, path = _run_with_tier(monkeypatch, tmp_path, lambda *a, **k: [real, real],
+                             entrants=field(references=("random", "greedy")), envs="2")
+    with pytest.raises(Difference, match=rf"environments\[1\] \(E02\): {real.id} is listed twice"):
+        verify(path)
+
+
+def test_an_honest_paper_round_verifies(tmp_path):
+    plan = small_plan(field(references=("random", "greedy")), envs="1",
+                      tier="paper", budget=4, checkpoints=(0, 4), games=2)
+    outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="test")
+    report = verify(outcome.public_path, tmp_path / "private")
+    assert report.replayed == 2 * report.games > 0  # the public file and the staff record, every game
+
+
+LADDER_SEED = "5"
+
+
+@pytest.fixture(scope="module")
+def ladder(tmp_path_factory):
+    """An honest ladder round of one generated environment, with its staff folder."""
+    root = tmp_path_factory.mktemp("verify-ladder")
+    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3",
+                      tier_seed=LADDER_SEED, budget=4, checkpoints=(0, 4))
+    outcome = run_round(plan, root / "rounds", root / "private", command="test")
+    return outcome.public_path
+
+
+def test_an_honest_ladder_round_verifies_with_its_staff_folder(ladder, capsys):
+    report = verify(ladder, ladder.parent.parent / "private")
+    assert report.replayed > 0 and not any("environment records" in n for n in report.notes)
+    assert main(["verify", str(ladder), "--private", str(ladder.parent.parent / "private")]) == 0
+    assert "all match" in capsys.readouterr().out
+
+
+def test_the_ladder_check_runs_on_arena_verify_private(ladder, tmp_path, monkeypatch, capsys):
+    """`arena verify --private` of a real ladder round draws the tier from the plan's seed and
+    pool: with a generator that draws nothing of the round's, the same round is refused."""
+    import grader.verify as verify_module
+    public, private = _staff_copy(ladder, tmp_path)
+    monkeypatch.setattr(verify_module, "tier_specs", lambda tier, seed=None, count=None, pool=1: [])
+    assert main(["verify", str(public), "--private", str(private)]) != 0
+    err = capsys.readouterr().err
+    assert "environments[0] (E01): env-" in err and "is not an environment of the ladder tier" in err
+
+
+def test_without_the_staff_folder_a_ladder_round_is_not_drawn_again(ladder, monkeypatch):
+    import grader.verify as verify_module
+    monkeypatch.setattr(verify_module, "tier_specs", lambda *a, **k: pytest.fail("the tier was drawn"))
+    assert any("withholds its rules" in n for n in verify(ladder).notes)
+
+
+def test_a_ladder_round_on_environments_its_seed_does_not_draw_is_refused(monkeypatch, tmp_path):
+    """A forger with the staff folder: plan, records, staff record and public file all agree and
+    every commitment holds, but the environment is not one the tier seed draws."""
+    import dataclasses
+    foreign = dataclasses.replace(_public_spec("random-2 most/standard"), name="ladder-01")
+    plan, path = _run_with_tier(monkeypatch, tmp_path, lambda *a, **k: [foreign],
+                                entrants=field(references=("random", "greedy")), envs="1", tier="ladder", seed="3",
+                                tier_seed=LADDER_SEED)
+    assert plan.envs[0].spec.id == foreign.id
+    verify(path)  # the public file alone cannot tell
+    with pytest.raises(Difference, match=rf"^environments\[0\] \(E01\): {foreign.id} is not an environment of the "
+                                         r"ladder tier that its tier seed draws from generator pool 1$"):
+        verify(path, tmp_path / "private")
+
+
+def test_a_plan_without_a_pool_is_drawn_from_the_first_pool(ladder):
+    """A plan from before the pool was recorded: its environments are checked against pool 1."""
+    import dataclasses
+    from grader.rounds.plan import read_plan
+    from grader.verify import check_plan_tier
+    plan = read_plan(ladder.parent.parent / "private" / ladder.stem / "plan.json")
+    check_plan_tier(dataclasses.replace(plan, pool=None))
+    with pytest.raises(Difference, match="is not an environment of the ladder tier"):
+        check_plan_tier(dataclasses.replace(plan, pool=None, tier_seed="another seed"))
+
+
+def test_final_labels_out_of_their_secret_order_are_refused(monkeypatch, tmp_path):
+    """The final's labels are shuffled by a hash of its seeds: with the staff plan, the order is
+    the one that secret gives (here the round was labelled in the reverse order)."""
+    import grader.rounds.orchestrate as orchestrate
+    from grader.disclosure import PROFILES
+    from grader.rounds.plan import order_envs
+    from grader.verify import check_plan_tier
+
+    def reversed_order(specs, profile, secret):
+        return order_envs([e.spec for e in reversed(order_envs(specs, profile, secret))], PROFILES["open"], secret)
+
+    with monkeypatch.context() as m:
+        m.setattr(orchestrate, "order_envs", reversed_order)
+        forged = small_plan(field(references=("random",)), envs="2", tier="final", seed="1", tier_seed="9")
+    honest = small_plan(field(references=("random",)), envs="2", tier="final", seed="1", tier_seed="9")
+    check_plan_tier(honest)
+    with pytest.raises(Difference, match=rf"environments\[0\] \(E01\): {forged.envs[0].spec.id} is not the "
+                                         rf"environment the round's secret orders there \({honest.envs[0].spec.id}, E01\)"):
+        check_plan_tier(forged)
