@@ -36,7 +36,7 @@ from grader.limits import Limits
 from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
 from grader.policy import SESSION_END_KINDS
 from grader.results import ResultsError, check_twin, load_games, load_results
-from grader.rounds.orchestrate import HIDDEN_TIERS, _int_seed, public_round_baseline
+from grader.rounds.orchestrate import HIDDEN_TIERS, int_seed, public_round_baseline
 from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, order_envs, read_plan
 from grader.rounds.publish import config_of, round_notes
 from grader.rounds.records import read_record, record_path, self_play_digest
@@ -693,7 +693,7 @@ def check_plan_tier(plan: RoundPlan) -> None:
     if plan.tier_seed is None:  # `check_plan` has held it to the record's commitment, which a generated tier has
         raise Difference(f"--private: the plan of a {plan.tier} round has no tier seed")
     pool = POOL_BEFORE_RECORDED if plan.pool is None else plan.pool
-    drawn = tier_specs(plan.tier, _int_seed(plan.tier_seed), max(DEFAULT_GENERATED_COUNT, len(plan.envs)), pool=pool)
+    drawn = tier_specs(plan.tier, int_seed(plan.tier_seed), max(DEFAULT_GENERATED_COUNT, len(plan.envs)), pool=pool)
     check_tier(plan.tier, list(plan.envs), drawn, plan.profile, f"{plan.tier_seed}\x1f{plan.seed}",
                f"that its tier seed draws from generator pool {pool}")
 

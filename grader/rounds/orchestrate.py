@@ -49,7 +49,7 @@ class RoundOutcome:
 def select_envs(tier: str, envs: str | None, tier_seed: str | None, pool: int = POOL_VERSION) -> list[EnvSpec]:
     """The tier's environments, all or `N` first or those named (ids or names, comma-separated);
     a generated tier's drawn from generator pool `pool`."""
-    seed = None if tier_seed is None else _int_seed(tier_seed)
+    seed = None if tier_seed is None else int_seed(tier_seed)
     if envs is None:
         return tier_specs(tier, seed, pool=pool)
     if envs.isdigit():
@@ -72,7 +72,7 @@ def select_envs(tier: str, envs: str | None, tier_seed: str | None, pool: int = 
     return chosen
 
 
-def _int_seed(text: str) -> int:
+def int_seed(text: str) -> int:
     """The generator takes an integer seed; any text is mapped to one by hashing."""
     return int(text) if text.lstrip("-").isdigit() else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
