@@ -724,3 +724,25 @@ def check_tier(tier: str, envs: list[EnvEntry], tier_envs: list[EnvSpec], profil
         if (env.label, env.spec.id) != (want.label, want.spec.id):
             raise Difference(f"environments[{env.index}] ({env.label}): {env.spec.id} is not the environment the "
                              f"round's secret orders there ({want.spec.id}, {want.label})")
+
+
+def check_published_seed_tier(data: dict, tier_seed: str) -> str:
+    """With its tier's seed published, a generated round's environments (their ids: a public
+    file may withhold the rules) against those the seed draws from the round's generator pool;
+    the sentence that says what was checked."""
+    config, envs = data["provenance"]["config"], data["environments"]
+    tier = config["tier"]
+    pool = config.get("pool") or POOL_BEFORE_RECORDED
+    if any(env["id"] is None for env in envs):  # `check_disclosed` has held this to the profile
+        return f"the {tier} round withholds its environments: they are checked against the seed with --private"
+    drawn = {s.id for s in tier_specs(tier, int_seed(tier_seed), max(DEFAULT_GENERATED_COUNT, len(envs)), pool=pool)}
+    seen: set[str] = set()
+    for i, env in enumerate(envs):
+        where = f"environments[{i}] ({env['label']})"
+        if env["id"] not in drawn:
+            raise Difference(f"{where}: {env['id']} is not an environment of the {tier} tier that the published "
+                             f"seed draws from generator pool {pool}")
+        if env["id"] in seen:
+            raise Difference(f"{where}: {env['id']} is listed twice; a round takes each environment once")
+        seen.add(env["id"])
+    return f"its {len(envs)} environments are ones the published {tier} seed draws from generator pool {pool}"

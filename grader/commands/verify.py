@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grader.documents import read_yaml
 from grader.seeds import DEFAULT_PATH, SeedsError, check_commitment, load
-from grader.verify import Difference, verify
+from grader.verify import Difference, check_published_seed_tier, verify
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,12 +44,16 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and not seeds_path.exists():
         raise FileNotFoundError(f"--seeds {seeds_path}: no such file")
     if seeds_path.exists():
+        data = read_yaml(args.results)
         try:
-            checked = check_commitment(read_yaml(args.results), load(seeds_path))
-        except SeedsError as exc:
+            seeds = load(seeds_path)
+            report.notes.append(check_commitment(data, seeds))
+            tier = data["provenance"]["config"]["tier"]
+            if data["provenance"]["tier_seed_commitment"] is not None and tier in seeds.tier_seeds:
+                report.notes.append(check_published_seed_tier(data, seeds.tier_seeds[tier]))
+        except (SeedsError, Difference) as exc:
             print(f"verify {args.results}: DIFFERENT: {exc} ({seeds_path})", file=sys.stderr)
             return 1
-        report.notes.append(checked)
     for note in report.notes:
         print(f"verify: note: {note}", file=sys.stderr)
     if args.write_twin:

@@ -49,7 +49,27 @@ def test_published_seeds_let_verify_check_the_commitment(tmp_path, monkeypatch, 
     doc = yaml.safe_load((tmp_path / "seeds" / "published.yaml").read_text())
     assert doc["tier_seeds"] == {"ladder": LADDER_TIER_SEED, "final": FINAL_TIER_SEED}
     assert main(["verify", str(results)]) == 0
-    assert "verify: note: the tier seed commitment matches the published ladder seed" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "verify: note: the tier seed commitment matches the published ladder seed" in err
+    assert "the ladder round withholds its environments: they are checked against the seed with --private" in err
+
+
+def test_a_published_seed_binds_an_open_ladder_rounds_environments(tmp_path):
+    """An open-rules ladder round states its environments: the published seed must draw them
+    (from the round's generator pool), and a seed that draws others is a difference naming
+    the first environment."""
+    from grader.rounds.orchestrate import run_round
+    from grader.verify import Difference, check_published_seed_tier
+    from tests.rounds.conftest import field, small_plan
+    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", tier_seed="8301",
+                      budget=2, checkpoints=(0, 2), ladder_rules="public")
+    outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="test")
+    data = yaml.safe_load(outcome.public_path.read_text())
+    assert check_published_seed_tier(data, "8301") == ("its 1 environments are ones the published ladder seed "
+                                                       "draws from generator pool 1")
+    with pytest.raises(Difference, match=r"environments\[0\] \(E01\): env-\w+ is not an environment of the "
+                                         r"ladder tier that the published seed draws from generator pool 1"):
+        check_published_seed_tier(data, "8302")
 
 
 def test_a_seed_that_does_not_match_the_commitment_is_a_difference(tmp_path, monkeypatch, capsys):
