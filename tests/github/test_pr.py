@@ -221,12 +221,17 @@ def test_registration_pull_requests(hub, repo_files, tmp_path, token, change, ve
     assert hub.statuses[-1]["state"] == ("success" if verdict == "accepted" else "failure")
 
 
-def test_writes_need_a_token(hub, repo_files, tmp_path, monkeypatch):
+def test_writes_need_a_token(hub, repo_files, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     pull = hub.add_pull(20, ALICE, agent_files("alice"))
     collect(hub, repo_files, tmp_path, pr_event(tmp_path, 20, ALICE, pull.head_sha))  # reads need none
-    with pytest.raises(Exception, match="authentication|refused"):
-        report(hub, tmp_path, PASSED_SMOKE)
+    path = tmp_path / "smoke.yaml"
+    path.write_text(dump_yaml(PASSED_SMOKE))
+    code = main(["pr", "report", "--decision", str(tmp_path / "collect" / "decision.yaml"), "--api-url", hub.api,
+                 "--smoke", str(path)])
+    # The workflow's token missing is the arena's failure, said in one line.
+    assert code == 2 and "arena pr: the arena failed: GitHubCallError: GitHub refused to comment on #20: 401" in (
+        capsys.readouterr().err)
 
 
 def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files, tmp_path, token):

@@ -50,7 +50,7 @@ def test_a_broken_round_file_fails_the_build_naming_it(rounds, tmp_path, capsys,
     code = arena(["site", "build", "--rounds", str(rounds), "--out", str(tmp_path / "cli"), "--no-cache",
                   "--commit", "c", "--docs", str(FIXTURES / "docs"), "--accounts", str(FIXTURES / "accounts.yaml")])
     err_text = capsys.readouterr().err
-    assert code == 2 and PUBLIC in err_text and "Traceback" not in err_text
+    assert code == 1 and PUBLIC in err_text and "Traceback" not in err_text
 
 
 def test_the_untouched_fixture_rounds_build(rounds, tmp_path):
