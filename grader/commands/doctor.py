@@ -1,10 +1,9 @@
 """arena doctor: which sandbox protections are active on this host.
 
 Runs the backend's probe (its row in grader.sandbox.SANDBOXES) inside the sandbox,
-exactly as agents are run, and prints each protection as ok / MISSING. Exits 2 (the host, not an input) naming the missing
-required ones;
-`require_protections()` is the same check for the round runner, which must
-refuse a scored round on a host that fails it.
+exactly as agents are run, and prints each protection as ok / MISSING. Exits 2 (the host
+failed, not an input) naming the missing required ones; `require_protections()` is the same
+check for the round runner, which must refuse a scored round on a host that fails it.
 """
 
 from __future__ import annotations
