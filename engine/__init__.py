@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "game": ("ENDINGS", "LOST", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError",
+    "game": ("COLORS", "ENDINGS", "LOST", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError",
              "Termination", "recorded_moves", "replay"),
     "layout": ("Layout", "make_layout"),
     "opponents": ("OPPONENT_NAMES", "make_opponent"),

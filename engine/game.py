@@ -28,7 +28,11 @@ class Color(enum.IntEnum):
 
     @property
     def label(self) -> str:
-        return self.name.lower()
+        return _COLOR_LABELS[self]
+
+
+_COLOR_LABELS = ("black", "white")  # each colour's name in lower case, read on every game's record
+COLORS = (Color.BLACK, Color.WHITE)  # indexed by value: a winner code of engine.scoring is one
 
 
 class Termination(enum.Enum):
@@ -159,7 +163,7 @@ class Game:
         this memory: they take theirs with them first, so that one kept for a later game goes
         on where it was."""
         if self._seats is not None:
-            self._seats.rehome(self._seats.packed.copy(), self._seats.states.copy())
+            self._seats.take_out()
         np.copyto(self._record, self._opening)
         self._seats = None
         self.moves = []
@@ -228,7 +232,7 @@ class Game:
     def counts(self) -> tuple[int, int]:
         """(black discs, white discs)."""
         black, white = self._st[:2].tolist()
-        return sum(w.bit_count() for w in black), sum(w.bit_count() for w in white)
+        return sum(map(int.bit_count, black)), sum(map(int.bit_count, white))
 
     def board(self) -> np.ndarray:
         """int8 (rows, cols): 0 empty, 1 black, 2 white, 3 obstacle."""
@@ -369,7 +373,7 @@ class Game:
             winner = self._forfeit_winner
         else:
             code = winner_by_args(self.spec.win_args, black, white)
-            winner = None if code == DRAW else Color(code)
+            winner = None if code == DRAW else COLORS[code]
         return Outcome(self.termination, winner, black, white)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -113,13 +114,16 @@ class EngineSeats:
 
     def __init__(self, spec: EnvSpec, black: Opponent | None, white: Opponent | None):
         self.players = (black, white)
-        self.packed = pack_seats(spec, [search.AGENT if p is None else p.code for p in self.players],
-                                 [0 if p is None else p.param for p in self.players])
+        self.held = black is not None or white is not None  # whether any seat is a reference player's
+        kinds = (search.AGENT if black is None else black.code, search.AGENT if white is None else white.code)
+        params = (0 if black is None else black.param, 0 if white is None else white.param)
+        self.packed = _packed_seats(spec.win_args, kinds, params).copy()
         self.states = np.zeros((2, 1), dtype=np.uint64)
-        for i, p in enumerate(self.players):
-            if p is not None:
-                self.states[i] = p.state
-                p.state = self.states[i]
+        if self.held:
+            for i, p in enumerate(self.players):
+                if p is not None:
+                    self.states[i] = p.state
+                    p.state = self.states[i]
 
     def rehome(self, packed: np.ndarray, states: np.ndarray) -> None:
         """Keep the seats in `packed` and `states` from now on (copies of the current ones, in
@@ -131,17 +135,36 @@ class EngineSeats:
 
     def settle(self) -> None:
         """Move the time the kernel charged each seat onto its player's meter."""
+        if not self.held:
+            return  # agents' seats: the kernel charges nothing to them
         for i, p in enumerate(self.players):
-            charged = int(self.packed[4 + i])
-            if p is not None and charged:
-                p.meter.seconds += charged * 1e-9
-                self.packed[4 + i] = 0
+            if p is not None:
+                charged = int(self.packed[4 + i])
+                if charged:
+                    p.meter.seconds += charged * 1e-9
+                    self.packed[4 + i] = 0
+
+    def take_out(self) -> None:
+        """Before the memory the seats live in is reused (`Game.restart`): the players go on
+        drawing from copies of their streams, so that one kept for a later game goes on where
+        it was. Seats without a reference player have nothing to keep."""
+        if self.held:
+            self.rehome(self.packed.copy(), self.states.copy())
 
 
 def pack_seats(spec: EnvSpec, kinds: list[int], params: list[int]) -> np.ndarray:
     """The seats as search.engine_turns reads them: kinds, params, the ns charged to each
     (zero), the win condition."""
-    return np.array(kinds + params + [0, 0] + list(spec.win_args), dtype=np.int64)
+    return _packed_seats(spec.win_args, tuple(kinds), tuple(params)).copy()
+
+
+@lru_cache(maxsize=256)
+def _packed_seats(win_args: tuple, kinds: tuple, params: tuple) -> np.ndarray:
+    """`pack_seats`'s array, built once per seating and win condition (read-only: every game
+    copies it, since the kernel adds the time it charges)."""
+    packed = np.array(list(kinds) + list(params) + [0, 0] + list(win_args), dtype=np.int64)
+    packed.flags.writeable = False
+    return packed
 
 
 _CLASSES = {c.name: c for c in (RandomOpponent, GreedyOpponent, MinimaxOpponent, MctsOpponent)}

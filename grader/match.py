@@ -13,14 +13,13 @@ from typing import Any, Iterable, Protocol
 
 import numpy as np
 
-from engine import ENDINGS, Color, EnvSpec, Game, recorded_moves
+from engine import COLORS, ENDINGS, Color, EnvSpec, Game, recorded_moves
 from engine.opponents import EngineSeats, Meter, Opponent, play_seated_games, seated_opponent
 
 from grader.faults import Fault, FaultKind
 from grader.games import GameRecord, SideStats
 from grader.policy import Verdict
 
-COLORS = (Color.BLACK, Color.WHITE)
 LABELS = tuple(c.label for c in COLORS)
 WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
 

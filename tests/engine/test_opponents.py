@@ -185,3 +185,22 @@ def test_reference_games_in_one_call_are_the_games_played_one_by_one(name, index
     assert meter.seconds > 0
     with pytest.raises(ValueError, match="unknown opponent"):
         play_reference_games("oracle", spec, seeds)
+
+
+
+def test_seats_packed_once_are_never_shared():
+    """The packed seats of a seating are built once: every EngineSeats gets its own copy, so
+    what the kernel charges one game's seats never reaches another's, and a fresh pack is
+    all zero charges."""
+    spec = public_tier()[0]
+    for seed in (3, 4):
+        greedy = seated_opponent("greedy", spec, seed, "black")
+        seats = EngineSeats(spec, greedy, None)
+        assert seats.packed.flags.writeable and seats.packed[4] == 0
+        seats.packed[4] = 12345  # as the kernel charges a seat
+        assert EngineSeats(spec, greedy, None).packed[4] == 0
+        game = Game(spec)
+        turn = game.play_to_agent(seats)
+        while turn >= 0:
+            turn = game.play_to_agent(seats, int(np.flatnonzero(game.view[1])[0]))
+        assert game.done and greedy.meter.seconds >= 12345e-9  # settled onto the player's meter
