@@ -1,8 +1,13 @@
 """`kill -9` of `arena round --jobs 2`: no process is left running, and what the killed round left
-(cgroups, a zip's extraction folder) is removed by the next arena to start, by its own tags."""
+(cgroups, a zip's extraction folder) is removed by the next arena to start, by its own tags.
+
+The killed round and the doctor run in a cgroup and a temporary folder of their own: the suite
+runs two tests at a time, and any arena starting beside them sweeps the leftovers of dead
+arenas beside it, which would leave the doctor nothing to find."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -49,7 +54,44 @@ def _running(pid: int) -> bool:
     return stat[stat.rindex(")") + 2] != "Z"
 
 
+@contextlib.contextmanager
+def _apart(name: str):
+    """A cgroup (one folder per hierarchy) and a temporary folder for the arenas of this test;
+    yields the group's folders, the environment their processes start with and the preexec_fn
+    that moves a process into the group. Both are removed after, with whatever is left in them."""
+    own = cgroup._own_paths()
+    v2 = (cgroup.CGROUP_ROOT / "cgroup.controllers").exists()
+    homes = [cgroup.CGROUP_ROOT / own[""].lstrip("/")] if v2 else \
+        [cgroup.CGROUP_ROOT / c / own[c].lstrip("/") for c in cgroup.V1_CONTROLLERS if c in own]
+    groups = list(dict.fromkeys(home.resolve() / name for home in homes))  # cpu and cpuacct may be one
+    for group in groups:
+        group.mkdir(exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix="killed-round-"))
+    os.chmod(tmp, 0o755)  # the sandbox's user reads the runner staged in it
+
+    def enter() -> None:
+        for group in groups:
+            with open(group / "cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+
+    try:
+        yield groups, {**os.environ, "TMPDIR": str(tmp)}, enter
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        for group in groups:
+            for child in group.glob("*"):
+                if child.is_dir():
+                    cgroup.Cgroup({"": child}, 2 if v2 else 1).remove(timeout=5.0)
+            with contextlib.suppress(OSError):
+                group.rmdir()
+
+
 def test_a_killed_round_leaves_nothing_running_and_the_next_start_cleans_up(local_sandbox, tmp_path):
+    with _apart(f"killed-round-{os.getpid()}") as (groups, env, enter):
+        _kill_a_round_then_start_the_doctor(tmp_path, groups, env, enter)
+
+
+def _kill_a_round_then_start_the_doctor(tmp_path: Path, groups: list[Path], env: dict, enter) -> None:
     bundle = tmp_path / "random.zip"
     with zipfile.ZipFile(bundle, "w") as z:
         z.write(ROOT / "examples" / "random" / "agent.py", "agent.py")
@@ -57,7 +99,7 @@ def test_a_killed_round_leaves_nothing_running_and_the_next_start_cleans_up(loca
                "random-2 most/standard,standard most/standard,random-2 fewest/standard", "--budget", "2000",
                "--jobs", "2", "--agents", f"zipped={bundle}", f"folder={ROOT / 'examples' / 'random'}",
                "random", "--out", str(tmp_path / "out"), "--private-out", str(tmp_path / "private")]
-    round_proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    round_proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, preexec_fn=enter)
     try:
         for line in round_proc.stderr:  # wait until both workers play
             if "self-play" in line:
@@ -79,14 +121,15 @@ def test_a_killed_round_leaves_nothing_running_and_the_next_start_cleans_up(loca
         time.sleep(0.2)  # exited: now reaped by whoever inherited them, at the host's pace
 
     def leftovers() -> list[str]:
-        groups = [p.name for parent in cgroup._parents() for p in parent.glob(cgroup.PREFIX + "*")
-                  if owner.owner_of(p.name, cgroup.PREFIX) in tags]
-        folders = [p.name for p in Path(tempfile.gettempdir()).glob(EXTRACT_PREFIX + "*")
+        left = [p.name for group in groups for p in group.glob(cgroup.PREFIX + "*")
+                if owner.owner_of(p.name, cgroup.PREFIX) in tags]
+        folders = [p.name for p in Path(env["TMPDIR"]).glob(EXTRACT_PREFIX + "*")
                    if owner.owner_of(p.name, EXTRACT_PREFIX) in tags]
-        return groups + folders
+        return left + folders
 
     assert leftovers(), "the killed round should have left its cgroups and extraction folder"
-    doctor = subprocess.run([sys.executable, "-m", "grader.cli", "doctor"], capture_output=True, text=True, cwd=ROOT)
+    doctor = subprocess.run([sys.executable, "-m", "grader.cli", "doctor"], capture_output=True, text=True, cwd=ROOT,
+                            env=env, preexec_fn=enter)
     assert "leftovers of killed arenas" in doctor.stdout and "removed" in doctor.stdout, doctor.stdout
     assert leftovers() == []
     shutil.rmtree(tmp_path / "private", ignore_errors=True)
