@@ -115,15 +115,13 @@ class EngineSeats:
     def __init__(self, spec: EnvSpec, black: Opponent | None, white: Opponent | None):
         self.players = (black, white)
         self.held = black is not None or white is not None  # whether any seat is a reference player's
-        kinds = (search.AGENT if black is None else black.code, search.AGENT if white is None else white.code)
-        params = (0 if black is None else black.param, 0 if white is None else white.param)
-        self.packed = _packed_seats(spec.win_args, kinds, params).copy()
+        self.packed = pack_seats(spec, [search.AGENT if p is None else p.code for p in self.players],
+                                 [0 if p is None else p.param for p in self.players])
         self.states = np.zeros((2, 1), dtype=np.uint64)
-        if self.held:
-            for i, p in enumerate(self.players):
-                if p is not None:
-                    self.states[i] = p.state
-                    p.state = self.states[i]
+        for i, p in enumerate(self.players):
+            if p is not None:
+                self.states[i] = p.state
+                p.state = self.states[i]
 
     def rehome(self, packed: np.ndarray, states: np.ndarray) -> None:
         """Keep the seats in `packed` and `states` from now on (copies of the current ones, in
@@ -154,7 +152,7 @@ class EngineSeats:
 
 def pack_seats(spec: EnvSpec, kinds: list[int], params: list[int]) -> np.ndarray:
     """The seats as search.engine_turns reads them: kinds, params, the ns charged to each
-    (zero), the win condition."""
+    (zero), the win condition; a fresh copy of the seating's array, built once."""
     return _packed_seats(spec.win_args, tuple(kinds), tuple(params)).copy()
 
 

@@ -187,7 +187,6 @@ def test_reference_games_in_one_call_are_the_games_played_one_by_one(name, index
         play_reference_games("oracle", spec, seeds)
 
 
-
 def test_seats_packed_once_are_never_shared():
     """The packed seats of a seating are built once: every EngineSeats gets its own copy, so
     what the kernel charges one game's seats never reaches another's, and a fresh pack is
