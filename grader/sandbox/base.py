@@ -19,7 +19,7 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Callable, Literal, Protocol
 
 from grader import owner
 from grader.limits import Limits
@@ -142,20 +142,50 @@ def stage_folder(source: Path, target: Path, ignore=None) -> Path:
 def staged_copy(path: Path, key: str, ignore=None) -> Path:
     """A copy of the file or folder `path` that anyone can read, in the host's temporary folder
     under `<name>-<key>`, made once (atomically: processes racing to make it agree)."""
+
+    def fill(copy: Path) -> None:
+        if path.is_dir():
+            stage_folder(path, copy, ignore=ignore)
+        else:
+            shutil.copy2(path, copy)
+            _readable(copy, path)
+
+    return staged_build(f"{path.name}-{key}", fill)
+
+
+def staged_files(files: dict[str, str], name: str, key: str) -> Path:
+    """A folder holding a copy of each host file of `files` (its name in the folder -> the
+    file), readable by anyone, under `<name>-<key>` as `staged_copy` makes it."""
+
+    def fill(copy: Path) -> None:
+        copy.mkdir(mode=0o755)
+        for file_name, source in files.items():
+            shutil.copy2(source, copy / file_name)
+            _readable(copy / file_name, Path(source))
+
+    return staged_build(f"{name}-{key}", fill)
+
+
+def _readable(copy: Path, source: Path) -> None:
+    """Anyone may read `copy`, and run it if `source` may be run (the dynamic loader, which
+    execve runs, must stay executable)."""
+    os.chmod(copy, 0o755 if source.stat().st_mode & stat.S_IXUSR else 0o644)
+
+
+def staged_build(name: str, fill: Callable[[Path], None]) -> Path:
+    """`<the host's temporary folder>/arena-runtime/<name>`, made once by `fill(path)` (which
+    creates `path`): built beside it and renamed into place, so that processes racing to
+    make it agree on one."""
     root = Path(tempfile.gettempdir()) / "arena-runtime"
-    target = root / f"{path.name}-{key}"
+    target = root / name
     if target.exists():
         return target
     root.mkdir(mode=0o755, exist_ok=True)
     os.chmod(root, 0o755)
-    building = Path(tempfile.mkdtemp(prefix=target.name + ".", dir=root))
+    building = Path(tempfile.mkdtemp(prefix=name + ".", dir=root))
     os.chmod(building, 0o755)
     copy = building / "copy"
-    if path.is_dir():
-        stage_folder(path, copy, ignore=ignore)
-    else:
-        shutil.copy2(path, copy)
-        os.chmod(copy, 0o755 if path.stat().st_mode & stat.S_IXUSR else 0o644)
+    fill(copy)
     try:
         os.rename(copy, target)
     except OSError:
