@@ -25,6 +25,9 @@ ROWS = COLS = 12
 WARMUP = 300
 SAMPLES = 5000
 STARTS = 12
+# The sandbox's share of a start at the last stop, each shared library a bind of its own (in turn
+# with the per-folder binds, which measured 11.4 ms).
+LAST_STOP_SHARE_MS = 26.8
 
 AGENT = '''
 import numpy as np
@@ -178,7 +181,8 @@ def main() -> int:
     print(f"  ratio {ratio:.2f}x  [{'ok' if act_med < 60 and ratio <= 3 else 'MISS'}: target median < 60 us and <= 3x bare]")
     print(f"start to first reply (numpy imported), median of {STARTS} made in turn: sandbox {start_s:.1f} ms, "
           f"bare process {start_b:.1f} ms")
-    print(f"  sandbox share {share:.1f} ms (median of the pairs' differences)  [{'ok' if share < 50 else 'MISS'}: target < 50 ms]"
+    print(f"  sandbox share {share:.1f} ms (median of the pairs' differences; {LAST_STOP_SHARE_MS} ms at the last stop)  "
+          f"[{'ok' if share < 50 else 'MISS'}: target < 50 ms]"
           f"  (plus {binds_ms:.0f} ms once per host process to list the runtime's libraries)")
     return 0
 
