@@ -183,14 +183,16 @@ def staged_build(name: str, fill: Callable[[Path], None]) -> Path:
     root.mkdir(mode=0o755, exist_ok=True)
     os.chmod(root, 0o755)
     building = Path(tempfile.mkdtemp(prefix=name + ".", dir=root))
-    os.chmod(building, 0o755)
-    copy = building / "copy"
-    fill(copy)
     try:
-        os.rename(copy, target)
-    except OSError:
-        pass  # another process made it meanwhile: use that one
-    shutil.rmtree(building, ignore_errors=True)
+        os.chmod(building, 0o755)
+        copy = building / "copy"
+        fill(copy)  # a full disk raises here: what was copied goes with `building`
+        try:
+            os.rename(copy, target)
+        except OSError:
+            pass  # another process made it meanwhile: use that one
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
     return target
 
 

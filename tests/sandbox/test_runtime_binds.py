@@ -8,6 +8,7 @@ import tempfile
 
 import pytest
 
+from grader.sandbox.base import staged_files
 from grader.sandbox.local import library_binds, runtime_binds
 
 
@@ -68,3 +69,13 @@ def test_the_runtime_binds_libcs_folder_whole():
     holding = [(source, dest) for source, dest in binds if os.path.isdir(source) and "libc.so.6" in os.listdir(source)]
     assert len(holding) == 1
     assert len(os.listdir(holding[0][0])) > 1  # its neighbours the runtime links are in it too
+
+
+def test_a_copy_that_fails_leaves_nothing_behind(host):
+    """A library that cannot be copied (gone, or a full disk) fails the staging and leaves no
+    half-made folder: the next start tries again from nothing."""
+    arch = host / "usr" / "lib" / "arch"
+    with pytest.raises(OSError):
+        staged_files({"libc.so.6": str(arch / "libc.so.6.1"), "libgone.so.1": str(arch / "libgone.so.1")},
+                     "libraries-arch", "0123")
+    assert os.listdir(host / "tmp" / "arena-runtime") == []
