@@ -10,7 +10,10 @@ Prints, measured in the same run:
   namespaces and mounts) is the arena's. That rest is measured in the same run: the median
   of the differences between starts of the same agent in the sandbox and outside any
   sandbox, made in turn (one start is too noisy on a shared machine to subtract from
-  another). The share with the agents' start counted as the arena's is printed beside it;
+  another). The share with the agents' start counted as the arena's is printed beside it,
+  and the arena's time by part: the games with the fourth agent (less its replies and the
+  reference players' thinking), the reference players' games among themselves (less their
+  thinking), the environment records, publishing, sandboxes started and closed, the rest;
 - from the per-game costs measured there, the cost of a full ladder round (28 environments,
   budget 2000, checkpoints 0/100/500/1000/2000 x 20 games, pairings of 20) for fields of 8,
   30, 100 and 300 (pairings grow as N^2), and the runners (2 workers each) needed to finish
@@ -25,12 +28,18 @@ import math
 import sys
 import tempfile
 import time
+from collections import defaultdict
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 
 from benchmarks.bench_sandbox import sandbox_share, starts_in_turn
+import engine.opponents
+import grader.rounds.orchestrate
+import grader.rounds.runner
 from grader.agent_handle import AgentHandle
+from grader.match import Table
 from grader.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.sandbox.local import bwrap_problem
@@ -93,6 +102,34 @@ class InProcessRandom:
         pass
 
 
+@contextmanager
+def timed_parts(seconds: dict[str, float], targets: list[tuple[object, str, str]]):
+    """While in the block, the wall time spent in each function `getattr(owner, name)` of
+    `targets` is added to seconds[label] (and the thinking time the engine charged in its
+    reference games to seconds["charged"]); the functions are restored after."""
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
+
+    def wrapped(function, label):
+        def timed(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                seconds[label] += time.perf_counter() - t
+            if label == "reference games":  # engine.opponents._play_seated: (out, moves, ns charged)
+                seconds["charged"] += sum(result[2]) * 1e-9
+            return result
+        return timed
+
+    for (owner, name, label), (_, _, function) in zip(targets, saved):
+        setattr(owner, name, wrapped(function, label))
+    try:
+        yield
+    finally:
+        for owner, name, function in saved:
+            setattr(owner, name, function)
+
+
 def measure(tmp: Path) -> dict:
     folder = tmp / "sbx-random"
     folder.mkdir()
@@ -123,29 +160,46 @@ def measure(tmp: Path) -> dict:
             launches.append(time.perf_counter() - t)
 
     moves = []  # the sandboxed agent's acts, counted as each session closes
+    acting = []  # the time the fourth agent took to reply to its acts
     close = AgentHandle.close
+    parts: dict[str, float] = defaultdict(float)
 
     def counted(handle):
         if handle.process is not None:
             moves.append(handle.act_stats.count)
-        return close(handle)
+        acting.append(handle.act_stats.total_seconds)  # the fourth agent's, in a sandbox or not
+        t = time.perf_counter()
+        try:
+            return close(handle)
+        finally:
+            parts["closing sessions"] += time.perf_counter() - t
 
     AgentHandle.launch, AgentHandle.close = classmethod(timed), counted
     start = time.perf_counter()
     try:
-        outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
-                            stream=open("/dev/null", "w"))
+        with timed_parts(parts, [(Table, "play", "agent games"), (engine.opponents, "_play_seated", "reference games"),
+                                 (grader.rounds.runner, "write_record", "records"),
+                                 (grader.rounds.orchestrate, "finished_records", "records"),
+                                 (grader.rounds.orchestrate, "publish", "publishing")]):
+            outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
+                                stream=open("/dev/null", "w"))
     finally:
         AgentHandle.launch, AgentHandle.close = classmethod(launch), close
     wall = time.perf_counter() - start
     records = [read_record(record_path(tmp / "private" / plan.round_id, e.index)) for e in plan.envs]
     agent_seconds = sum(e.agent_seconds for r in records for e in r.entrants.values())
+    reference = {e.name for e in field if e.kind == "reference"}
+    thinking = sum(e.agent_seconds for r in records for name, e in r.entrants.items() if name in reference)
+    # The arena's part of each: the agent games less the agent's replies and the reference
+    # players' thinking in them (all of theirs but what the engine charged in its own games).
+    parts["agent games"] -= sum(acting) + thinking - parts["charged"]
+    parts["reference games"] -= parts.pop("charged")
     scored = sum(len(r.games) for r in records)
     self_play = sum(e.self_play.games for r in records for e in r.entrants.values())
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
     return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies, "agent_moves": sum(moves),
-            "sandboxed": sandboxed, "launches": launches, "warm": warm_seconds,
+            "sandboxed": sandboxed, "launches": launches, "warm": warm_seconds, "parts": dict(parts),
             "sandbox_start": sandbox_start(load_submission(folder)) if sandboxed else 0.0}
 
 
@@ -181,6 +235,12 @@ def main() -> int:
           f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts; {LAST_STOP_SANDBOX_START_MS} ms "
           f"at the last stop); counting the agents' "
           f"start as the arena's too: {(arena + startup) / m['wall']:.1%}")
+    parts = {label: m["parts"].get(label, 0.0) for label in ("agent games", "reference games", "records", "publishing")}
+    parts |= {"starting sandboxes": setup, "closing sessions": m["parts"].get("closing sessions", 0.0)}
+    parts["the rest (scheduling, outcomes, checks)"] = arena - sum(parts.values())
+    agent_games = parts["agent games"]
+    print(f"  the arena's time by part: " + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in parts.items())
+          + f" (the agent games: {agent_games / max(m['agent_moves'], 1) * 1e6:.1f} us a move with their set-up)")
     pace = DEFAULT_LIMITS.pace_seconds(*PACE_BOARD)
     at_pace = arena_per_game + m["plies"] * pace  # every move of a game an agent's, at the full pace
     print(f"full ladder round ({LADDER_ENVS} environments, budget {LADDER_BUDGET}, pairings of {GAMES}); "
