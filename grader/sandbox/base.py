@@ -172,16 +172,41 @@ def _readable(copy: Path, source: Path) -> None:
     os.chmod(copy, 0o755 if source.stat().st_mode & stat.S_IXUSR else 0o644)
 
 
+def user_temp_folder(name: str) -> Path:
+    """`<the host's temporary folder>/<name>-<this user's uid>`: the arena's folders there are
+    each user's own (see `own_folder`)."""
+    return Path(tempfile.gettempdir()) / f"{name}-{os.geteuid()}"
+
+
+def own_folder(path: Path, mode: int) -> Path:
+    """`path`, a folder of this user's that no other user may write, made when missing and
+    given `mode`. Sandboxes bind what is staged there: in a folder another user made, or may
+    write, their copy of the runtime could stand in for ours, so it is refused (OSError,
+    naming it; the arena's callers turn it into a launch failure)."""
+    try:
+        path.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    info = os.lstat(path)
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise OSError(f"{path} is not a folder of this user's that only it may write (another user's, a link, "
+                      "or open to others): remove it, or point TMPDIR elsewhere")
+    os.chmod(path, mode)  # as the sandbox's user must reach it, whatever the umask made it
+    return path
+
+
+def runtime_root() -> Path:
+    """Where the staged runtime copies are kept, once per machine and user."""
+    return user_temp_folder("arena-runtime")
+
+
 def staged_build(name: str, fill: Callable[[Path], None]) -> Path:
-    """`<the host's temporary folder>/arena-runtime/<name>`, made once by `fill(path)` (which
-    creates `path`): built beside it and renamed into place, so that processes racing to
-    make it agree on one."""
-    root = Path(tempfile.gettempdir()) / "arena-runtime"
+    """`runtime_root()/<name>`, made once by `fill(path)` (which creates `path`): built
+    beside it and renamed into place, so that processes racing to make it agree on one."""
+    root = own_folder(runtime_root(), 0o755)
     target = root / name
     if target.exists():
         return target
-    root.mkdir(mode=0o755, exist_ok=True)
-    os.chmod(root, 0o755)
     building = Path(tempfile.mkdtemp(prefix=name + ".", dir=root))
     try:
         os.chmod(building, 0o755)
@@ -208,8 +233,7 @@ def staged_runner() -> Path:
 def session_folder(root: Path) -> Path:
     """A new folder for one sandbox's staged copies, named with this process's owner tag (a
     killed arena's are swept by the next one: `sweep_sessions`)."""
-    root.mkdir(mode=0o711, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=owner.tag() + "-", dir=root))
+    folder = Path(tempfile.mkdtemp(prefix=owner.tag() + "-", dir=own_folder(root, 0o711)))
     os.chmod(folder, 0o711)
     return folder
 

@@ -35,7 +35,6 @@ import errno
 import os
 import shutil
 import signal
-import tempfile
 import time
 from pathlib import Path
 
@@ -43,7 +42,8 @@ from grader import owner
 from grader.limits import Limits
 from grader.sandbox import image as agent_image
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
-                                 check_network, runner_rlimits, session_folder, stage_session, sweep_sessions)
+                                 check_network, runner_rlimits, session_folder, stage_session, sweep_sessions,
+                                 user_temp_folder)
 from grader.sandbox import pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
@@ -74,7 +74,7 @@ def client():
 
 def fifo_root() -> Path:
     """Where each container's session folder (its FIFOs, the agent's staged copy) is made."""
-    return Path(tempfile.gettempdir()) / "arena-docker-io"
+    return user_temp_folder("arena-docker-io")
 
 
 def sweep_leftovers(c) -> list[str]:

@@ -26,13 +26,13 @@ import stat
 import subprocess
 import sys
 import sysconfig
-import tempfile
 from pathlib import Path
 
 from grader.limits import Limits
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  PopenProcess, check_network, runner_rlimits, session_folder,
-                                 staged_copy, staged_files, stage_session, sweep_sessions)
+                                 staged_copy, staged_files, stage_session, sweep_sessions,
+                                 user_temp_folder)
 from grader.sandbox import pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
@@ -60,7 +60,7 @@ SANDBOX_ENV = {
 
 def session_root() -> Path:
     """Where the sandboxes' session folders (staged copies) are made."""
-    return Path(tempfile.gettempdir()) / "arena-sessions"
+    return user_temp_folder("arena-sessions")
 
 
 def unprivileged(argv: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from grader.sandbox.base import staged_files
+from grader.sandbox.base import own_folder, runtime_root, staged_files
 from grader.sandbox.local import library_binds, runtime_binds
 
 
@@ -78,4 +78,48 @@ def test_a_copy_that_fails_leaves_nothing_behind(host):
     with pytest.raises(OSError):
         staged_files({"libc.so.6": str(arch / "libc.so.6.1"), "libgone.so.1": str(arch / "libgone.so.1")},
                      "libraries-arch", "0123")
-    assert os.listdir(host / "tmp" / "arena-runtime") == []
+    assert os.listdir(runtime_root()) == []
+
+
+def test_the_arenas_own_folder_is_made_for_this_user(tmp_path):
+    folder = own_folder(tmp_path / "arena-x", 0o755)
+    info = os.lstat(folder)
+    assert info.st_uid == os.geteuid() and stat.S_IMODE(info.st_mode) == 0o755
+    assert own_folder(folder, 0o711) == folder and stat.S_IMODE(os.lstat(folder).st_mode) == 0o711
+
+
+@pytest.mark.parametrize("kind", ["open to others", "a link", "another user's"])
+def test_a_folder_someone_else_could_write_is_refused(tmp_path, kind):
+    """What the sandboxes bind is staged in these folders: one another user made, may write, or
+    points to, could hold their own copy of the runtime."""
+    path = tmp_path / "arena-x"
+    if kind == "a link":
+        (tmp_path / "elsewhere").mkdir()
+        path.symlink_to(tmp_path / "elsewhere")
+    else:
+        path.mkdir()
+        if kind == "open to others":
+            path.chmod(0o777)
+        else:
+            if os.geteuid() != 0:
+                pytest.skip("only root can make a folder another user's")
+            os.chown(path, 65534, 65534)
+    with pytest.raises(OSError, match="arena-x is not a folder of this user's"):
+        own_folder(path, 0o755)
+
+
+def test_a_start_with_a_session_folder_not_its_own_is_a_launch_failure(tmp_path, monkeypatch):
+    from grader.limits import DEFAULT_LIMITS
+    from grader.sandbox.base import LaunchError
+    from grader.sandbox.local import LocalSandbox, bwrap_problem, session_root
+
+    if bwrap_problem() is not None:
+        pytest.skip(bwrap_problem())
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    session_root().mkdir(mode=0o777)
+    session_root().chmod(0o777)  # anyone may write it: swap a staged copy, say
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "agent.py").write_text("class Agent:\n    pass\n")
+    with pytest.raises(LaunchError, match="is not a folder of this user's"):
+        LocalSandbox().run(agent, DEFAULT_LIMITS)
