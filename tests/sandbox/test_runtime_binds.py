@@ -1,4 +1,5 @@
-"""The local sandbox's runtime binds: its shared libraries bound one folder at a time."""
+"""The local sandbox's runtime binds (its shared libraries bound one folder at a time), and the
+folders staged copies live in (the arena user's own, refused when another user could write them)."""
 
 from __future__ import annotations
 
