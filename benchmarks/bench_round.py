@@ -31,6 +31,7 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -103,26 +104,27 @@ class InProcessRandom:
 
 
 @contextmanager
-def timed_parts(seconds: dict[str, float], targets: list[tuple[object, str, str]]):
+def timed_parts(seconds: dict[str, float], targets: list[tuple[object, str, str, Callable | None]]):
     """While in the block, the wall time spent in each function `getattr(owner, name)` of
-    `targets` is added to seconds[label] (and the thinking time the engine charged in its
-    reference games to seconds["charged"]); the functions are restored after."""
-    saved = [(owner, name, getattr(owner, name)) for owner, name, _ in targets]
+    `targets` (owner, name, label, charged) is added to seconds[label], and, where `charged` is
+    given, `charged(its result)` (thinking time the engine charged, in seconds) to
+    seconds["charged"]; the functions are restored after."""
+    saved = [(owner, name, getattr(owner, name)) for owner, name, _, _ in targets]
 
-    def wrapped(function, label):
+    def wrapped(function, label, charged):
         def timed(*args, **kwargs):
             t = time.perf_counter()
             try:
                 result = function(*args, **kwargs)
             finally:
                 seconds[label] += time.perf_counter() - t
-            if label == "reference games":  # engine.opponents._play_seated: (out, moves, ns charged)
-                seconds["charged"] += sum(result[2]) * 1e-9
+            if charged is not None:
+                seconds["charged"] += charged(result)
             return result
         return timed
 
-    for (owner, name, label), (_, _, function) in zip(targets, saved):
-        setattr(owner, name, wrapped(function, label))
+    for (owner, name, label, charged), (_, _, function) in zip(targets, saved):
+        setattr(owner, name, wrapped(function, label, charged))
     try:
         yield
     finally:
@@ -160,14 +162,14 @@ def measure(tmp: Path) -> dict:
             launches.append(time.perf_counter() - t)
 
     moves = []  # the sandboxed agent's acts, counted as each session closes
-    acting = []  # the time the fourth agent took to reply to its acts
+    acting: dict[AgentHandle, float] = {}  # the time the fourth agent took to reply to its acts, per session
     close = AgentHandle.close
     parts: dict[str, float] = defaultdict(float)
 
     def counted(handle):
         if handle.process is not None:
             moves.append(handle.act_stats.count)
-        acting.append(handle.act_stats.total_seconds)  # the fourth agent's, in a sandbox or not
+        acting[handle] = handle.act_stats.total_seconds  # in a sandbox or not; a second close counts once
         t = time.perf_counter()
         try:
             return close(handle)
@@ -177,10 +179,12 @@ def measure(tmp: Path) -> dict:
     AgentHandle.launch, AgentHandle.close = classmethod(timed), counted
     start = time.perf_counter()
     try:
-        with timed_parts(parts, [(Table, "play", "agent games"), (engine.opponents, "_play_seated", "reference games"),
-                                 (grader.rounds.runner, "write_record", "records"),
-                                 (grader.rounds.orchestrate, "finished_records", "records"),
-                                 (grader.rounds.orchestrate, "publish", "publishing")]):
+        # engine.opponents._play_seated returns (out, moves, the ns charged to each side).
+        with timed_parts(parts, [(Table, "play", "agent games", None),
+                                 (engine.opponents, "_play_seated", "reference games", lambda r: sum(r[2]) * 1e-9),
+                                 (grader.rounds.runner, "write_record", "records", None),
+                                 (grader.rounds.orchestrate, "finished_records", "records", None),
+                                 (grader.rounds.orchestrate, "publish", "publishing", None)]):
             outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
                                 stream=open("/dev/null", "w"))
     finally:
@@ -192,7 +196,7 @@ def measure(tmp: Path) -> dict:
     thinking = sum(e.agent_seconds for r in records for name, e in r.entrants.items() if name in reference)
     # The arena's part of each: the agent games less the agent's replies and the reference
     # players' thinking in them (all of theirs but what the engine charged in its own games).
-    parts["agent games"] -= sum(acting) + thinking - parts["charged"]
+    parts["agent games"] -= sum(acting.values()) + thinking - parts["charged"]
     parts["reference games"] -= parts.pop("charged")
     scored = sum(len(r.games) for r in records)
     self_play = sum(e.self_play.games for r in records for e in r.entrants.values())

@@ -140,8 +140,8 @@ def stage_folder(source: Path, target: Path, ignore=None) -> Path:
 
 
 def staged_copy(path: Path, key: str, ignore=None) -> Path:
-    """A copy of the file or folder `path` that anyone can read, in the host's temporary folder
-    under `<name>-<key>`, made once (atomically: processes racing to make it agree)."""
+    """A copy of the file or folder `path` that anyone can read, as `staged_build` makes
+    `<name>-<key>` (once, in `runtime_root()`)."""
 
     def fill(copy: Path) -> None:
         if path.is_dir():
@@ -155,7 +155,7 @@ def staged_copy(path: Path, key: str, ignore=None) -> Path:
 
 def staged_files(files: dict[str, str], name: str, key: str) -> Path:
     """A folder holding a copy of each host file of `files` (its name in the folder -> the
-    file), readable by anyone, under `<name>-<key>` as `staged_copy` makes it."""
+    file), readable by anyone, as `staged_build` makes `<name>-<key>`."""
 
     def fill(copy: Path) -> None:
         copy.mkdir(mode=0o755)
