@@ -64,14 +64,14 @@ WORKERS_PER_RUNNER = 2
 # with the same tree's Python path alone.
 BEFORE_ONE_PATH_US_PER_MOVE = 14.0  # share 9.6-9.8%
 BEFORE_PYTHON_US_PER_MOVE = 31.3  # share 16.1%
-# Two stops ago, before a table was restarted in place of laid out for each game and a legal
-# move went to the kernel unjudged: 26.3 and 27.9 us in two runs (share 15.9%); one stop ago
-# 22.0-25.6 us in quiet single runs (share 12.2-14.1%). At the last stop: 20.4 us (share 12.3%)
-# in one run; on a busier machine the same tree measured 23.3-34.0 us (13.4-14.8%).
-LAST_STOP_US_PER_MOVE = "20.4"
-# The sandbox's part of a start at the last stop, when each shared library was a bind of its
-# own (four runs of this bench in turn with the per-folder binds, which measured 8-12 ms).
-LAST_STOP_SANDBOX_START_MS = "20-29"
+# Arena time per agent move at earlier stops, in runs of this bench on this machine: before a
+# table was restarted in place and a legal move went to the kernel unjudged, 26.3-27.9 us (share
+# 15.9%); then 22.0-25.6 us (12.2-14.1%); then 20.4 us in a quiet run (12.3%); at the last stop
+# 18.1-22.0 us in four runs (12.0-13.3%).
+LAST_STOP_US_PER_MOVE = "18.1-22.0"
+# The sandbox's part of a start at the last stop, with the runtime's libraries bound one folder
+# at a time: 8-12 ms in four runs (20-29 ms the stop before, with one bind per library).
+LAST_STOP_SANDBOX_START_MS = "8-12"
 PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
 SPLIT_STARTS = 15  # pairs of starts in and out of the sandbox, in turn, to split a launch
 

@@ -225,7 +225,7 @@ class AgentHandle:
         frame, pace_stop = board  # type: ignore[misc]
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
-        reply = self.transport.act(frame, obs, mask, deadline)  # type: ignore[union-attr]
+        reply = self.transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
         now = time.monotonic()
         if type(reply) is int and reply < mask.size:
             stats = self.ledger.count_act(now - start)

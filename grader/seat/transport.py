@@ -95,13 +95,17 @@ class PipeTransport:
         self._stderr_open = True
 
     # -- calls --------------------------------------------------------------
-    def act(self, frame: ActFrame, obs: np.ndarray, mask: np.ndarray, deadline: float) -> ActReply:
-        """Send an act frame (its head, then `obs` and `mask` as they are) and wait for the reply.
+    def act(self, frame: ActFrame, obs: np.ndarray, mask: np.ndarray, deadline: float, now: float) -> ActReply:
+        """Send an act frame (its head, then `obs` and `mask` as they are) and wait for the
+        reply until `deadline`; `now` is the monotonic time the caller read as the call began.
 
         The hot path of a round: the frame goes out in one writev from the caller's arrays, and
         the reply that is almost always there, one `action` frame, is recognised by its bytes;
         anything else (a partial write, the agent's output, another reply, no reply yet) takes
-        the general path of every call, with the same deadline.
+        the general path of every call, with the same deadline. The first wait is timed from
+        `now`, not from a fresh read of the clock: a write the pipe has room for takes
+        microseconds, against a millisecond of slack (a write that had to wait reads the clock
+        again), and the general path reads the clock against the deadline itself.
         """
         try:
             sent = os.writev(self._stdin, (frame.head, obs, mask))  # type: ignore[arg-type]  # arrays are buffers
@@ -111,10 +115,12 @@ class PipeTransport:
             failed = self._send(b"".join((frame.head, obs.tobytes(), mask.tobytes()))[sent:], deadline, "act")
             if failed is not None:
                 return failed
+            now = time.monotonic()  # the write may have waited for room
         reader = self._reader
-        if not reader.pending():
+        if not reader.buffer:
             # Never a negative timeout (poll would wait for ever): past the deadline, look and go.
-            ready = self._poll.poll(max(0.0, (deadline - time.monotonic()) * 1000 + 1))
+            wait = (deadline - now) * 1000 + 1
+            ready = self._poll.poll(wait if wait > 0 else 0)
             if len(ready) == 1 and ready[0][0] == self._stdout:
                 try:
                     data = os.read(self._stdout, 1 << 16)
@@ -302,7 +308,7 @@ class InProcessTransport:
             if output.tell():
                 self.log.add(output.getvalue().encode())
 
-    def act(self, frame: ActFrame, obs: np.ndarray, mask: np.ndarray, deadline: float) -> ActReply:
+    def act(self, frame: ActFrame, obs: np.ndarray, mask: np.ndarray, deadline: float, now: float) -> ActReply:
         """Call act() on copies (obs and mask may be a game's own view arrays, rewritten for
         every move, and an agent may keep what it is given: a sandboxed one gets fresh arrays)."""
         action, error = self._invoke("act", obs.copy(), mask.copy())
