@@ -29,6 +29,9 @@ MAX_ZIP_BYTES = 20 * 1024 * 1024  # the zip file itself
 MAX_RATIO = 100  # uncompressed / compressed, per member and overall
 IGNORED_DIRS = frozenset({"__pycache__", ".git"})
 MAX_DEPTH = 32  # folders inside folders: deeper trees exhaust the recursion of the tools that walk them
+# A file's path inside the submission, in bytes: a sandbox copies it under a folder of its own,
+# and a path near the system's limit (4096) there would fail that copy, as the arena's fault.
+MAX_PATH_BYTES = 1024
 
 
 class SubmissionError(ValueError):
@@ -121,11 +124,15 @@ def _scan_folder(folder: Path) -> tuple[str, ...]:
 
 def _check_name(rel: str) -> None:
     """A name every tool downstream can carry: UTF-8, as the digest, the reports and the
-    results are (a name read from disk that is not holds surrogate escapes)."""
+    results are (a name read from disk that is not holds surrogate escapes), and a path short
+    enough to be copied into a sandbox's session (`MAX_PATH_BYTES`)."""
     try:
-        rel.encode("utf-8")
+        size = len(rel.encode("utf-8"))
     except UnicodeEncodeError:
         raise SubmissionError(f"{shown_name(rel)}: a file name that is not UTF-8") from None
+    if size > MAX_PATH_BYTES:
+        raise SubmissionError(f"{rel[:100]}...: a path of {size} bytes inside the submission, over "
+                              f"{MAX_PATH_BYTES}: shorten its folders' names or nest them less")
 
 
 def parse_python(source: bytes, rel: str) -> ast.Module:

@@ -23,7 +23,7 @@ from typing import Callable, Literal, Protocol
 
 from grader import owner
 from grader.limits import Limits
-from grader.submission import Submission
+from grader.submission import IGNORED_DIRS, Submission
 
 Network = Literal["none", "egress"]
 NETWORKS = ("none", "egress")
@@ -239,8 +239,12 @@ def session_folder(root: Path) -> Path:
 
 
 def stage_session(folder: Path, agent_dir: Path) -> tuple[Path, Path]:
-    """(the agent's folder copied into a session folder, the staged runner)."""
-    return stage_folder(agent_dir, folder / "agent"), staged_runner()
+    """(the agent's folder copied into a session folder, the staged runner). What
+    `load_submission` does not read (IGNORED_DIRS: bytecode caches, git's folder) is not
+    copied either: a `__pycache__` would let Python run bytecode in place of the agent.py that
+    was digested and reviewed."""
+    agent = stage_folder(agent_dir, folder / "agent", ignore=shutil.ignore_patterns(*IGNORED_DIRS))
+    return agent, staged_runner()
 
 
 def sweep_sessions(root: Path) -> list[str]:

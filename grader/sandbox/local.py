@@ -240,6 +240,10 @@ class LocalSandbox:
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID),
             "--hostname", "arena",
             "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+            # The runner is the pid namespace's first process: bwrap's own init there would run
+            # without the runner's seccomp filter and rlimits, as the agent's user, so that the
+            # agent could write its code into it through /proc/1/mem and run from it unfiltered.
+            "--as-pid-1",
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
             # /dev/shm is where POSIX shared memory lives: as capped as /tmp, and /dev itself

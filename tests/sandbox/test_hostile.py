@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import py_compile
 import socket
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from grader.agent_handle import AgentHandle
 from grader.faults import FaultKind
+from grader.submission import load_submission
 from .conftest import TEST_LIMITS, board, play
 
 pytestmark = pytest.mark.timeout(90)
@@ -291,6 +295,59 @@ def test_the_seccomp_filter_refuses_its_calls(launch, assert_unharmed):
     handle.close()
     assert results.pop("clone3") == "38", "clone3 must get ENOSYS, so that the C library falls back to clone"
     assert results and all(err == "1" for err in results.values()), results  # EPERM, each
+    assert_unharmed()
+
+
+def test_no_process_in_the_sandbox_runs_without_the_filter(launch, assert_unharmed):
+    """The runner is the sandbox's first process (pid 1): no init of the sandbox's own runs
+    unfiltered beside it, whose memory the agent could write through /proc/1/mem."""
+    handle = launch("unfiltered_process")
+    assert play(handle, 3) == []
+    log = handle.stderr_text()
+    handle.close()
+    seen = {int(pid): (mode, name) for pid, mode, name in
+            (line.split()[1:4] for line in log.splitlines() if line.startswith("PROC "))}
+    own = int(next(line.split()[1] for line in log.splitlines() if line.startswith("SELF ")))
+    assert own == 1 and 1 in seen, (own, seen)
+    assert all(mode == "2" for mode, _ in seen.values()), seen
+    assert_unharmed()
+
+
+AGENT_SOURCE = """
+import sys
+
+class Agent:
+    def prepare(self, env_info):
+        print("{said}", file=sys.stderr, flush=True)
+
+    def act(self, obs, action_mask):
+        return int(action_mask.nonzero()[0][0])
+
+    def observe_outcome(self, outcome):
+        pass
+"""
+
+
+def test_bytecode_beside_agent_py_never_runs_in_its_place(sandbox, assert_unharmed, tmp_path):
+    """A `__pycache__` is not read by the loader (not digested, not screened), so it is not
+    copied into the sandbox either: an unchecked-hash .pyc there would run in place of the
+    agent.py that was reviewed."""
+    folder = tmp_path / "bytecode_swap"
+    folder.mkdir()
+    (folder / "agent.py").write_text(AGENT_SOURCE.format(said="SOURCE RAN"))
+    other = tmp_path / "other.py"
+    other.write_text(AGENT_SOURCE.format(said="BYTECODE RAN"))
+    py_compile.compile(str(other), cfile=str(folder / "__pycache__" / f"agent.{sys.implementation.cache_tag}.pyc"),
+                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, doraise=True)
+    submission = load_submission(folder)
+    assert submission.files == ("agent.py",)
+    handle = AgentHandle.launch(sandbox, submission, TEST_LIMITS)
+    try:
+        assert play(handle, 3) == []
+        log = handle.stderr_text()
+    finally:
+        handle.close()
+    assert "SOURCE RAN" in log and "BYTECODE RAN" not in log, log[-2000:]
     assert_unharmed()
 
 

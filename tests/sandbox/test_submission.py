@@ -222,6 +222,22 @@ def test_folders_nested_too_deep_are_refused(tmp_path):
     assert len(load_submission(ok, extract_to=tmp_path / "ok").files) == 2
 
 
+def test_a_path_too_long_to_stage_is_refused(tmp_path):
+    """A path within the system's limit where the submission sits, but longer than a sandbox's
+    session folder leaves room for, failed the copy at launch as the arena's `launch_failed`:
+    the loader refuses it, naming it."""
+    long = "/".join(["d" * 250] * 5) + "/" + "y" * 50  # its folder alone is 1,254 bytes
+    folder = make_folder(tmp_path / "f", {"agent.py": AGENT, long: "data\n"})
+    with pytest.raises(SubmissionError, match=f"a path of 1254 bytes inside the submission, "
+                                              f"over {sub_mod.MAX_PATH_BYTES}"):
+        load_submission(folder)
+    z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), (long, "data\n")])
+    with pytest.raises(SubmissionError, match="a path of 1254 bytes"):
+        load_submission(z, extract_to=tmp_path / "out")
+    short = "/".join(["d" * 250] * 4)  # 1,003 bytes: still fine
+    assert len(load_submission(make_folder(tmp_path / "ok", {"agent.py": AGENT, short: "x"})).files) == 2
+
+
 def test_an_encrypted_zip_member_is_refused(tmp_path):
     z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("data.txt", "x")])
     blob = bytearray(z.read_bytes())

@@ -1,7 +1,7 @@
 """Hostile: calls each system call the sandbox must refuse, by number, through libc's syscall().
 
 Printed as `SYSCALL name -> errno` (0 when it succeeded). Expected: each refused with
-EPERM (bpf, keyctl, perf_event_open, userfaultfd, ptrace, io_uring_setup, ...), clone3
+EPERM (bpf, keyctl, perf_event_open, userfaultfd, ptrace, io_uring_setup, splice, ...), clone3
 with ENOSYS, and the agent plays on. Numbers for x86_64 and aarch64.
 """
 
@@ -13,10 +13,12 @@ import sys
 NUMBERS = {
     "x86_64": {"unshare": 272, "setns": 308, "mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250,
                "add_key": 248, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425,
-               "process_vm_readv": 310, "open_by_handle_at": 304, "fsopen": 430, "clone3": 435},
+               "process_vm_readv": 310, "open_by_handle_at": 304, "fsopen": 430, "splice": 275, "tee": 276,
+               "vmsplice": 278, "clone3": 435},
     "aarch64": {"unshare": 97, "setns": 268, "mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219,
                 "add_key": 217, "perf_event_open": 241, "userfaultfd": 282, "io_uring_setup": 425,
-                "process_vm_readv": 270, "open_by_handle_at": 265, "fsopen": 430, "clone3": 435},
+                "process_vm_readv": 270, "open_by_handle_at": 265, "fsopen": 430, "splice": 76, "tee": 77,
+                "vmsplice": 75, "clone3": 435},
 }
 
 
