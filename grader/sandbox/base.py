@@ -298,10 +298,12 @@ class PopenProcess:
         return None if self.cgroup is None else self.cgroup.memory_kill()
 
     def suspend(self) -> None:
-        self._signal_all(signal.SIGSTOP)
+        if self.cgroup is None or not self.cgroup.freeze(True):
+            self._signal_all(signal.SIGSTOP)
 
     def resume(self) -> None:
-        self._signal_all(signal.SIGCONT)
+        if self.cgroup is None or not self.cgroup.freeze(False):
+            self._signal_all(signal.SIGCONT)
 
     def _signal_all(self, sig: int) -> None:
         # The cgroup holds every process, whatever session it moved to; without one, the

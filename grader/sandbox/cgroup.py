@@ -21,7 +21,8 @@ from grader import owner
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-"
-V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+# The freezer stops a sandbox while the round turns to other entrants (`freeze`).
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
 CFS_PERIOD_US = 100_000
 
 
@@ -227,8 +228,29 @@ class Cgroup:
                     pass  # it ended meanwhile
                 sent.add(pid)
 
+    def freeze(self, frozen: bool) -> bool:
+        """Freeze (True) or thaw (False) every process of the group with the cgroup freezer
+        (v1 `freezer.state`, v2 `cgroup.freeze`). Unlike a round of SIGSTOPs, which a child
+        forked meanwhile can undo with a SIGCONT to all before it is itself stopped, the
+        freezer takes in every process that is or comes into the group. False when the group
+        has no freezer (the caller signals instead)."""
+        done = False
+        for path in sorted(set(self.dirs.values())):
+            for name, value in (("freezer.state", "FROZEN" if frozen else "THAWED"),
+                                ("cgroup.freeze", "1" if frozen else "0")):
+                if (path / name).exists():
+                    try:
+                        _write(path / name, value)
+                        done = True
+                    except OSError:
+                        pass  # the group is going: nothing of it runs on
+        return done
+
     def kill_all(self, timeout: float = 5.0) -> bool:
-        """SIGKILL every process in the group until it is empty; False if some survive."""
+        """SIGKILL every process in the group until it is empty; False if some survive. A
+        frozen group is thawed once the signals are sent (a frozen process dies only when it
+        runs again, and runs no code of its own before it does)."""
+        thawed = False
         if self.version == 2:
             path = next(iter(self.dirs.values()))
             if (path / "cgroup.kill").exists():
@@ -247,6 +269,9 @@ class Cgroup:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            if not thawed:
+                self.freeze(False)
+                thawed = True
             if time.monotonic() > deadline:
                 return False
             time.sleep(pause)

@@ -351,6 +351,28 @@ def test_bytecode_beside_agent_py_never_runs_in_its_place(sandbox, assert_unharm
     assert_unharmed()
 
 
+def test_a_suspended_agent_runs_nothing_whatever_it_forks(launch, assert_unharmed):
+    """While the round turns to other entrants, none of the agent's processes runs: not even
+    children forked as the suspend began, which woke the stopped ones when it was a round of
+    SIGSTOPs (the red team's agent escaped 6 suspends of 10 that way)."""
+    handle = launch("suspend_escaper")
+    assert play(handle, 2) == []
+    process = handle.process
+    for trial in range(4):
+        handle.pause()
+        time.sleep(0.1)  # what was on a CPU as the freeze began has left it
+        before = process.cpu_seconds()
+        time.sleep(0.5)
+        used = process.cpu_seconds() - before
+        handle.resume()
+        assert used < 0.05, f"suspend {trial}: the agent used {used:.2f} CPU s while suspended"
+        time.sleep(0.1)
+    obs, mask = board()
+    assert handle.act(obs, mask)[1] is None  # resumed, it plays on
+    handle.close()
+    assert_unharmed()
+
+
 def test_the_agent_sees_its_own_paths_only(launch, assert_unharmed, tmp_path):
     """Command lines, environments and the mount table inside name no host path of the arena's
     checkout or of the folder the submission was loaded from (both are staged copies)."""
