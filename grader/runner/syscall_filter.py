@@ -11,12 +11,12 @@ tests try the refused calls from inside a sandbox.
 Refused with EPERM: everything that makes or enters namespaces or mounts (the way to
 undo the sandbox's caps), that inspects or writes other processes, that reaches kernel
 subsystems an agent never needs and attackers use (bpf, keyrings, perf, userfaultfd,
-io_uring, modules, kexec), and the pipe-splicing calls (splice, tee, vmsplice): a splice
-from a socket into a pipe holds the pipe's lock while it waits for data, and a host that then
-reads the agent's output pipe sleeps in the kernel, where not even SIGKILL ends it. `clone3`
-gets ENOSYS so that the C library falls back to `clone`, whose flags a classic filter can
-see. A call from another architecture's ABI (x32, 32-bit compat) kills the process: its
-numbers would bypass the list.
+io_uring, modules, kexec), and the calls that splice into pipes (splice, tee, vmsplice,
+sendfile): one from a socket into a pipe holds the pipe's lock while it waits for data, and
+a host that then reads the agent's output pipe sleeps in the kernel, where not even SIGKILL
+ends it (shutil's copies fall back to read and write). `clone3` gets ENOSYS so that the C
+library falls back to `clone`, whose flags a classic filter can see. A call from another
+architecture's ABI (x32, 32-bit compat) kills the process: its numbers would bypass the list.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ REFUSED = ("unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open
            "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module", "finit_module",
            "delete_module", "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "acct",
            "quotactl", "syslog", "settimeofday", "clock_settime", "adjtimex", "vhangup", "splice", "tee",
-           "vmsplice")
+           "vmsplice", "sendfile")
 
 # System call numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for arm64).
 _NUMBERS = {
@@ -60,7 +60,7 @@ _NUMBERS = {
         "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176,
         "open_by_handle_at": 304, "name_to_handle_at": 303, "swapon": 167, "swapoff": 168, "reboot": 169,
         "acct": 163, "quotactl": 179, "syslog": 103, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
-        "vhangup": 153, "splice": 275, "tee": 276, "vmsplice": 278, "clone": 56, "clone3": 435}),
+        "vhangup": 153, "splice": 275, "tee": 276, "vmsplice": 278, "sendfile": 40, "clone": 56, "clone3": 435}),
     "aarch64": (0xC00000B7, {
         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
@@ -70,7 +70,7 @@ _NUMBERS = {
         "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106,
         "open_by_handle_at": 265, "name_to_handle_at": 264, "swapon": 224, "swapoff": 225, "reboot": 142,
         "acct": 89, "quotactl": 60, "syslog": 116, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
-        "vhangup": 58, "splice": 76, "tee": 77, "vmsplice": 75, "clone": 220, "clone3": 435}),
+        "vhangup": 58, "splice": 76, "tee": 77, "vmsplice": 75, "sendfile": 71, "clone": 220, "clone3": 435}),
 }
 
 

@@ -14,11 +14,11 @@ NUMBERS = {
     "x86_64": {"unshare": 272, "setns": 308, "mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250,
                "add_key": 248, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425,
                "process_vm_readv": 310, "open_by_handle_at": 304, "fsopen": 430, "splice": 275, "tee": 276,
-               "vmsplice": 278, "clone3": 435},
+               "vmsplice": 278, "sendfile": 40, "clone3": 435},
     "aarch64": {"unshare": 97, "setns": 268, "mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219,
                 "add_key": 217, "perf_event_open": 241, "userfaultfd": 282, "io_uring_setup": 425,
                 "process_vm_readv": 270, "open_by_handle_at": 265, "fsopen": 430, "splice": 76, "tee": 77,
-                "vmsplice": 75, "clone3": 435},
+                "vmsplice": 75, "sendfile": 71, "clone3": 435},
 }
 
 
