@@ -298,19 +298,20 @@ class PopenProcess:
         return None if self.cgroup is None else self.cgroup.memory_kill()
 
     def suspend(self) -> None:
-        if self.cgroup is None or not self.cgroup.freeze(True):
-            self._signal_all(signal.SIGSTOP)
-
-    def resume(self) -> None:
-        if self.cgroup is None or not self.cgroup.freeze(False):
-            self._signal_all(signal.SIGCONT)
-
-    def _signal_all(self, sig: int) -> None:
         # The cgroup holds every process, whatever session it moved to; without one, the
         # process group is what can be reached.
         if self.cgroup is not None:
-            self.cgroup.signal_all(sig)
-            return
+            self.cgroup.suspend()
+        else:
+            self._signal_group(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        if self.cgroup is not None:
+            self.cgroup.resume()
+        else:
+            self._signal_group(signal.SIGCONT)
+
+    def _signal_group(self, sig: int) -> None:
         try:
             os.killpg(self.popen.pid, sig)
         except (ProcessLookupError, PermissionError):

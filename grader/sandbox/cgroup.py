@@ -246,11 +246,21 @@ class Cgroup:
                         pass  # the group is going: nothing of it runs on
         return done
 
+    def suspend(self) -> None:
+        """Stop every process of the group until `resume`: frozen, or where the group has no
+        freezer, a SIGSTOP each."""
+        if not self.freeze(True):
+            self.signal_all(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """Let them run again."""
+        if not self.freeze(False):
+            self.signal_all(signal.SIGCONT)
+
     def kill_all(self, timeout: float = 5.0) -> bool:
         """SIGKILL every process in the group until it is empty; False if some survive. A
-        frozen group is thawed once the signals are sent (a frozen process dies only when it
+        frozen group is thawed after each round of signals (a frozen process dies only when it
         runs again, and runs no code of its own before it does)."""
-        thawed = False
         if self.version == 2:
             path = next(iter(self.dirs.values()))
             if (path / "cgroup.kill").exists():
@@ -269,9 +279,7 @@ class Cgroup:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            if not thawed:
-                self.freeze(False)
-                thawed = True
+            self.freeze(False)
             if time.monotonic() > deadline:
                 return False
             time.sleep(pause)

@@ -34,7 +34,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -177,12 +176,12 @@ class DockerProcess:
         # From the host, with no engine call: the container's cgroup freezer, else a signal
         # per process. Where the container's cgroup is not readable here its processes go on
         # running (doctor's "cgroup accounting" check refuses such a host for scored rounds).
-        if self.cgroup is not None and not self.cgroup.freeze(True):
-            self.cgroup.signal_all(signal.SIGSTOP)
+        if self.cgroup is not None:
+            self.cgroup.suspend()
 
     def resume(self) -> None:
-        if self.cgroup is not None and not self.cgroup.freeze(False):
-            self.cgroup.signal_all(signal.SIGCONT)
+        if self.cgroup is not None:
+            self.cgroup.resume()
 
     def memory_kill(self) -> str | None:
         verdict = None if self.cgroup is None else self.cgroup.memory_kill()
