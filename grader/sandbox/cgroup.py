@@ -21,8 +21,9 @@ from grader import owner
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-"
-# The freezer stops a sandbox while the round turns to other entrants (`freeze`).
-V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "freezer")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+# /proc/<pid>/stat states of a process that runs no more code until it is continued (or never).
+STOPPED_STATES = frozenset({"T", "t", "Z", "X", None})
 CFS_PERIOD_US = 100_000
 
 
@@ -44,6 +45,15 @@ def _write(path: Path, value: str) -> None:
 def _read(path: Path) -> str:
     with open(path) as f:
         return f.read()
+
+
+def _state(pid: int) -> str | None:
+    """The state letter of `pid` (R, S, D, T, Z, ...), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0].decode()
+    except (OSError, IndexError):
+        return None
 
 
 class Cgroup:
@@ -228,39 +238,29 @@ class Cgroup:
                     pass  # it ended meanwhile
                 sent.add(pid)
 
-    def freeze(self, frozen: bool) -> bool:
-        """Freeze (True) or thaw (False) every process of the group with the cgroup freezer
-        (v1 `freezer.state`, v2 `cgroup.freeze`). Unlike a round of SIGSTOPs, which a child
-        forked meanwhile can undo with a SIGCONT to all before it is itself stopped, the
-        freezer takes in every process that is or comes into the group. False when the group
-        has no freezer (the caller signals instead)."""
-        done = False
-        for path in sorted(set(self.dirs.values())):
-            for name, value in (("freezer.state", "FROZEN" if frozen else "THAWED"),
-                                ("cgroup.freeze", "1" if frozen else "0")):
-                if (path / name).exists():
-                    try:
-                        _write(path / name, value)
-                        done = True
-                    except OSError:
-                        pass  # the group is going: nothing of it runs on
-        return done
-
-    def suspend(self) -> None:
-        """Stop every process of the group until `resume`: frozen, or where the group has no
-        freezer, a SIGSTOP each."""
-        if not self.freeze(True):
-            self.signal_all(signal.SIGSTOP)
+    def suspend(self, passes: int = 200) -> None:
+        """Stop every process of the group until `resume`, with SIGSTOPs, until one look finds
+        none running: a child forked as a round of them went out can wake the stopped ones
+        with a SIGCONT to all before it is stopped itself, so each pass stops again whatever
+        runs. (Not the cgroup freezer: on cgroup v1 a frozen process outlives SIGKILL until it
+        is thawed, and an arena killed while a sandbox was frozen would leave it behind.)"""
+        for _ in range(passes):
+            running = [pid for pid in self.pids() if _state(pid) not in STOPPED_STATES]
+            if not running:
+                return
+            for pid in running:
+                try:
+                    os.kill(pid, signal.SIGSTOP)
+                except ProcessLookupError:
+                    pass  # it ended meanwhile
+            time.sleep(0.0005)  # a signal takes effect when its process next runs
 
     def resume(self) -> None:
         """Let them run again."""
-        if not self.freeze(False):
-            self.signal_all(signal.SIGCONT)
+        self.signal_all(signal.SIGCONT)
 
     def kill_all(self, timeout: float = 5.0) -> bool:
-        """SIGKILL every process in the group until it is empty; False if some survive. A
-        frozen group is thawed after each round of signals (a frozen process dies only when it
-        runs again, and runs no code of its own before it does)."""
+        """SIGKILL every process in the group until it is empty; False if some survive."""
         if self.version == 2:
             path = next(iter(self.dirs.values()))
             if (path / "cgroup.kill").exists():
@@ -279,7 +279,6 @@ class Cgroup:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            self.freeze(False)
             if time.monotonic() > deadline:
                 return False
             time.sleep(pause)
