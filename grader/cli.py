@@ -35,6 +35,7 @@ COMMAND_MODULES = [
     "grader.commands.accounts",
     "grader.commands.pr",
     "grader.commands.score",
+    "grader.commands.dispatch",
     "grader.commands.field",
     "grader.commands.competition",
     "grader.commands.kit",
