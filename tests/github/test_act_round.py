@@ -71,7 +71,7 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
                   job="update")
     assert run.job("update") == "failed" and "publish it anyway with --force" in run.log, run.log[-4000:]
     assert yaml.safe_load(scratch.show("config/competition.yaml"))["final"]["status"] == "pending_review"
-    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final", "force": True}},
+    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final", "force": "true"}},
                   actor=STAFF)
     assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
     assert "publishing with --force although" in run.log
