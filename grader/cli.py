@@ -35,8 +35,11 @@ COMMAND_MODULES = [
     "grader.commands.accounts",
     "grader.commands.pr",
     "grader.commands.score",
+    "grader.commands.dispatch",
     "grader.commands.field",
     "grader.commands.competition",
+    "grader.commands.grades",
+    "grader.commands.appeal",
     "grader.commands.kit",
 ]
 COMMANDS = {module.rpartition(".")[2]: module for module in COMMAND_MODULES}  # command -> its module

@@ -103,6 +103,25 @@ class Competition:
                 "appeals_close_at": _time(self.appeals_close_at), "ended": self.ended}
 
     # -- staff transitions ---------------------------------------------------
+    def final_dated(self, final_at: dt.datetime, now: dt.datetime) -> "Competition":
+        """Staff set (or move) the final's date: only before a final has been played, and only
+        to a date whose freeze is still ahead (a freeze in the past would change the field of
+        students who could still upload a moment ago)."""
+        if self.final.status != "not_run":
+            raise FinalStateError(self.final.status, f"the final has been played (status {self.final.status}, round "
+                                                     f"{self.final.round_id}): its date no longer changes")
+        if self.ended:
+            raise FinalStateError(self.final.status, "the competition has ended")
+        freeze_at = final_at - dt.timedelta(hours=self.freeze_hours)
+        if freeze_at <= now:
+            raise OptionError("--final-at", format_time(final_at),
+                              f"--final-at {format_time(final_at)}: the field would freeze at {format_time(freeze_at)} "
+                              f"({self.freeze_hours:g} hours before), which is not after now ({format_time(now)})")
+        if self.frozen(now):
+            raise FinalStateError(self.final.status, f"the field froze at {format_time(self.freeze_at)}: "
+                                                     "the final's date no longer changes")
+        return replace(self, final_at=final_at)
+
     def final_committed(self, round_id: str) -> "Competition":
         """The final round was merged into rounds/: it waits for review."""
         if not ROUND_ID_RE.match(round_id):

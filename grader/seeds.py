@@ -16,6 +16,7 @@ file is there) and regenerate its tier:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -29,6 +30,13 @@ TIERS = ("ladder", "final")
 # Where the workflow keeps each tier's seed (GitHub secrets, passed to the one step that publishes).
 SEED_ENV = {"ladder": "ARENA_LADDER_SEED", "final": "ARENA_FINAL_SEED"}
 DEFAULT_PATH = Path("seeds") / "published.yaml"
+
+
+def int_seed(text: str) -> int:
+    """The generator's integer seed for a tier seed as published or kept in a secret: a decimal
+    integer is itself, any other text (the hex strings the docs recommend) maps to one by hashing.
+    Every command that takes a tier seed goes through here, so the published string works anywhere."""
+    return int(text) if text.lstrip("-").isdigit() else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 class SeedsError(ValueError):

@@ -36,11 +36,12 @@ from grader.limits import Limits
 from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
 from grader.policy import SESSION_END_KINDS
 from grader.results import ResultsError, check_twin, load_games, load_results
-from grader.rounds.orchestrate import HIDDEN_TIERS, int_seed, public_round_baseline
+from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
 from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, order_envs, read_plan
 from grader.rounds.publish import config_of, round_notes
 from grader.rounds.records import read_record, record_path, self_play_digest
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
+from grader.seeds import int_seed
 from grader.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed, self_play_seed
 from grader.session import REFERENCE_NAMES, Entrant
 

@@ -35,7 +35,7 @@ GRADER_LAYERS = (
     ("sandboxes", ("grader.sandbox",)),
     ("play", ("grader.seat", "grader.agent_handle", "grader.games", "grader.match", "grader.self_play",
               "grader.session", "grader.smoke", "grader.field")),
-    ("results", ("grader.results",)),
+    ("results", ("grader.results", "grader.grades", "grader.appeal")),
     ("rounds", ("grader.rounds", "grader.verify", "grader.seeds")),
     ("site and GitHub", ("grader.site", "grader.github", "grader.kit")),
     ("command line", ("grader.cli", "grader.commands", "grader.registries")),

@@ -1,8 +1,10 @@
 """arena competition: the calendar and the final's state in config/competition.yaml.
 
 `status` prints the phase (open, frozen, final-pending-review, appeals, ended) and the dates.
+`set --final-at T`: staff set the final's date (validated; refused once the field has frozen).
 `final-pending --round ID`: the final was merged into rounds/ and waits for review.
-`publish-final --actor-id N`: a staff member publishes it (the appeal window opens).
+`publish-final --actor-id N`: a staff member publishes it (the appeal window opens); a final that
+is private (under 8 environments) or has no standing (a field under 8) is refused without --force.
 `close`: marks the competition ended once the appeal window has closed (no change before).
 `check-frozen`: exit 1 from the freeze on (a workflow step that must not change the field).
 `publish-seeds`: once the competition has ended, write the ladder and final seeds (from
@@ -19,7 +21,8 @@ from pathlib import Path
 
 from grader.accounts import load_registry
 from grader.competition import Competition, load_competition, write_competition
-from grader.documents import dump_yaml, format_time, read_yaml
+from grader.documents import dump_yaml, format_time, parse_time, read_yaml
+from grader.errors import OptionError
 from grader.field import GitError, build_field, commit_at, export_tree
 from grader.github import workflow
 from grader.seeds import DEFAULT_PATH as DEFAULT_SEEDS_PATH
@@ -32,6 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--now", help="the time to act at (ISO 8601; default now)")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("status", help="print the phase and the dates").set_defaults(func=run_status)
+    dated = actions.add_parser("set", help="set the final's date (staff; commit the file to main)")
+    dated.add_argument("--final-at", required=True, help="when the final starts: ISO 8601 with its zone, "
+                                                         "e.g. 2026-12-14T09:00:00Z")
+    dated.set_defaults(func=run_set)
     actions.add_parser("check-frozen", help="exit 1 once the field has frozen").set_defaults(func=run_check_frozen)
     f = actions.add_parser("final-pending", help="record the merged final as pending review")
     f.add_argument("--round", required=True, dest="round_id")
@@ -47,6 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     pub.add_argument("--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR): "
                                                 "must be staff too")
     pub.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
+    pub.add_argument("--force", action="store_true",
+                     help="publish a final that is private or has no standing (the reason is printed)")
     pub.set_defaults(func=run_publish)
     actions.add_parser("close", help="mark the competition ended once appeals have closed").set_defaults(func=run_close)
     seeds = actions.add_parser("publish-seeds", help="publish the ladder and final seeds once the competition ended")
@@ -58,6 +67,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_status(args: argparse.Namespace) -> int:
     sys.stdout.write(dump_yaml(load_competition(args.config).status(workflow.now(args.now))))
+    return 0
+
+
+def run_set(args: argparse.Namespace) -> int:
+    problems: list[str] = []
+    final_at = parse_time(args.final_at, "--final-at", problems)
+    if problems or final_at is None:
+        raise OptionError("--final-at", args.final_at, problems[0] if problems else "--final-at: expected a time")
+    now = workflow.now(args.now)
+    competition = load_competition(args.config).final_dated(final_at, now)
+    write_competition(args.config, competition)
+    status = competition.status(now)
+    print(f"final_at: {status['final_at']} in {args.config}; the field freezes at {status['freeze_at']}; "
+          "commit it to main")
     return 0
 
 
@@ -96,6 +119,15 @@ def run_publish(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"arena competition: the pending final cannot be published: {problem}", file=sys.stderr)
         return 1
+    unranked = unranked_problems(args.rounds, before.final.round_id) if before.final.round_id else []
+    if unranked and not args.force:
+        for problem in unranked:
+            print(f"arena competition: the pending final ranks nobody: {problem}", file=sys.stderr)
+        print("arena competition: not published; publish it anyway with --force (the competition.yml input force)",
+              file=sys.stderr)
+        return 1
+    for problem in unranked:
+        print(f"arena competition: publishing with --force although {problem}", file=sys.stderr)
     competition = before.final_published(now, args.actor_id)
     write_competition(args.config, competition)
     print(f"final {competition.final.round_id}: published; appeals close at {competition.status(now)['appeals_close_at']}")
@@ -144,6 +176,20 @@ def final_problems(competition: Competition, rounds: Path, round_id: str, now, r
             problems.append(f"entrant {account!r} plays a submission other than its one at the freeze")
     if not data.get("field"):
         problems.append(f"round {round_id} has no field")
+    return problems
+
+
+def unranked_problems(rounds: Path, round_id: str) -> list[str]:
+    """Why a final round cannot make the final standings: a round on fewer than 8 environments
+    is private and one with a field under 8 publishes no standing (the rules, section 8)."""
+    data = read_yaml(Path(rounds) / f"{round_id}.yaml")
+    info = data.get("round") or {} if isinstance(data, dict) else {}
+    envs, field = len(data.get("environments") or []), len(data.get("field") or [])
+    problems = []
+    if info.get("private"):
+        problems.append(f"round {round_id} is private (played on {envs} environments; a public round has 8 or more)")
+    if not info.get("standing_published"):
+        problems.append(f"round {round_id} has no standing (a field of {field}; a standing needs 8 or more)")
     return problems
 
 

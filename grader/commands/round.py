@@ -66,8 +66,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def public_word(value: object) -> str:
-    """A command word fit to publish: an absolute path becomes relative to the working folder
-    when it lies inside it, else its last component (published files name no machine paths).
+    """A command word fit to publish, and to re-run the round with (published files name no
+    machine paths): an absolute path becomes relative to the working folder when it lies inside
+    it, else relative to the git checkout that holds it (`examples/random` from anywhere: re-run
+    from that checkout's top), else its last component (its digest is in the field).
     `NAME=PATH` agent entries keep their name."""
     text = str(value)
     name, sep, rest = text.partition("=")
@@ -75,10 +77,19 @@ def public_word(value: object) -> str:
         return name + "=" + public_word(rest)
     if not os.path.isabs(text):
         return text
-    try:
-        return str(Path(text).resolve().relative_to(Path.cwd().resolve())) or "."
-    except ValueError:
-        return Path(text).name
+    path = Path(text).resolve()
+    for top in (Path.cwd().resolve(), checkout_top(path)):
+        if top is not None and path.is_relative_to(top):
+            return str(path.relative_to(top)) or "."
+    return path.name
+
+
+def checkout_top(path: Path) -> Path | None:
+    """The top folder of the git checkout (a `.git` folder or file) holding `path`, if any."""
+    for folder in (path, *path.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
 
 
 def command_of(args: argparse.Namespace, hidden: bool) -> str:

@@ -30,6 +30,7 @@ from grader.files import atomic_write_bytes
 from grader.rounds.records import IncompleteRecordsError, record_path
 from grader.rounds.runner import finished_records, prepare_work, run_envs
 from grader.schedule import shard_indices
+from grader.seeds import int_seed
 from grader.session import Entrant, check_field
 
 HIDDEN_TIERS = ("ladder", "final")
@@ -70,11 +71,6 @@ def select_envs(tier: str, envs: str | None, tier_seed: str | None, pool: int = 
             raise OptionError("--envs", item, f"--envs: {item!r} is listed twice")
         chosen.append(match[0])
     return chosen
-
-
-def int_seed(text: str) -> int:
-    """The generator takes an integer seed; any text is mapped to one by hashing."""
-    return int(text) if text.lstrip("-").isdigit() else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def public_round_baseline(path: str | Path) -> dict:

@@ -96,3 +96,16 @@ def test_replay_names_each_hostile_line_and_goes_on(capsys, tmp_path):
                               "not a JSON object", "missing field", "not JSON"], 1):
         assert f"line {n}: {text}" in err, (n, err)
     assert "Traceback" not in err
+
+
+def test_envs_takes_a_seed_as_published(capsys, tmp_path):
+    """The seeds file publishes a tier seed as text (a hex string, as docs/results.md recommends
+    drawing it); `arena envs` lists the tier the rounds drew from it, as `arena round` does."""
+    from grader.rounds.orchestrate import select_envs
+
+    published = "3f0c9a1b2c3d4e5f6a7b8c9d0e1f2a3b"
+    code, out, err = run(capsys, "envs", "--tier", "final", "--seed", published, "--count", "2", "--format", "json")
+    assert code == 0, err
+    assert [e["id"] for e in json.loads("\n".join(out))] == [s.id for s in select_envs("final", "2", published)]
+    code, out, _ = run(capsys, "envs", "--tier", "ladder", "--seed", "28", "--count", "1", "--format", "json")
+    assert code == 0 and json.loads("\n".join(out))[0]["id"] == select_envs("ladder", "1", "28")[0].id

@@ -31,6 +31,11 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     hub.users.update({STAFF[0]: STAFF[1], ALICE[0]: ALICE[1], BOB[0]: BOB[1]})
     inputs = {"tier": "final", "budget": "10", "envs": "2", "shards": "2"}
 
+    # Inputs are checked before anything else: a third shard for 2 environments stops the field job.
+    run = act.run("round.yml", "workflow_dispatch", {"inputs": inputs | {"shards": "3"}}, actor=STAFF,
+                  secrets=ROUND_SECRETS, job="field")
+    assert run.job("field") == "failed" and "shards: 3 shards for 2 environments" in run.log, run.log[-3000:]
+
     # A re-run by a writer who is not staff keeps the staff actor id: refused at the first step.
     run = act.run("round.yml", "workflow_dispatch", {"inputs": inputs}, actor=STAFF, triggering_actor=ALICE[1],
                   secrets=ROUND_SECRETS, job="field")
@@ -61,8 +66,15 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert round_id not in (run.pages / "rounds" / "index.html").read_text()  # not shown until published
     print(f"act: round.yml (final, 2 shards, merged, verified, committed, site) ran in {run.timing}")
 
-    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final"}}, actor=STAFF)
+    # A final on 2 environments with a field of 2 ranks nobody: refused, then published by force.
+    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final"}}, actor=STAFF,
+                  job="update")
+    assert run.job("update") == "failed" and "publish it anyway with --force" in run.log, run.log[-4000:]
+    assert yaml.safe_load(scratch.show("config/competition.yaml"))["final"]["status"] == "pending_review"
+    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final", "force": "true"}},
+                  actor=STAFF)
     assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
+    assert "publishing with --force although" in run.log
     competition = yaml.safe_load(scratch.show("config/competition.yaml"))
     assert competition["final"]["status"] == "published" and competition["final"]["published_by"] == STAFF[0]
     assert round_id in (run.pages / "rounds" / "index.html").read_text()

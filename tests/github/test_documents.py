@@ -117,7 +117,10 @@ def test_final_review_appeals_and_end(tmp_path):
     assert main(publish + ["--actor-id", str(ALICE[0]), "--accounts", str(ROOT / "accounts.yaml")]) == 1  # not staff
     registry = tmp_path / "accounts.yaml"
     registry.write_text(yaml.safe_dump(REGISTRY))
-    assert main(publish + ["--actor-id", str(STAFF[0]), "--accounts", str(registry)]) == 0
+    # The final on 0 environments with a field of 1 is private and ranks nobody: refused, unless forced.
+    assert main(publish + ["--actor-id", str(STAFF[0]), "--accounts", str(registry)]) == 1
+    assert load_competition(path).final.status == "pending_review"
+    assert main(publish + ["--actor-id", str(STAFF[0]), "--accounts", str(registry), "--force"]) == 0
     competition = load_competition(path)
     assert competition.final.status == "published" and competition.phase(dt.datetime.now(dt.timezone.utc)) == "appeals"
     assert main(["competition", "--config", str(path), "--now", "2026-12-22T11:59:59Z", "close"]) == 0

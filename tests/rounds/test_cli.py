@@ -170,3 +170,29 @@ def test_a_path_that_is_not_utf8_still_publishes(tmp_path, capsys):
     command = yaml.safe_load(path.read_text(encoding="utf-8"))["provenance"]["execution"]["command"]
     assert "alice=ag\\xff" in command
     assert main(["verify", str(path), "--private", str(private)]) == 0
+
+
+def test_the_recorded_command_names_an_agent_as_its_checkout_does(tmp_path, monkeypatch):
+    """`ex-random=/abs/checkout/examples/random` was recorded as `ex-random=random`, which re-runs
+    nothing: a path in a git checkout is recorded relative to that checkout's top; inside the
+    working folder, relative to it; elsewhere only its last component (no machine path)."""
+    import argparse
+
+    from grader.commands import round as round_command
+
+    checkout = tmp_path / "arena"
+    (checkout / ".git").mkdir(parents=True)
+    agent = checkout / "examples" / "random"
+    agent.mkdir(parents=True)
+    elsewhere = tmp_path / "loose" / "agent"
+    elsewhere.mkdir(parents=True)
+    work = tmp_path / "work"
+    (work / "field").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    parser = argparse.ArgumentParser()
+    round_command.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["round", "--tier", "public", "--seed", "5", "--out", str(work / "rounds"), "--agents",
+                              f"ex-random={agent}", f"mine={work / 'field'}", f"x={elsewhere}", "greedy"])
+    command = round_command.command_of(args, hidden=False)
+    assert "ex-random=examples/random mine=field x=agent greedy" in command
+    assert "--out rounds" in command and str(tmp_path) not in command

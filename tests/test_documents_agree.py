@@ -1,0 +1,43 @@
+"""The documents say one thing, and what the code does: no tier is given network egress (the
+rules' ladder egress is a stated departure), and the scored tiers' seeds are published once the
+competition has ended (grader.seeds), which no page may deny."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from grader.seeds import DEFAULT_PATH
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def read(path: str) -> str:
+    return " ".join((ROOT / path).read_text(encoding="utf-8").split())  # one line: wrapping is not wording
+
+
+def test_no_round_or_smoke_test_asks_for_egress():
+    """The code's side of the statement: nothing that plays agents passes a network but "none"."""
+    for path in [*(ROOT / "grader" / "rounds").glob("*.py"), ROOT / "grader" / "smoke.py",
+                 ROOT / "grader" / "self_play.py", ROOT / "grader" / "session.py", ROOT / "grader" / "match.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "network":
+                assert isinstance(node.value, ast.Constant) and node.value.value == "none", f"{path}:{node.lineno}"
+
+
+def test_the_rules_state_the_network_departure_and_security_agrees():
+    rules = read("docs/rules.md")
+    assert "No network, on every tier." in rules and "This arena departs from that" in rules
+    assert "Network access inside the sandbox is a tier setting" not in rules
+    security = read("docs/security.md")
+    assert "Ladder rounds give agents network egress" not in security
+    assert "No round gives agents network egress, the ladder included" in security
+    assert "may have network egress" not in read(".github/workflows/round.yml")
+
+
+def test_the_pages_say_the_seeds_are_published_after_the_end():
+    for path in ("docs/rules.md", "docs/benchmark-spec.md", "site_templates/round.html"):
+        text = read(path)
+        assert "seed of a scored tier is never published" not in text and "seed itself is never published" not in text
+    assert f"`{DEFAULT_PATH.as_posix()}`" in read("docs/rules.md")
+    assert "published once the competition has ended" in read("site_templates/round.html")
