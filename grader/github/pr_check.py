@@ -79,6 +79,12 @@ def classify(files: list[ChangedFile]) -> tuple[str, str | None, list[str]]:
 
     A rename counts at both ends, so a file cannot be moved into someone's folder unseen."""
     paths = sorted({p for f in files for p in (f.path, f.previous_path) if p})
+    # A control character (a newline, say) in a path would break every line-based tool
+    # downstream, from the job's outputs to the comment: refused before anything reads it.
+    odd = [p for p in paths if any(ord(ch) < 32 or ord(ch) == 127 for ch in p)]
+    if odd:
+        return "other", None, [f"{len(odd)} path(s) hold a control character (a newline, a tab ...), such as "
+                               f"{odd[0]!r}: a submission's folders and files have printable names"]
     handles = {m.group(1) for p in paths if (m := SUBMISSION_RE.match(p))}
     others = [p for p in paths if not SUBMISSION_RE.match(p)]
     if paths == [REGISTRY_PATH]:

@@ -72,9 +72,11 @@ def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
 
 
 def inline(text: str) -> str:
-    """A short untrusted string for a Markdown line: no newlines, no HTML, no mentions, no links."""
-    text = re.sub(r"\s+", " ", str(text))[:300]
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u200b").replace("[", "\\[").replace("`", "'")
+    """A short untrusted string for a Markdown line, as a code span: no newlines, and inside a
+    code span GitHub renders no HTML, no mentions and no links - not even the autolinks it makes
+    of bare addresses (`https://...`, `www....`) in plain text."""
+    text = re.sub(r"\s+", " ", str(text))[:300].replace("`", "'").strip()
+    return f"`{text}`" if text else "`-`"
 
 
 def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
@@ -115,12 +117,12 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
             short = smoke.get("reason") or "not a valid submission"
         else:
             line = (f"**Smoke test failed on the {first['shape']} board**: mean act() {_ms(first.get('mean_act_ms'))} "
-                    f"against a pace of {_ms(first['pace_ms'])}. {inline(first.get('reason') or '')}")
+                    f"against a pace of {_ms(first['pace_ms'])}. {inline(first['reason']) if first.get('reason') else ''}")
             short = f"refused on the {first['shape']} board"
         return Outcome("failure", _short(short),
                        head + f"{where}: {line}\n\n{table}\n\n{versions}\n{tail_block}{notes}")
     flags = smoke.get("flags") or []
-    flag_lines = "\n".join(f"- `{inline(f['file'])}`{':' + str(f['line']) if f.get('line') else ''}: {inline(f['detail'])}"
+    flag_lines = "\n".join(f"- {inline(f['file'])}{':' + str(f['line']) if f.get('line') else ''}: {inline(f['detail'])}"
                            for f in flags)
     body = head + f"{where}: **smoke test passed** on every public board shape.\n\n{table}\n\n{versions}\n"
     if decision.frozen:

@@ -252,3 +252,30 @@ def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files
     (body,) = bot_comments(hub, 40)
     assert "Held for staff review" in body and "imports subprocess" in body
     assert hub.statuses[-1]["state"] == "pending"
+
+
+def test_a_folder_name_with_a_newline_is_refused_with_a_comment(hub, repo_files, tmp_path, token):
+    pull = hub.add_pull(31, ALICE, {"submissions/alice\nx/agent.py": b"class Agent: pass\n"})
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 31, ALICE, pull.head_sha))
+    assert decision["verdict"] == "refused" and "control character" in decision["reasons"][0]
+    report(hub, tmp_path, None)
+    (body,) = bot_comments(hub, 31)
+    assert "**Refused**" in body and hub.statuses[-1]["state"] == "failure"
+
+
+def test_agent_text_reaches_a_comment_as_code_never_as_a_link(hub, repo_files, tmp_path, token):
+    """GitHub autolinks bare addresses in plain text, never inside a code span."""
+    import re
+    pull = hub.add_pull(32, ALICE, agent_files("alice"))
+    collect(hub, repo_files, tmp_path, pr_event(tmp_path, 32, ALICE, pull.head_sha))
+    failed = PASSED_SMOKE | {"result": "fail", "reason": "log in at https://evil.example/login or www.evil.example",
+                             "boards": [{"shape": "6x8", "result": "fail", "mean_act_ms": 9.0, "pace_ms": 4.8,
+                                         "reason": "see www.evil.example <b>now</b> @staff `x`"}]}
+    report(hub, tmp_path, failed)
+    (body,) = bot_comments(hub, 32)
+    for address in ("https://evil.example/login", "www.evil.example"):
+        for line in body.splitlines():
+            if address in line:
+                # every occurrence sits inside a code span: outside the spans, no address is left
+                assert address not in re.sub(r"`[^`]*`", "", line), line
+    assert "see www.evil.example <b>now</b> @staff 'x'" in body
