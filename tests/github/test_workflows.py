@@ -108,16 +108,29 @@ def test_submission_code_runs_only_where_nothing_is_writable():
                     f"{path.name}: job {name} runs a submission off the ephemeral self-hosted runners"
 
 
-def test_the_pull_request_smoke_job_holds_no_secret_and_no_cache():
+KEY_SECRET = "${{ secrets.ARENA_SUBMISSION_KEY }}"
+
+
+def key_steps(path) -> list[tuple[str, str]]:
+    """(job, step name) of every step of a workflow that is given the submission key."""
+    return [(name, step.get("name", "")) for name, job in load(path)["jobs"].items() for step in steps(job)
+            if "ARENA_SUBMISSION_KEY" in json.dumps(step)]
+
+
+def test_the_pull_request_smoke_job_holds_no_secret_but_the_key_in_one_step_and_no_cache():
     data = load(ROOT / ".github" / "workflows" / "submission.yml")
     assert list(data["on"]) == ["pull_request_target"]
     smoke = data["jobs"]["smoke"]
-    text = json.dumps(smoke)
-    assert smoke["permissions"] == {} and "environment" not in smoke
-    assert "secrets." not in text and "github.token" not in text
+    assert smoke["permissions"] == {} and "environment" not in smoke and "env" not in smoke
+    assert "github.token" not in json.dumps(smoke)
+    # The submission key: in the env of the one step that opens and plays the submission, no other.
+    (opener,) = [s for s in steps(smoke) if "secrets." in json.dumps(s)]
+    assert opener["env"] == {"ARENA_SUBMISSION_KEY": KEY_SECRET} and '/arena" smoke ' in opener["run"]
+    assert key_steps(ROOT / ".github" / "workflows" / "submission.yml") == [("smoke", opener["name"])]
     for job in data["jobs"].values():
         assert not any("actions/cache" in str(s.get("uses", "")) for s in steps(job))
-        assert "secrets." not in json.dumps(job)
+        if job is not smoke:
+            assert "secrets." not in json.dumps(job)
     # Only the report job can write, and it runs nothing of the pull request.
     assert [n for n, j in data["jobs"].items() if writes(j)] == ["report"]
     for step in checkouts(smoke) + checkouts(data["jobs"]["collect"]) + checkouts(data["jobs"]["report"]):
