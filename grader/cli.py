@@ -38,8 +38,10 @@ COMMAND_MODULES = [
     "grader.commands.field",
     "grader.commands.competition",
     "grader.commands.kit",
+    "grader.commands.open_submission",
 ]
-COMMANDS = {module.rpartition(".")[2]: module for module in COMMAND_MODULES}  # command -> its module
+# command -> its module (a module's `_` is the command's `-`)
+COMMANDS = {module.rpartition(".")[2].replace("_", "-"): module for module in COMMAND_MODULES}
 
 
 class UsageError(Exception):

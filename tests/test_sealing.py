@@ -84,3 +84,28 @@ def test_a_plain_file_beside_the_package_is_refused_with_how_to_repackage(packag
 def test_a_bad_manifest_names_its_problem(text, problem):
     with pytest.raises(sealing.SealError, match=problem):
         sealing.Manifest.from_bytes(text.encode())
+
+
+def test_staff_open_a_submission_to_review_it(package, tmp_path, capsys):
+    from grader.cli import main
+    folder, manifest = package
+    assert main(["open-submission", str(folder), "--out", str(tmp_path / "review")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (tmp_path / "review" / "agent.py").is_file()
+    assert out[0].startswith("handle alice, kit 2030.01.02-0123456789") and out[-1] == f"/cleared {manifest.digest}"
+    assert main(["open-submission", str(folder), "--out", str(tmp_path / "review")]) == 1  # not empty
+
+
+def test_staff_open_a_submission_from_a_refs_blobs(package, tmp_path, capsys):
+    import subprocess
+
+    from grader.cli import main
+    folder, manifest = package
+    repo = tmp_path / "repo"
+    shutil.copytree(folder, repo / "submissions" / "alice")
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "alice"]):
+        subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
+    code = main(["open-submission", "alice", "--ref", "main", "--repo-dir", str(repo), "--out", str(tmp_path / "r")])
+    assert code == 0 and capsys.readouterr().out.splitlines()[-1] == f"/cleared {manifest.digest}"

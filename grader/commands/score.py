@@ -21,6 +21,7 @@ from pathlib import Path
 from grader.accounts import load_registry
 from grader.competition import load_competition
 from grader.documents import read_yaml
+from grader.field import SUBMISSIONS, export_tree
 from grader.github import workflow
 from grader.github.events import comment_event, load_event
 from grader.github.push import commit_and_push
@@ -46,6 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--round-dir", type=Path, help="the requested round's files, copied into requests/rounds/")
     _common(f)
     f.set_defaults(func=run_finish)
+    t = actions.add_parser("take", help="write a merged submission's folder from a commit's blobs (as data)")
+    t.add_argument("--commit", required=True, help="the merge commit the request names")
+    t.add_argument("--handle", required=True)
+    t.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone (default .)")
+    t.add_argument("--out", type=Path, required=True, help="the folder to write submissions/<handle>/ under")
+    t.set_defaults(func=run_take)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -119,4 +126,19 @@ def run_finish(args: argparse.Namespace) -> int:
                          results, owner.login if owner else None)
     repo.post_comment(request.pull_request, reply)
     print(reply.splitlines()[-1])
+    return 0
+
+
+def run_take(args: argparse.Namespace) -> int:
+    """submissions/<handle>/ at the commit, from its blobs: never `git archive` or a checkout,
+    which would apply the repository's attributes (export-subst) to what is played."""
+    if "/" in args.handle or args.handle in ("", ".", ".."):
+        print(f"score take: {args.handle!r} is not a handle", file=sys.stderr)
+        return 1
+    export_tree(args.repo_dir, args.commit, args.out, (f"{SUBMISSIONS}/{args.handle}",))
+    folder = args.out / SUBMISSIONS / args.handle
+    if not folder.is_dir():
+        print(f"score take: {args.commit[:12]} has no {SUBMISSIONS}/{args.handle}/", file=sys.stderr)
+        return 1
+    print(folder)
     return 0
