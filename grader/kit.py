@@ -417,11 +417,11 @@ def stage_submission(folder: Path, dest: Path, exclude: Iterable[str] = ()) -> l
 
 
 def write_sealed_package(archive: Path, digest: str, handle: str, kit_version: str, recipient: str,
-                         dest: Path) -> Manifest:
+                         dest: Path, owner_key: str | None = None) -> Manifest:
     """Seal the checked zip `archive` (whose files' digest is `digest`) to `recipient` into the
     folder `dest`: manifest.yaml and submission.sealed, what the pull request carries."""
     sealed = seal(archive.read_bytes(), recipient)
-    manifest = Manifest(handle, kit_version, sha256(sealed), digest, recipient)
+    manifest = Manifest(handle, kit_version, sha256(sealed), digest, recipient, owner_key)
     if dest.exists():
         for name in PACKAGE_FILES:
             (dest / name).unlink(missing_ok=True)

@@ -101,6 +101,22 @@ def public_key_text() -> str:
     return encode_key(bytes(private_key(create=True).public_key))
 
 
+OWNER_KEY_FILE = ".arena-owner.key"
+
+
+def owner_public_key(path: Path) -> str:
+    """The public half of the owner's own key pair kept at `path` (made when absent): the
+    manifest carries it, so that the arena can seal things meant for the owner alone (their
+    agent's logs) to them."""
+    path = Path(path)
+    if not path.exists():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(encode_key(bytes(PrivateKey.generate())) + "\n")
+    key = PrivateKey(_decode_key(path.read_text(encoding="ascii", errors="replace"), str(path)))
+    return encode_key(bytes(key.public_key))
+
+
 @dataclass(frozen=True)
 class Manifest:
     """The plain half of a sealed submission."""
@@ -135,8 +151,11 @@ class Manifest:
         for name in ("sealed", "digest"):
             if isinstance(doc.get(name), str) and not DIGEST_RE.match(doc[name]):
                 problems.append(f"{name}: must be sha256:<64 hex digits>")
-        if doc.get("owner_key") is not None and not isinstance(doc["owner_key"], str):
-            problems.append("owner_key: a string or absent")
+        if doc.get("owner_key") is not None:
+            try:
+                _decode_key(str(doc["owner_key"]), "owner_key")
+            except SealError as exc:
+                problems.append(str(exc))
         unknown = sorted(set(doc) - {"schema_version", *cls.__dataclass_fields__})
         if unknown:
             problems.append(f"unknown fields: {', '.join(map(str, unknown))}")

@@ -101,8 +101,13 @@ def main(argv: list[str] | None = None) -> int:
         print("NOT SEALED: say your handle to seal it for a pull request: make package HANDLE=<your handle> "
               "(python package.py --handle <your handle>)")
         return 1
+    from grader.sealing import OWNER_KEY_FILE, owner_public_key
+
+    # Your own key pair, kept in the kit folder (a hidden file: never packaged): the manifest
+    # carries its public half, so that what is yours alone can be sealed to you.
+    owner_key = owner_public_key(kitenv.KIT_DIR / OWNER_KEY_FILE)
     manifest = write_sealed_package(out, submission.digest, args.handle, data["version"], data["submission_key"],
-                                    sealed_dir)
+                                    sealed_dir, owner_key)
     print(f"sealed to the arena's key {manifest.recipient[:16]}...: {sealed_dir.name}/submission.sealed "
           f"({manifest.sealed}) and {sealed_dir.name}/manifest.yaml, for submissions/{args.handle}/")
     if verdict != "fail":

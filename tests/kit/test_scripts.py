@@ -273,6 +273,8 @@ def test_package_seals_the_submission_and_only_the_arenas_key_opens_it(kit_scrip
     doc = yaml.safe_load((sealed / "manifest.yaml").read_text())
     assert doc["handle"] == "alice" and doc["kit_version"] == manifest["version"]
     assert doc["recipient"] == manifest["submission_key"] and f"digest: {doc['digest']}" in out
+    owner = folder / ".arena-owner.key"  # the owner's own key pair, beside the kit, never packaged
+    assert doc["owner_key"] and owner.stat().st_mode & 0o077 == 0
     assert b"class Agent" not in (sealed / "submission.sealed").read_bytes()
     # This checkout's arena opens it, to the same files.
     opened = load_submission(sealed, extract_to=tmp_path / "opened")
