@@ -38,7 +38,7 @@ def commit_and_push(repo: Path, branch: str, change: Callable[[], list[str] | No
     (it returns the paths it wrote, or None). PushError after `attempts` refusals."""
     for attempt in range(1, attempts + 1):
         _git(repo, "fetch", "--quiet", remote, branch)
-        _git(repo, "checkout", "--quiet", "-B", branch, f"{remote}/{branch}")
+        _git(repo, "checkout", "--quiet", "-B", branch, "FETCH_HEAD")
         paths = change()
         if not paths:
             return False
