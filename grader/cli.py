@@ -41,8 +41,10 @@ COMMAND_MODULES = [
     "grader.commands.grades",
     "grader.commands.appeal",
     "grader.commands.kit",
+    "grader.commands.open_submission",
 ]
-COMMANDS = {module.rpartition(".")[2]: module for module in COMMAND_MODULES}  # command -> its module
+# command -> its module (a module's `_` is the command's `-`)
+COMMANDS = {module.rpartition(".")[2].replace("_", "-"): module for module in COMMAND_MODULES}
 
 
 class UsageError(Exception):

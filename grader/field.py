@@ -5,24 +5,28 @@ main: merging is activation, and only a pull request the arena's check passed ca
 whose smoke test passes now, when the round starts - not when it was dispatched. For the final,
 the field is read from main as it stood at the freeze, so nothing merged after the freeze can
 change which submission is active.
+
+Submissions are read from main's blobs (`git ls-tree`, `git cat-file`), never through
+`git archive` or a checkout, which would apply a submission's own `.gitattributes`
+(export-subst, filters, line endings) to what is played. They are sealed (grader.sealing): the
+field checks each package against its manifest and records the manifest's digest; the smoke
+test opens it (with the arena's key) and fails unless the opened files have that digest, and
+`--copy-to` copies the sealed package, so that the field's artifact holds no plain agent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import io
 import shutil
 import subprocess
-import tarfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from grader.accounts import load_registry
 from grader.documents import format_time, utc_now
 from grader.sandbox.base import Sandbox
-from grader.screening import screen
+from grader.sealing import REPACKAGE, SealError, is_package, read_package, sha256
 from grader.smoke import SmokeSettings, run_smoke
-from grader.submission import SubmissionError, load_submission
 
 SCHEMA_VERSION = 1
 REGISTRY = "accounts.yaml"
@@ -81,15 +85,27 @@ def commit_at(repo: Path, moment: dt.datetime, ref: str = "HEAD") -> str:
     return sha
 
 
-def export_tree(repo: Path, commit: str, dest: Path) -> None:
-    """Write accounts.yaml and submissions/ as they are at `commit` into `dest` (plain files)."""
-    present = _git(repo, "ls-tree", "--name-only", commit, REGISTRY, SUBMISSIONS).decode().split()
-    if REGISTRY not in present:
+FILE_MODES = ("100644", "100755")
+
+
+def export_tree(repo: Path, commit: str, dest: Path, paths: tuple[str, ...] = (REGISTRY, SUBMISSIONS)) -> None:
+    """Write `paths` as they are at `commit` into `dest` as plain files, from their blobs: no
+    attributes, filters or export-subst apply, and links and submodules are left out."""
+    present = _git(repo, "ls-tree", "--name-only", commit, "--", *paths).decode().split()
+    if REGISTRY in paths and REGISTRY not in present:
         raise GitError(f"{commit[:12]} has no {REGISTRY}")
-    data = _git(repo, "archive", "--format=tar", commit, *present)
+    listing = _git(repo, "ls-tree", "-r", "-z", "--full-tree", commit, "--", *paths).split(b"\0")
     dest.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-        tar.extractall(dest, filter="data")  # no links out, no devices, no absolute paths
+    for line in filter(None, listing):
+        meta, _, raw = line.partition(b"\t")
+        mode, kind, sha = meta.decode().split()
+        rel = raw.decode("utf-8", errors="surrogateescape")
+        parts = rel.split("/")
+        if kind != "blob" or mode not in FILE_MODES or any(p in ("", ".", "..", ".git") for p in parts):
+            continue  # a link, a submodule or a name no file may have: never written
+        target = dest.joinpath(*parts)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(_git(repo, "cat-file", "blob", sha))
 
 
 def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | None = None,
@@ -104,14 +120,21 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
         if not folder.is_dir():
             result.excluded.append({"handle": account.handle, "reason": "no submission"})
             continue
+        if not is_package(folder):
+            result.excluded.append({"handle": account.handle, "reason": f"not a sealed submission: {REPACKAGE}"})
+            continue
         try:
-            submission = load_submission(folder)
-        except SubmissionError as exc:
+            manifest, sealed = read_package(folder)
+            if manifest.handle != account.handle or sha256(sealed) != manifest.sealed:
+                raise SealError("its manifest names another handle or other sealed bytes")
+        except (SealError, OSError) as exc:
             result.excluded.append({"handle": account.handle, "reason": f"not a valid submission: {exc}"})
             continue
+        flags: list[str] = []
         if sandbox is not None:
             if log:
                 log(f"field: smoke test of {account.handle} ...")
+            # The smoke test opens the package and plays it only if its files have the manifest's digest.
             report = run_smoke(folder, sandbox, settings)
             if report.result == "arena_error":
                 # The arena's failure, not the entrant's: dropping it would charge the student.
@@ -120,12 +143,12 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
             if not report.passed:
                 result.excluded.append({"handle": account.handle, "reason": f"smoke test failed: {report.reason}"})
                 continue
+            flags = [f.describe() for f in report.flags]
         path = folder
         if copy_to is not None:
             path = copy_to / account.handle
             shutil.copytree(folder, path, dirs_exist_ok=False)
-        result.entrants.append(FieldEntry(account.handle, account.github_id, submission.digest, str(path),
-                                          [f.describe() for f in screen(submission)]))
+        result.entrants.append(FieldEntry(account.handle, account.github_id, manifest.digest, str(path), flags))
     result.excluded += unapproved_submissions(root, registry)
     result.excluded.sort(key=lambda item: item["handle"])
     return result

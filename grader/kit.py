@@ -46,6 +46,8 @@ from grader.checkout import source_tree
 from grader.limits import DEFAULT_LIMITS
 from grader.sandbox import ISOLATING
 from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
+from grader.sealing import MANIFEST_NAME as PACKAGE_MANIFEST
+from grader.sealing import PACKAGE_FILES, SEALED_NAME, Manifest, public_key_text, seal, sha256
 
 MANIFEST_NAME = "kit.json"
 MANIFEST_SCHEMA_VERSION = 1
@@ -60,9 +62,9 @@ RENDERED_FILES = ("README.md",)
 PACKAGE_SOURCES = ("pyproject.toml", "README.md", "engine", "grader")
 # Of the project's dependencies, the ones the gate, the rounds and the screening import;
 # the rest (site, docker SDK, GitHub) are the server's and would only slow a student's setup.
-KIT_DEPENDENCIES = ("numba", "pyyaml")
+KIT_DEPENDENCIES = ("numba", "pyyaml", "pynacl")  # pynacl: `make package` seals with it
 # Outputs of the kit's scripts: never part of a submission.
-KIT_OUTPUTS = ("submission.zip", "play-results")
+KIT_OUTPUTS = ("submission.zip", "submission", "play-results")
 # 1980-01-01, the earliest time a zip can record: the same content gives the same bytes.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 SOURCE_DATE_EPOCH = "315532800"
@@ -111,8 +113,10 @@ def submit_steps(repository: str | None) -> list[str]:
     return [
         "`make check` passes and `make package` says OK for the files you mean to submit.",
         f"Fork {where} on GitHub, clone your fork, and make a branch: `git switch -c submit`.",
-        "Unzip submission.zip into `submissions/<your handle>/` of that clone "
-        "(your handle is your account's, in accounts.yaml): change nothing else.",
+        "Copy the two files of the `submission/` folder `make package HANDLE=<your handle>` wrote (manifest.yaml "
+        "and submission.sealed, your agent sealed to the arena's key: only you and staff can read it) into "
+        "`submissions/<your handle>/` of that clone (your handle is your account's, in accounts.yaml), in place "
+        "of what is there: change nothing else.",
         "Commit it, push the branch to your fork, and open a pull request against the arena's `main`.",
         "The smoke test on the pull request runs the gate `make check` ran, in the grader's container, "
         "and comments with its report; staff merge it once it passes and your account is approved.",
@@ -333,7 +337,10 @@ def build_kit(root: Path | None = None, out: Path | None = None, version_path: P
         previous = version_path.read_text(encoding="utf-8") if version_path.is_file() else None
         version = kit_version(digest, previous, today or dt.datetime.now(dt.timezone.utc).date())
         contents: dict[str, bytes] = {}
+        # The key the kit seals submissions to (grader.sealing): production's public key, or
+        # this checkout's own, made on first use. Not in the version's hash: the files are the kit.
         manifest = {"schema_version": MANIFEST_SCHEMA_VERSION, "version": version, **core,
+                    "submission_key": public_key_text(),
                     "files": sorted(kit_files + [MANIFEST_NAME, core["wheel"]])}
         fields = render_fields(manifest)
         for rel in kit_files:
@@ -407,6 +414,21 @@ def stage_submission(folder: Path, dest: Path, exclude: Iterable[str] = ()) -> l
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(Path(folder, rel), target)
     return files
+
+
+def write_sealed_package(archive: Path, digest: str, handle: str, kit_version: str, recipient: str,
+                         dest: Path, owner_key: str | None = None) -> Manifest:
+    """Seal the checked zip `archive` (whose files' digest is `digest`) to `recipient` into the
+    folder `dest`: manifest.yaml and submission.sealed, what the pull request carries."""
+    sealed = seal(archive.read_bytes(), recipient)
+    manifest = Manifest(handle, kit_version, sha256(sealed), digest, recipient, owner_key)
+    if dest.exists():
+        for name in PACKAGE_FILES:
+            (dest / name).unlink(missing_ok=True)
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / SEALED_NAME).write_bytes(sealed)
+    (dest / PACKAGE_MANIFEST).write_text(manifest.to_yaml(), encoding="utf-8")
+    return manifest
 
 
 def write_submission_zip(folder: Path, files: list[str], dest: Path) -> Path:

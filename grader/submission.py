@@ -1,5 +1,9 @@
 """Submissions: a folder or zip holding `agent.py` with `class Agent`, plus data files.
 
+A sealed submission (grader.sealing: a manifest and the sealed zip, what a pull request
+carries) is opened with the arena's key, unpacked as a zip is, and its digest checked against
+the manifest's.
+
 The loader checks a submission without ever importing it on the host: the
 class is found by parsing agent.py with `ast`. A zip is screened before a byte
 is extracted (absolute paths, `..`, links, too many files, too large, a ratio
@@ -21,7 +25,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import owner
+from grader import owner, sealing
 
 MAX_FILES = 200
 MAX_TOTAL_BYTES = 50 * 1024 * 1024  # uncompressed, all files together
@@ -55,6 +59,8 @@ def load_submission(source: str | os.PathLike, extract_to: str | os.PathLike | N
     source = Path(source)
     if not source.exists():
         raise SubmissionError(f"{source}: no such file or folder")
+    if source.is_dir() and sealing.is_package(source):
+        return _open_package(source, Path(extract_to) if extract_to else extraction_folder())
     if source.is_dir():
         folder = source
     elif zipfile.is_zipfile(source):
@@ -65,6 +71,27 @@ def load_submission(source: str | os.PathLike, extract_to: str | os.PathLike | N
     files = _scan_folder(folder)
     _check_agent(folder / "agent.py")
     return Submission(path=folder.resolve(), digest=_digest(folder, files), files=files)
+
+
+def _open_package(source: Path, folder: Path) -> Submission:
+    """Open a sealed submission into `folder` with the arena's key; its digest must be the manifest's."""
+    try:
+        manifest, sealed = sealing.read_package(source)
+        plain = sealing.open_sealed(sealed, manifest)
+    except (sealing.SealError, OSError) as exc:
+        raise SubmissionError(f"{source.name}: {exc}") from None
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(prefix=".arena-opened-", suffix=".zip", dir=folder.parent) as archive:
+        archive.write(plain)
+        archive.flush()
+        _extract_zip(Path(archive.name), folder)
+    files = _scan_folder(folder)
+    _check_agent(folder / "agent.py")
+    submission = Submission(path=folder.resolve(), digest=_digest(folder, files), files=files)
+    if submission.digest != manifest.digest:
+        raise SubmissionError(f"{source.name}: opened, its files' digest is {submission.digest}, the manifest says "
+                              f"{manifest.digest}")
+    return submission
 
 
 def shown_name(name: str) -> str:

@@ -12,6 +12,11 @@ whether `make check` has passed on these exact files (check.py remembers every v
 the files' digest), refuses files on which `make check` failed (unless --force), and ends
 with the steps from the zip to a pull request.
 
+The zip is then sealed to the arena's public key (kit.json's `submission_key`; libsodium's
+sealed box, X25519 + XSalsa20-Poly1305): `submission/` gets submission.sealed, which only the
+arena opens, and manifest.yaml (your handle, the kit version and the digests), the two files
+a pull request carries. Your handle: `make package HANDLE=<your handle>` (or --handle).
+
 Exit status: 0 a valid submission.zip, 1 the server would refuse it or `make check` failed on
 these files, 2 the kit could not run.
 """
@@ -19,6 +24,7 @@ these files, 2 the kit could not run.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -33,6 +39,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="the folder holding agent.py (default: this kit folder)")
     p.add_argument("--out", type=Path, default=kitenv.KIT_DIR / "submission.zip",
                    help="where the zip goes (default: submission.zip in the kit folder)")
+    p.add_argument("--handle", default=os.environ.get("HANDLE") or None,
+                   help="your account's handle (accounts.yaml), named in the sealed package's manifest "
+                        "(default: $HANDLE, as `make package HANDLE=...` sets it)")
     p.add_argument("--force", action="store_true",
                    help="package files on which `make check` failed anyway (the smoke test on your pull "
                         "request will fail the same way)")
@@ -46,15 +55,16 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.kit import KitError, submission_files, submit_steps, write_submission_zip
+    from grader.kit import KitError, submission_files, submit_steps, write_sealed_package, write_submission_zip
     from grader.screening import screen
     from grader.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
     folder = args.agent.resolve()
     exclude = kitenv.excludes(folder, data)
     out = args.out.resolve()
+    sealed_dir = out.parent / "submission"
     if out.parent == folder:
-        exclude.append(out.name)  # an old zip beside agent.py is not part of the new one
+        exclude += [out.name, sealed_dir.name]  # an old package beside agent.py is not part of the new one
     try:
         files = submission_files(folder, exclude)
     except KitError as exc:
@@ -87,7 +97,20 @@ def main(argv: list[str] | None = None) -> int:
                   "(`python package.py --force` packages it anyway)")
             return 1
         print("packaged anyway (--force): the smoke test on your pull request will fail as make check did")
-    else:
+    if not args.handle:
+        print("NOT SEALED: say your handle to seal it for a pull request: make package HANDLE=<your handle> "
+              "(python package.py --handle <your handle>)")
+        return 1
+    from grader.sealing import OWNER_KEY_FILE, owner_public_key
+
+    # Your own key pair, kept in the kit folder (a hidden file: never packaged): the manifest
+    # carries its public half, so that what is yours alone can be sealed to you.
+    owner_key = owner_public_key(kitenv.KIT_DIR / OWNER_KEY_FILE)
+    manifest = write_sealed_package(out, submission.digest, args.handle, data["version"], data["submission_key"],
+                                    sealed_dir, owner_key)
+    print(f"sealed to the arena's key {manifest.recipient[:16]}...: {sealed_dir.name}/submission.sealed "
+          f"({manifest.sealed}) and {sealed_dir.name}/manifest.yaml, for submissions/{args.handle}/")
+    if verdict != "fail":
         print(f"OK: {out.name} is a valid submission")
     print("To submit it:")
     for number, step in enumerate(submit_steps(data.get("repository")), 1):

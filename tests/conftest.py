@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 DATA = Path(__file__).parent / "data"
+# The submission key (grader.sealing) of a test session is its own, never the user's: a kit
+# built by a test seals to it, and the arena the test runs opens with it.
+os.environ["ARENA_CONFIG_DIR"] = tempfile.mkdtemp(prefix="arena-test-config-")
+os.environ.pop("ARENA_SUBMISSION_KEY", None)
+os.environ.pop("ARENA_SUBMISSION_PUBLIC_KEY", None)
 NO_JIT = os.environ.get("NUMBA_DISABLE_JIT") == "1"
 
 # Deep checks cost minutes in pure Python; with the JIT off they are skipped, with the reason.

@@ -29,7 +29,7 @@ NUMERIC = frozenset({"numpy", "numba", "llvmlite"})  # llvmlite is numba's own, 
 GRADER_LAYERS = (
     ("foundations", ("grader", "grader.limits", "grader.faults", "grader.errors", "grader.protocol",
                      "grader.runner", "grader.documents", "grader.schedule", "grader.metrics",
-                     "grader.disclosure", "grader.owner", "grader.checkout", "grader.submission",
+                     "grader.disclosure", "grader.owner", "grader.checkout", "grader.sealing", "grader.submission",
                      "grader.specs", "grader.policy", "grader.screening", "grader.schema", "grader.accounts",
                      "grader.competition", "grader.quota", "grader.json_spans")),
     ("sandboxes", ("grader.sandbox",)),

@@ -5,6 +5,8 @@ now (`--smoke SANDBOX`; without it only the format is checked). For the final, o
 has frozen, accounts and submissions are read from main as it stood at the freeze. Writes the
 field document (`--out`) and the `arena round --agents` arguments, one HANDLE=PATH a line
 (`--agents-file`); `--copy-to` copies the entrants' folders there (what the shards are given).
+In a git checkout everything is read from the commit's blobs, never from the checkout's files
+(a submission's `.gitattributes` could have changed those), so `--copy-to` is then required.
 Exit 1 when the field is empty or main has no commit before the freeze; 2 when the arena
 failed smoke-testing an entrant (its fault, not the entrant's: nobody is dropped for it).
 """
@@ -59,17 +61,19 @@ def _run(args: argparse.Namespace) -> int:
             frozen_at = competition.freeze_at
             assert frozen_at is not None  # frozen(now) holds only with a freeze time
             source = commit_at(args.repo_dir, frozen_at)
-            root = Path(scratch) / "at-freeze"
-            export_tree(args.repo_dir, source, root)
             print(f"field: read from {source[:12]}, main at the freeze ({frozen_at})", file=sys.stderr)
-            if args.copy_to is None:
-                raise OptionError("--copy-to", None, "a field read at the freeze needs --copy-to (its folders are temporary)")
         else:
             # Every tier's field names the commit its submissions were read at, not the final's only.
             source = head_commit(args.repo_dir)
             if source is None:
-                print(f"field: {args.repo_dir} is not a git checkout, so the field has no source_commit",
-                      file=sys.stderr)
+                print(f"field: {args.repo_dir} is not a git checkout, so the field has no source_commit "
+                      "and its folders are read as they are", file=sys.stderr)
+        if source is not None:
+            if args.copy_to is None:
+                raise OptionError("--copy-to", None, "a field read from git needs --copy-to (its folders are "
+                                                     "temporary)")
+            root = Path(scratch) / "tree"
+            export_tree(args.repo_dir, source, root)
         sandbox = get_sandbox(args.smoke) if args.smoke else None
         field = build_field(root, args.tier, sandbox, args.copy_to, source_commit=source, frozen_at=frozen_at,
                             now=now, log=lambda line: print(line, file=sys.stderr))

@@ -34,8 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kit-version", default=os.environ.get("ARENA_KIT_VERSION"),
                    help="the starter kit's version, printed in the report (default $ARENA_KIT_VERSION)")
     p.add_argument("--withhold-output", action="store_true",
-                   help="leave the agent's own output out of the report (it is the owner's only; a workflow's "
-                        "artifacts and comments are public)")
+                   help="leave the agent's own output, and which files and imports the screening flagged, out "
+                        "of the report (they are the owner's and staff's only; a workflow's artifacts and comments "
+                        "are public)")
     p.set_defaults(func=run)
 
 
@@ -47,6 +48,10 @@ def run(args: argparse.Namespace) -> int:
     data = report.to_dict()
     if args.withhold_output and data.get("stderr_tail"):
         data["stderr_tail"] = WITHHELD
+    if args.withhold_output:
+        # A flag's file and detail say what the agent does (imports socket, say): the kinds stay.
+        data["flags"] = [{"kind": f["kind"], "file": WITHHELD, "line": None, "detail": WITHHELD}
+                         for f in data["flags"]]
     sys.stdout.write(dump_yaml(data))
     if report.result == "arena_error":
         print(f"arena smoke: {report.reason}", file=sys.stderr)

@@ -192,6 +192,12 @@ class Repo:
                 out.append(LabelEvent(e.event, label, _user(e.actor), e.created_at))
         return sorted(out, key=lambda e: e.created_at)
 
+    def comments(self, number: int) -> list[tuple[User, str]]:
+        """(author, body) of every comment of an issue or pull request, oldest first."""
+        issue = self._issue(number)
+        found = self._call(f"list the comments of #{number}", lambda: list(issue.comments()))
+        return [(_user(c.user), c.body or "") for c in found or ()]
+
     def post_comment(self, number: int, body: str) -> int:
         issue = self._issue(number)
         comment = self._call(f"comment on #{number}", issue.create_comment, body)

@@ -4,6 +4,11 @@ Runs from main, before anything of the pull request executes, with a read-only t
 the pull request through the API (never checking it out), decides from the registry on main
 and the competition config, and for a submission fetches the folder's files as data (blobs)
 for the smoke job. The decision is a versioned document the report job reads.
+
+A submission is sealed (grader.sealing): its folder holds a plain manifest and the sealed
+zip, which collect cannot open and does not need to; it checks the manifest and the sealed
+bytes' digest. A staff review clears one digest: a staff comment `/cleared sha256:...` naming
+the submission's digest (what `arena open-submission` prints), with the review label on.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from grader.competition import Competition
 from grader.documents import DocumentError, format_time
 from grader.github.api import ChangedFile, Repo, User
 from grader.github.events import PullRequestEvent
+from grader.sealing import MANIFEST_NAME, PACKAGE_FILES, REPACKAGE, SEALED_NAME, Manifest, SealError, sha256
 from grader.submission import MAX_FILES, MAX_TOTAL_BYTES
 
 SCHEMA_VERSION = 1
@@ -27,6 +33,8 @@ KINDS = ("submission", "registration", "other")
 VERDICTS = ("smoke", "refused", "accepted", "ignored")
 FILE_MODES = ("100644", "100755")
 SUBMISSION_RE = re.compile(r"^submissions/([^/]+)/.+")
+REVIEW_COMMAND = "/cleared"
+REVIEW_RE = re.compile(r"^/cleared\s+(sha256:[0-9a-f]{64})\s*$")
 
 
 @dataclass
@@ -49,6 +57,9 @@ class Decision:
     cleared_by: str | None = None
     review_label: str = ""
     remove_label: bool = False
+    digest: str | None = None  # the plain submission's, as its manifest names it (smoke checks it)
+    sealed_digest: str | None = None
+    cleared_digest: str | None = None  # the digest a staff review cleared, when it is this one
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -79,6 +90,12 @@ def classify(files: list[ChangedFile]) -> tuple[str, str | None, list[str]]:
 
     A rename counts at both ends, so a file cannot be moved into someone's folder unseen."""
     paths = sorted({p for f in files for p in (f.path, f.previous_path) if p})
+    # A control character (a newline, say) in a path would break every line-based tool
+    # downstream, from the job's outputs to the comment: refused before anything reads it.
+    odd = [p for p in paths if any(ord(ch) < 32 or ord(ch) == 127 for ch in p)]
+    if odd:
+        return "other", None, [f"{len(odd)} path(s) hold a control character (a newline, a tab ...), such as "
+                               f"{odd[0]!r}: a submission's folders and files have printable names"]
     handles = {m.group(1) for p in paths if (m := SUBMISSION_RE.match(p))}
     others = [p for p in paths if not SUBMISSION_RE.match(p)]
     if paths == [REGISTRY_PATH]:
@@ -122,6 +139,12 @@ def collect(repo: Repo, event: PullRequestEvent, registry: Registry, competition
     if problems:
         decision.reasons = problems
         return decision
+    try:
+        manifest = check_package(repo, event.head_sha, handle)
+    except SealError as exc:
+        decision.reasons = [str(exc)]
+        return decision
+    decision.digest, decision.sealed_digest = manifest.digest, manifest.sealed
     _review(repo, event, registry, competition.review_label, decision)
     decision.verdict = "smoke"
     return decision
@@ -195,11 +218,32 @@ def fetch_folder(repo: Repo, sha: str, handle: str, out: Path | None) -> list[st
     return []
 
 
-def _review(repo: Repo, event: PullRequestEvent, registry: Registry, label: str, decision: Decision) -> None:
-    """Is the staff review label on, and put there by staff since the last push?
+def check_package(repo: Repo, sha: str, handle: str) -> Manifest:
+    """The manifest of submissions/<handle>/ at `sha`, a sealed package whose sealed bytes are
+    the ones the manifest names; SealError naming what is wrong (plain files: how to re-package)."""
+    prefix = f"{SUBMISSIONS}/{handle}/"
+    blobs = {e.path[len(prefix):]: e for e in repo.tree(sha) if e.path.startswith(prefix) and e.type == "blob"}
+    if "agent.py" in blobs or sorted(blobs) != sorted(PACKAGE_FILES):
+        what = "plain files" if "agent.py" in blobs else ", ".join(sorted(blobs)[:5])
+        raise SealError(f"{prefix} holds {what}, not a sealed submission: {REPACKAGE}")
+    manifest = Manifest.from_bytes(repo.blob(blobs[MANIFEST_NAME].sha), prefix + MANIFEST_NAME)
+    if manifest.handle != handle:
+        raise SealError(f"{prefix}{MANIFEST_NAME}: made for the handle {manifest.handle!r}, in the folder of "
+                        f"{handle!r}: package it with `make package HANDLE={handle}`")
+    sealed = sha256(repo.blob(blobs[SEALED_NAME].sha))
+    if sealed != manifest.sealed:
+        raise SealError(f"{prefix}{SEALED_NAME}: its digest is {sealed}, the manifest says {manifest.sealed}: "
+                        "commit the two files `make package` wrote together")
+    return manifest
 
-    A push (synchronize) voids a review: the label is then removed by the report job, so the
-    new code needs a new look."""
+
+def _review(repo: Repo, event: PullRequestEvent, registry: Registry, label: str, decision: Decision) -> None:
+    """Has staff cleared exactly this submission: the review label on, put there by staff since
+    the last push, and a staff comment `/cleared <digest>` naming this submission's digest?
+
+    The label alone clears nothing: a review is bound to the bytes it read, so a push after it
+    is held again whatever the order of events (a reopen that cancels the synchronize run
+    which would remove the label, say). A push (synchronize) also removes the label."""
     if label not in event.labels:
         return
     if event.action == "synchronize":
@@ -210,7 +254,16 @@ def _review(repo: Repo, event: PullRequestEvent, registry: Registry, label: str,
     if not last or last[-1].event != "labeled":
         return
     actor = last[-1].actor
-    if registry.is_staff(actor.id):
-        decision.flags_cleared, decision.cleared_by = True, actor.login
-    else:
+    if not registry.is_staff(actor.id):
         decision.notes.append(f"the {label!r} label was applied by {actor.login}, who is not staff: it does not count")
+        return
+    reviews = [(author, m.group(1)) for author, body in repo.comments(event.number)
+               if (m := REVIEW_RE.match(body.strip())) and registry.is_staff(author.id)]
+    reviewer = next((author for author, digest in reversed(reviews) if digest == decision.digest), None)
+    if reviewer is None:
+        named = f" (the reviews name {', '.join(sorted({d[:19] for _, d in reviews}))}...)" if reviews else ""
+        decision.notes.append(f"the {label!r} label is on, but no staff review names this submission's digest "
+                              f"{decision.digest}{named}: a review clears the bytes it read, so staff open this "
+                              f"one (`arena open-submission`) and comment `{REVIEW_COMMAND} <digest>`")
+        return
+    decision.flags_cleared, decision.cleared_by, decision.cleared_digest = True, reviewer.login, decision.digest

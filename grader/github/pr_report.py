@@ -18,6 +18,7 @@ from grader.github.pr_check import Decision
 from grader.schema import validate
 
 MARKER = "<!-- arena:pr-check -->"
+FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}
 STATUS_CONTEXT = "arena/submission"
 BOT_LOGIN = "github-actions[bot]"
 PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours only and is not published here. "
@@ -72,9 +73,11 @@ def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
 
 
 def inline(text: str) -> str:
-    """A short untrusted string for a Markdown line: no newlines, no HTML, no mentions, no links."""
-    text = re.sub(r"\s+", " ", str(text))[:300]
-    return text.replace("<", "&lt;").replace(">", "&gt;").replace("@", "@\u200b").replace("[", "\\[").replace("`", "'")
+    """A short untrusted string for a Markdown line, as a code span: no newlines, and inside a
+    code span GitHub renders no HTML, no mentions and no links - not even the autolinks it makes
+    of bare addresses (`https://...`, `www....`) in plain text."""
+    text = re.sub(r"\s+", " ", str(text))[:300].replace("`", "'").strip()
+    return f"`{text}`" if text else "`-`"
 
 
 def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
@@ -115,26 +118,34 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
             short = smoke.get("reason") or "not a valid submission"
         else:
             line = (f"**Smoke test failed on the {first['shape']} board**: mean act() {_ms(first.get('mean_act_ms'))} "
-                    f"against a pace of {_ms(first['pace_ms'])}. {inline(first.get('reason') or '')}")
+                    f"against a pace of {_ms(first['pace_ms'])}. {inline(first['reason']) if first.get('reason') else ''}")
             short = f"refused on the {first['shape']} board"
         return Outcome("failure", _short(short),
                        head + f"{where}: {line}\n\n{table}\n\n{versions}\n{tail_block}{notes}")
     flags = smoke.get("flags") or []
-    flag_lines = "\n".join(f"- `{inline(f['file'])}`{':' + str(f['line']) if f.get('line') else ''}: {inline(f['detail'])}"
-                           for f in flags)
+    # Which files and imports were flagged says what the agent does: the public comment gives
+    # the kinds only (the owner sees the rest with `make package`, staff with open-submission).
+    kinds = {k: sum(f["kind"] == k for f in flags) for k in FLAG_KINDS}
+    flag_lines = "\n".join(f"- {n} {FLAG_KINDS[k]}{'s' if n > 1 else ''}" for k, n in kinds.items() if n)
     body = head + f"{where}: **smoke test passed** on every public board shape.\n\n{table}\n\n{versions}\n"
     if decision.frozen:
         return Outcome("failure", "smoke passed; the field is frozen, it cannot become active",
                        body + f"\nThe field froze at {decision.freeze_at}: this run was a practice smoke test and "
                               "this submission cannot become your active one.\n" + tail_block + notes)
-    if flags and not decision.flags_cleared:
-        return Outcome("pending", f"held: needs the '{decision.review_label}' label from staff",
-                       body + f"\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}\n\n"
-                              f"A member of staff reads it and adds the `{decision.review_label}` label.\n"
+    played = (smoke.get("submission") or {}).get("digest")
+    # A review clears the digest it read: the one this smoke test opened and played, no other.
+    cleared = decision.flags_cleared and decision.cleared_digest is not None and played == decision.cleared_digest
+    if flags and not cleared:
+        return Outcome("pending", f"held: needs a staff review of this digest and the '{decision.review_label}' label",
+                       body + f"\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}"
+                              f"\n\nA member of staff opens this submission (digest {inline(played or '?')}), reads "
+                              f"it, comments `/cleared <digest>` and adds the `{decision.review_label}` label. A "
+                              "review clears the digest it read: any other push is held again.\n"
                        + tail_block + notes)
-    cleared = f"\nFlags read and cleared by staff ({inline(decision.cleared_by or '')}):\n\n{flag_lines}\n" if flags else ""
+    cleared_text = (f"\nFlags read and cleared by staff ({inline(decision.cleared_by or '')}) for the digest "
+                    f"{inline(played or '')}:\n\n{flag_lines}\n") if flags else ""
     return Outcome("success", "smoke test passed; becomes active when merged",
-                   body + cleared + "\nIt becomes your active submission when merged.\n" + tail_block + notes)
+                   body + cleared_text + "\nIt becomes your active submission when merged.\n" + tail_block + notes)
 
 
 def _ms(value) -> str:

@@ -61,7 +61,7 @@ def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Com
         return ScoreDecision(f"{MARKER}\n{who}: {text}")
 
     if words != [COMMAND]:
-        return refuse(f"`{COMMAND}` takes no argument, so `{inline(' '.join(words))}` was not run. "
+        return refuse(f"`{COMMAND}` takes no argument, so {inline(' '.join(words))} was not run. "
                       f"Write `{COMMAND}` alone on the first line of a comment to queue a run.")
 
     account = registry.by_id(event.author.id)

@@ -320,18 +320,19 @@ class SiteBuild:
         has_zip = zip_path is not None and zip_path.is_file()
         version = (version_path.read_bytes().decode("utf-8", "replace").strip()[:100] if version_path is not None
                    and version_path.is_file() else None)  # a version line, shown as text: never fatal
-        info = None
+        info, key = None, None
         if has_zip:
             blob = zip_path.read_bytes()
             sha = hashlib.sha256(blob).hexdigest()
             info = {"name": zip_path.name, "bytes": len(blob), "sha256": sha}
             self.writer.copy(f"kit/{zip_path.name}", zip_path, sha)
+            key = kit_submission_key(blob)
         if version is not None:
             self.writer.text("kit/version", version + "\n")
         from grader.kit import submit_steps
         repository = self.config.repository
-        self.writer.page("kit.html", "kit.html", [info, version, repository],
-                         lambda: {"zip": info, "version": version, "repository": repository,
+        self.writer.page("kit.html", "kit.html", [info, version, repository, key],
+                         lambda: {"zip": info, "version": version, "repository": repository, "key": key,
                                   "steps": submit_steps(repository)})
 
     def replays(self, r: RoundSource) -> None:
@@ -420,3 +421,20 @@ def _build(rounds_dir, out_dir, docs_dir, accounts, config, templates, cache_dir
     for w in site.warnings:
         log(f"site: warning: {w}")
     return report
+
+
+def kit_submission_key(blob: bytes) -> str | None:
+    """The public key the kit zip `blob` seals submissions to (its kit.json), or None when it
+    names none that is a key: the kit page shows it as text."""
+    import base64
+    import io
+    import json
+    import zipfile
+
+    from grader.kit import KIT_FOLDER, MANIFEST_NAME
+    try:
+        with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+            key = json.loads(zf.read(f"{KIT_FOLDER}/{MANIFEST_NAME}")).get("submission_key")
+        return key if isinstance(key, str) and len(base64.b64decode(key, validate=True)) == 32 else None
+    except (KeyError, ValueError, zipfile.BadZipFile, AttributeError):
+        return None

@@ -23,11 +23,11 @@ def test_help_lists_every_command(capsys):
     assert main(["--help"]) == 0
     listed = capsys.readouterr().out
     for name in COMMAND_MODULES:
-        assert name.rpartition(".")[2] in listed
+        assert name.rpartition(".")[2].replace("_", "-") in listed
 
 
 def test_each_command_module_registers_the_command_it_is_named_for():
     for name in COMMAND_MODULES:
-        command = name.rpartition(".")[2]
+        command = name.rpartition(".")[2].replace("_", "-")
         subparsers = next(a for a in build_parser(command)._actions if a.dest == "command")
         assert list(subparsers.choices) == [command]

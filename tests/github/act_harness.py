@@ -233,6 +233,9 @@ class Act:
         event_path.write_text(json.dumps(payload))
         self.scratch.sync()
         env = {
+            # A runner's own configuration folder, empty: no step finds a submission key there,
+            # so only the ARENA_SUBMISSION_KEY secret opens a sealed submission.
+            "ARENA_CONFIG_DIR": str(run_dir / "runner-config"),
             "GITHUB_API_URL": self.hub.api,
             "GITHUB_ACTOR_ID": str(actor[0]),
             "GITHUB_TRIGGERING_ACTOR": triggering_actor or actor[1],
@@ -252,7 +255,7 @@ class Act:
                "--action-offline-mode", "--no-skip-checkout", "--log-prefix-job-id", "--remote-name", "act",
                "--defaultbranch", "main", "--actor", actor[1],
                "--action-cache-path", str(run_dir / "act-cache"), "--no-cache-server",
-               "-s", "GITHUB_TOKEN=ghs_act_test_token"]
+               "-s", "GITHUB_TOKEN=ghs_act_test_token", "-s", f"ARENA_SUBMISSION_KEY={submission_key()}"]
         for spec, folder in standin_map(self.scratch.work / ".github" / "workflows").items():
             cmd += ["--local-repository", f"{spec}={folder}"]
         for key, value in env.items():
@@ -265,7 +268,8 @@ class Act:
             cmd += ["-j", job]
         start, cpu = time.monotonic(), children_cpu()
         done = subprocess.run(cmd, cwd=self.scratch.work, capture_output=True, text=True, timeout=timeout,
-                              env=runner_environ({"DOCKER_HOST": self.docker_host} if self.docker_host else {}))
+                              env=runner_environ({"ARENA_CONFIG_DIR": env["ARENA_CONFIG_DIR"]}
+                                                 | ({"DOCKER_HOST": self.docker_host} if self.docker_host else {})))
         seconds, cpu = time.monotonic() - start, children_cpu() - cpu
         log = done.stdout + done.stderr
         (run_dir / "act.log").write_text(log)
@@ -273,6 +277,13 @@ class Act:
         for m in JOB_END_RE.finditer(log):
             jobs.setdefault(m.group("job"), []).append(m.group("result"))
         return ActRun(done.returncode, log, seconds, cpu, jobs, artifacts, pages)
+
+
+def submission_key() -> str:
+    """The repository's ARENA_SUBMISSION_KEY secret: the test session's arena key, which the
+    submissions of the tests (tests/github/conftest.py's agent_files) are sealed to."""
+    from grader.sealing import encode_key, private_key
+    return encode_key(bytes(private_key(create=True)))
 
 
 def children_cpu() -> float:

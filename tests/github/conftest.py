@@ -71,11 +71,41 @@ def token(monkeypatch):
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)
 
 
-def agent_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes] | None = None) -> dict[str, bytes]:
-    """submissions/<handle>/ holding tests/agents/<agent>, plus `extra` files (relative to the folder)."""
+def plain_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes] | None = None) -> dict[str, bytes]:
+    """submissions/<handle>/ holding tests/agents/<agent> as plain files (before sealing), plus `extra`."""
     files = {f"submissions/{handle}/{p.name}": p.read_bytes() for p in (AGENTS / agent).iterdir() if p.is_file()}
     files |= {f"submissions/{handle}/{k}": v for k, v in (extra or {}).items()}
     return files
+
+
+def agent_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes] | None = None,
+                key: str | None = None) -> dict[str, bytes]:
+    """submissions/<handle>/ as `make package` makes it: tests/agents/<agent> plus `extra`,
+    sealed to `key` (default: this session's arena key), and its manifest."""
+    import tempfile
+
+    from grader.kit import write_sealed_package, write_submission_zip
+    from grader.sealing import public_key_text
+    from grader.submission import load_submission
+    prefix = f"submissions/{handle}/"
+    plain = {k[len(prefix):]: v for k, v in plain_files(handle, agent, extra).items()}
+    with tempfile.TemporaryDirectory(prefix="arena-test-package-") as tmp:
+        folder = Path(tmp, "agent")
+        for rel, data in plain.items():
+            (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+            (folder / rel).write_bytes(data)
+        archive = write_submission_zip(folder, sorted(plain), Path(tmp, "submission.zip"))
+        digest = load_submission(archive, extract_to=Path(tmp, "check")).digest
+        write_sealed_package(archive, digest, handle, "2030.01.02-0123456789", key or public_key_text(),
+                             Path(tmp, "sealed"))
+        return {prefix + p.name: p.read_bytes() for p in sorted(Path(tmp, "sealed").iterdir())}
+
+
+def package_digest(files: dict[str, bytes]) -> str:
+    """The plain submission's digest a package's manifest names."""
+    import yaml
+    (manifest,) = [v for k, v in files.items() if k.endswith("/manifest.yaml")]
+    return yaml.safe_load(manifest)["digest"]
 
 
 def pr_event(tmp_path: Path, number: int, author: tuple[int, str], head_sha: str, action: str = "opened",

@@ -14,6 +14,7 @@ import json
 import re
 import threading
 import urllib.parse
+from typing import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -77,6 +78,9 @@ class FakeGitHub:
         self.statuses: list[dict] = []
         self.requests: list[Recorded] = []
         self.bot = (41898282, "github-actions[bot]")
+        # Called with (method, path) before a request is answered: a test makes something happen
+        # elsewhere at that moment (a push to main while a job decides, say).
+        self.on_request: Callable[[str, str], None] | None = None
         self._next_id = 1000
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -262,6 +266,8 @@ class FakeGitHub:
                 raw = self.rfile.read(length) if length else b""
                 body = json.loads(raw) if raw else None
                 path = urllib.parse.urlsplit(self.path).path
+                if hub.on_request is not None:
+                    hub.on_request(self.command, path)
                 with hub._lock:
                     hub.requests.append(Recorded(self.command, path, body))
                     status, data = hub.route(self.command, path, body, bool(self.headers.get("Authorization")))

@@ -1,6 +1,8 @@
 """score.yml run as a workflow (act, tests/github/act_harness.py) against the fake hub: a
-/score that is accepted, played (smoke test and a ladder round of one in the docker sandbox)
-and answered to its owner off the site; one refused by the quota; one with an unknown argument."""
+/score that is accepted while a merge lands on main (its record is pushed again on the new
+main, and the reply follows the push), played (smoke test and a ladder round of one of the
+sealed submission in the docker sandbox) and answered to its owner off the site; one refused
+by the quota; one with an unknown argument."""
 
 from __future__ import annotations
 
@@ -32,6 +34,19 @@ def replies(hub, number):
 
 def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub, scratch, act_docker):
     merged_submission(scratch, hub, 40)
+    seen = {"merged": False, "recorded_at_reply": None}
+
+    def meanwhile(method: str, path: str) -> None:
+        if method == "GET" and path.endswith("/pulls/40") and not seen["merged"]:
+            seen["merged"] = True  # while the request job decides, a merge lands on main
+            scratch.commit({"notes/merged.txt": "another pull request, merged\n"}, "a merge lands on main")
+        if method == "POST" and path.endswith("/issues/40/comments") and seen["recorded_at_reply"] is None:
+            try:
+                seen["recorded_at_reply"] = "c-5001" in scratch.show("requests/score.yaml")
+            except RuntimeError:  # no log on main at all
+                seen["recorded_at_reply"] = False
+
+    hub.on_request = meanwhile
     run = act.run("score.yml", "issue_comment", comment_payload(40, ALICE, ALICE, 5001), actor=ALICE,
                   secrets=ROUND_SECRETS, variables=SMALL)
     assert run.code == 0, run.log[-5000:]
@@ -40,7 +55,10 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
     log = yaml.safe_load(scratch.show("requests/score.yaml"))
     (entry,) = log["requests"]
     assert entry["id"] == "c-5001" and entry["status"] == "published" and entry["round_id"]
-    assert scratch.log()[:2] == ["requested run c-5001: published", "requested run c-5001 queued"]
+    assert scratch.log()[:3] == ["requested run c-5001: published", "requested run c-5001 queued",
+                                 "a merge lands on main"]
+    assert seen["recorded_at_reply"] is True, "the reply came before the request was on main"
+    assert "refused (attempt 1 of" in run.log  # the first push met the moved main
     # Off the site: nothing under rounds/, the round under requests/rounds/, private.
     assert scratch.files("rounds") == []
     results = yaml.safe_load(scratch.show(f"requests/rounds/{entry['round_id']}.yaml"))

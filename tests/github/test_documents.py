@@ -150,14 +150,16 @@ def test_request_log_problems_by_path():
 
 def _frozen_repo(tmp_path):
     """A main whose history has alice's submission before the freeze (2026-12-12T09:00Z)."""
-    import shutil
     import subprocess
     root = tmp_path / "frozen"
     if root.exists():
         return root
     (root / "submissions").mkdir(parents=True)
     (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY))
-    shutil.copytree(ROOT / "tests" / "agents" / "random_agent", root / "submissions" / "alice")
+    from tests.github.conftest import agent_files
+    for rel, data in agent_files("alice").items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
     env = {"GIT_AUTHOR_DATE": "2026-12-10T10:00:00Z", "GIT_COMMITTER_DATE": "2026-12-10T10:00:00Z",
            "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
     for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "before the freeze"]):

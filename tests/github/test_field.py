@@ -10,7 +10,13 @@ import pytest
 import yaml
 
 from grader.cli import main
-from tests.github.conftest import AGENTS, CONFIG, REGISTRY
+from tests.github.conftest import CONFIG, REGISTRY, agent_files, package_digest, plain_files
+
+
+def write_files(root, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -30,13 +36,13 @@ def repo(tmp_path):
     (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY))
     (root / "config" / "competition.yaml").write_text(yaml.safe_dump(CONFIG))
     for handle in ("alice", "carol"):  # carol is not approved
-        shutil.copytree(AGENTS / "random_agent", root / "submissions" / handle)
+        write_files(root, agent_files(handle))
     git(root, "init", "-q", "-b", "main")
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "before the freeze", date="2026-12-10T10:00:00Z")
     # After the freeze (2026-12-12T09:00Z) somebody merges a new alice and adds bob.
-    (root / "submissions" / "alice" / "notes.txt").write_text("late change\n")
-    shutil.copytree(AGENTS / "random_agent", root / "submissions" / "bob")
+    write_files(root, agent_files("alice", extra={"notes.txt": b"late change\n"}))
+    write_files(root, agent_files("bob"))
     git(root, "add", ".")
     git(root, "commit", "-q", "-m", "after the freeze", date="2026-12-13T10:00:00Z")
     return root
@@ -74,13 +80,17 @@ def test_final_field_is_main_at_the_freeze(repo, tmp_path):
     code, doc, _ = field(repo, tmp_path, "final", "2026-12-14T09:00:00Z")
     assert code == 0 and doc["frozen_at"] == "2026-12-12T09:00:00Z"
     assert [e["handle"] for e in doc["entrants"]] == ["alice"]  # bob arrived after the freeze
-    assert not (tmp_path / "entrants-final" / "alice" / "notes.txt").exists()  # nor did alice's change
+    before = yaml.safe_load(subprocess.run(["git", "-C", str(repo), "show", "HEAD~1:submissions/alice/manifest.yaml"],
+                                           capture_output=True, text=True).stdout)
+    assert doc["entrants"][0]["digest"] == before["digest"]  # nor did alice's change
     head = subprocess.run(["git", "-C", str(repo), "rev-list", "-1", "HEAD~1"], capture_output=True, text=True).stdout
     assert doc["source_commit"] == head.strip()
 
 
 def test_empty_field_exits_1(repo, tmp_path):
     shutil.rmtree(repo / "submissions")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "no submissions")
     code, doc, agents = field(repo, tmp_path, "ladder", "2026-12-01T00:00:00Z")
     assert code == 1 and doc["entrants"] == [] and agents == []
 
@@ -108,7 +118,40 @@ def test_an_arena_failure_of_the_smoke_gate_drops_nobody(repo, tmp_path, capsys,
     monkeypatch.setattr(field_mod, "run_smoke", arena_error)
     monkeypatch.setattr("grader.commands.field.get_sandbox", lambda name: object())
     code = main(["field", "--tier", "ladder", "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
-                 "--smoke", "local", "--out", str(tmp_path / "f.yaml"), "--now", "2026-12-13T12:00:00Z"])
+                 "--smoke", "local", "--copy-to", str(tmp_path / "e"), "--out", str(tmp_path / "f.yaml"),
+                 "--now", "2026-12-13T12:00:00Z"])
     err = capsys.readouterr().err
     assert code == 2 and "the arena failed while smoke-testing alice (not the agent's fault)" in err
     assert "smoke test failed" not in err and not (tmp_path / "f.yaml").exists()
+
+
+def test_the_field_reads_blobs_not_the_checkout_and_copies_sealed_packages(repo, tmp_path):
+    """Attributes (export-subst, line endings) and a changed checkout change nothing the field
+    reads: the packages are taken from the blobs, and what it copies for the shards is sealed.
+    (A package holds its two files only: a .gitattributes of its own is refused.)"""
+    files = agent_files("bob")
+    (repo / ".gitattributes").write_text("* export-subst\n*.sealed text eol=crlf\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "attributes")
+    # The checkout's files are changed behind git's back: the field must not read them.
+    (repo / "submissions" / "bob" / "submission.sealed").write_bytes(b"changed in the checkout")
+    code, doc, agents = field(repo, tmp_path, "ladder", "2026-12-13T12:00:00Z")
+    assert code == 0
+    bob = next(e for e in doc["entrants"] if e["handle"] == "bob")
+    assert bob["digest"] == package_digest(files)
+    copied = tmp_path / "entrants-ladder" / "bob"
+    assert sorted(p.name for p in copied.iterdir()) == ["manifest.yaml", "submission.sealed"]
+    committed = subprocess.run(["git", "-C", str(repo), "show", "HEAD:submissions/bob/submission.sealed"],
+                               capture_output=True).stdout
+    assert copied.joinpath("submission.sealed").read_bytes() == committed
+
+
+def test_a_plain_submission_on_main_is_left_out_with_how_to_repackage(repo, tmp_path):
+    shutil.rmtree(repo / "submissions" / "bob")
+    write_files(repo, plain_files("bob"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a plain bob")
+    code, doc, _ = field(repo, tmp_path, "ladder", "2026-12-13T12:00:00Z")
+    assert code == 0 and [e["handle"] for e in doc["entrants"]] == ["alice"]
+    (bob,) = [e for e in doc["excluded"] if e["handle"] == "bob"]
+    assert "not a sealed submission" in bob["reason"] and "make package HANDLE=" in bob["reason"]

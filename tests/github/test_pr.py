@@ -12,7 +12,7 @@ import yaml
 from grader.cli import main
 from grader.documents import dump_yaml
 from tests.github.conftest import (AFTER_FREEZE, ALICE, BEFORE_FREEZE, BOB, CAROL, LABEL, STAFF, agent_files,
-                                   pr_event)
+                                   package_digest, plain_files, pr_event)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -51,8 +51,9 @@ def test_owner_passes_and_one_comment_is_posted(hub, repo_files, tmp_path, token
     pull = hub.add_pull(7, ALICE, agent_files("alice"))
     decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 7, ALICE, pull.head_sha))
     assert decision["verdict"] == "smoke" and decision["handle"] == "alice"
-    fetched = tmp_path / "collect" / "submission" / "agent.py"
-    assert fetched.read_bytes() == pull_file(hub, pull, "submissions/alice/agent.py")
+    fetched = tmp_path / "collect" / "submission" / "submission.sealed"
+    assert fetched.read_bytes() == pull_file(hub, pull, "submissions/alice/submission.sealed")
+    assert decision["digest"] == package_digest(agent_files("alice")) or decision["digest"].startswith("sha256:")
     report(hub, tmp_path, PASSED_SMOKE)
     (body,) = bot_comments(hub, 7)
     assert "smoke test passed" in body and "| 12x10 | 0.4 ms | 12 ms | pass |" in body
@@ -115,28 +116,47 @@ def test_renamed_login_is_harmless(hub, repo_files, tmp_path, token):
     assert decision["verdict"] == "smoke" and "rename is harmless" in decision["notes"][0]
 
 
-def test_flagged_submission_is_held_until_staff_label(hub, repo_files, tmp_path, token):
-    pull = hub.add_pull(13, ALICE, agent_files("alice"), labels=[])
-    flagged = PASSED_SMOKE | {"needs_staff_label": True, "flags": [
-        {"kind": "import", "file": "agent.py", "line": 3, "detail": "imports subprocess (starts processes)"}]}
+def test_flagged_submission_is_held_until_staff_review_of_its_digest(hub, repo_files, tmp_path, token):
+    files = agent_files("alice")
+    digest = package_digest(files)
+    pull = hub.add_pull(13, ALICE, files, labels=[])
+    flagged = PASSED_SMOKE | {"needs_staff_label": True, "submission": {"name": "submission", "digest": digest},
+                              "flags": [{"kind": "import", "file": "agent.py", "line": 3,
+                                         "detail": "imports subprocess (starts processes)"}]}
     collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha))
     report(hub, tmp_path, flagged)
-    assert hub.statuses[-1]["state"] == "pending" and "needs the" in hub.statuses[-1]["description"]
-    assert "Held for staff review" in bot_comments(hub, 13)[0] and "imports subprocess" in bot_comments(hub, 13)[0]
+    assert hub.statuses[-1]["state"] == "pending" and "needs a staff review" in hub.statuses[-1]["description"]
+    body = bot_comments(hub, 13)[0]
+    assert "Held for staff review" in body and "1 import that needs a staff look" in body
+    assert "subprocess" not in body and "agent.py" not in body  # what the agent does is not published
 
-    # A student cannot clear it by labelling it themselves.
+    def labeled(at: str, by=STAFF) -> dict:
+        hub.add_label_event(13, "labeled", LABEL, by, at)
+        return collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha, "labeled", [LABEL], LABEL))
+
+    # A student cannot clear it by labelling it themselves, nor by commenting a review.
     pull.labels.append(LABEL)
-    hub.add_label_event(13, "labeled", LABEL, ALICE, "2026-10-02T10:00:00Z")
-    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha, "labeled", [LABEL], LABEL))
+    hub.add_comment(13, ALICE, f"/cleared {digest}")
+    decision = labeled("2026-10-02T10:00:00Z", by=ALICE)
     assert not decision["flags_cleared"] and "not staff" in decision["notes"][0]
-
-    # Staff's label clears it.
+    # Staff's label alone clears nothing: a review names the digest it read.
     hub.add_label_event(13, "unlabeled", LABEL, STAFF, "2026-10-02T11:00:00Z")
-    hub.add_label_event(13, "labeled", LABEL, STAFF, "2026-10-02T12:00:00Z")
-    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha, "labeled", [LABEL], LABEL))
-    assert decision["flags_cleared"] and decision["cleared_by"] == STAFF[1]
+    decision = labeled("2026-10-02T12:00:00Z")
+    assert not decision["flags_cleared"] and "no staff review names this submission's digest" in decision["notes"][0]
+    report(hub, tmp_path, flagged)
+    assert hub.statuses[-1]["state"] == "pending"
+    # A review of another digest clears nothing either.
+    hub.add_comment(13, STAFF, "/cleared sha256:" + "1" * 64)
+    assert not labeled("2026-10-02T12:30:00Z")["flags_cleared"]
+    # Staff's review of this digest, with the label, clears it.
+    hub.add_comment(13, STAFF, f"/cleared {digest}")
+    decision = labeled("2026-10-02T13:00:00Z")
+    assert decision["flags_cleared"] and decision["cleared_by"] == STAFF[1] and decision["cleared_digest"] == digest
     report(hub, tmp_path, flagged)
     assert hub.statuses[-1]["state"] == "success" and "cleared by staff" in bot_comments(hub, 13)[0]
+    # ... but only for the bytes the smoke test opened: a report of another digest is held.
+    report(hub, tmp_path, flagged | {"submission": {"name": "submission", "digest": "sha256:" + "2" * 64}})
+    assert hub.statuses[-1]["state"] == "pending"
 
     # A new push voids the review: the label is removed and the hold is back.
     decision = collect(hub, repo_files, tmp_path,
@@ -145,6 +165,45 @@ def test_flagged_submission_is_held_until_staff_label(hub, repo_files, tmp_path,
     report(hub, tmp_path, flagged)
     assert hub.posted("DELETE", "/issues/13/labels/") and LABEL not in pull.labels
     assert hub.statuses[-1]["state"] == "pending"
+
+
+def test_a_push_after_review_is_held_even_when_the_label_stays(hub, repo_files, tmp_path, token):
+    """v1 reviewed and labelled; v2 pushed and the pull request reopened at once, so the
+    synchronize run (which would remove the label) is cancelled: v2 is still held."""
+    v1 = agent_files("alice", extra={"helper.py": b"import subprocess\n"})
+    pull = hub.add_pull(18, ALICE, v1, labels=[LABEL])
+    hub.add_comment(18, STAFF, f"/cleared {package_digest(v1)}")
+    hub.add_label_event(18, "labeled", LABEL, STAFF, "2026-10-02T10:00:00Z")
+    v2 = agent_files("alice", extra={"helper.py": b"import socket\n"})
+    pull2 = hub.add_pull(18, ALICE, v2, labels=[LABEL])  # the same pull request, at its new head
+    decision = collect(hub, repo_files, tmp_path,
+                       pr_event(tmp_path, 18, ALICE, pull2.head_sha, "reopened", [LABEL]))
+    assert decision["digest"] == package_digest(v2) and not decision["flags_cleared"]
+    smoke = PASSED_SMOKE | {"needs_staff_label": True, "submission": {"name": "submission", "digest": decision["digest"]},
+                            "flags": [{"kind": "import", "file": "helper.py", "line": 1, "detail": "imports socket"}]}
+    report(hub, tmp_path, smoke)
+    assert hub.statuses[-1]["state"] == "pending" and "Held for staff review" in bot_comments(hub, 18)[-1]
+
+
+def test_plain_files_are_refused_with_how_to_repackage(hub, repo_files, tmp_path, token):
+    pull = hub.add_pull(19, ALICE, plain_files("alice"))
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 19, ALICE, pull.head_sha))
+    assert decision["verdict"] == "refused" and "make package HANDLE=" in decision["reasons"][0]
+    report(hub, tmp_path, None)
+    assert "not a sealed submission" in bot_comments(hub, 19)[0]
+
+
+def test_a_package_made_for_another_handle_or_with_a_changed_sealed_file_is_refused(hub, repo_files, tmp_path, token):
+    bob = agent_files("bob")
+    files = {k.replace("submissions/bob/", "submissions/alice/"): v for k, v in bob.items()}
+    pull = hub.add_pull(20, ALICE, files)
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 20, ALICE, pull.head_sha))
+    assert decision["verdict"] == "refused" and "made for the handle 'bob'" in decision["reasons"][0]
+    files = agent_files("alice")
+    files["submissions/alice/submission.sealed"] += b"x"
+    pull = hub.add_pull(21, ALICE, files)
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 21, ALICE, pull.head_sha))
+    assert decision["verdict"] == "refused" and "the manifest says" in decision["reasons"][0]
 
 
 def test_freeze_is_enforced(hub, repo_files, tmp_path, token):
@@ -242,7 +301,7 @@ def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files
         pytest.skip(bwrap_problem())
     from grader.sandbox.local import LocalSandbox
     from grader.smoke import run_smoke
-    original = agent_files("alice")["submissions/alice/agent.py"]
+    original = plain_files("alice")["submissions/alice/agent.py"]
     pull = hub.add_pull(40, ALICE, agent_files("alice", extra={"agent.py": b"import subprocess\n" + original}))
     decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 40, ALICE, pull.head_sha))
     assert decision["verdict"] == "smoke"
@@ -250,5 +309,33 @@ def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files
     assert smoke.passed and smoke.needs_staff_label
     report(hub, tmp_path, smoke.to_dict())
     (body,) = bot_comments(hub, 40)
-    assert "Held for staff review" in body and "imports subprocess" in body
+    assert "Held for staff review" in body and "1 import that needs a staff look" in body
+    assert "subprocess" not in body
     assert hub.statuses[-1]["state"] == "pending"
+
+
+def test_a_folder_name_with_a_newline_is_refused_with_a_comment(hub, repo_files, tmp_path, token):
+    pull = hub.add_pull(31, ALICE, {"submissions/alice\nx/agent.py": b"class Agent: pass\n"})
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 31, ALICE, pull.head_sha))
+    assert decision["verdict"] == "refused" and "control character" in decision["reasons"][0]
+    report(hub, tmp_path, None)
+    (body,) = bot_comments(hub, 31)
+    assert "**Refused**" in body and hub.statuses[-1]["state"] == "failure"
+
+
+def test_agent_text_reaches_a_comment_as_code_never_as_a_link(hub, repo_files, tmp_path, token):
+    """GitHub autolinks bare addresses in plain text, never inside a code span."""
+    import re
+    pull = hub.add_pull(32, ALICE, agent_files("alice"))
+    collect(hub, repo_files, tmp_path, pr_event(tmp_path, 32, ALICE, pull.head_sha))
+    failed = PASSED_SMOKE | {"result": "fail", "reason": "log in at https://evil.example/login or www.evil.example",
+                             "boards": [{"shape": "6x8", "result": "fail", "mean_act_ms": 9.0, "pace_ms": 4.8,
+                                         "reason": "see www.evil.example <b>now</b> @staff `x`"}]}
+    report(hub, tmp_path, failed)
+    (body,) = bot_comments(hub, 32)
+    for address in ("https://evil.example/login", "www.evil.example"):
+        for line in body.splitlines():
+            if address in line:
+                # every occurrence sits inside a code span: outside the spans, no address is left
+                assert address not in re.sub(r"`[^`]*`", "", line), line
+    assert "see www.evil.example <b>now</b> @staff 'x'" in body

@@ -177,3 +177,53 @@ def test_a_log_without_requested_by_still_reads(repo_files):
     text = (repo_files / "requests" / "score.yaml").read_text()
     assert "requested_by" not in text
     assert load_log(repo_files / "requests" / "score.yaml").requests[0].counted
+
+
+def _git(cwd, *args):
+    import subprocess
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": str(cwd)}
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout.strip()
+
+
+def test_a_request_is_replied_to_only_once_recorded_even_when_main_moves(hub, repo_files, tmp_path, token, outputs,
+                                                                          monkeypatch):
+    """A merge lands on main between the decision and the push: the push is refused, the
+    request is recorded again on the new main, and the reply comes after the push."""
+    import grader.commands.score as command
+    origin, other = tmp_path / "origin.git", tmp_path / "other"
+    _git(tmp_path, "init", "--quiet", "--bare", "-b", "main", str(origin))
+    _git(repo_files, "init", "--quiet", "-b", "main")
+    _git(repo_files, "add", ".")
+    _git(repo_files, "commit", "--quiet", "-m", "registry and config")
+    _git(repo_files, "remote", "add", "origin", str(origin))
+    _git(repo_files, "push", "--quiet", "origin", "main")
+    _git(tmp_path, "clone", "--quiet", str(origin), str(other))
+    for var in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.setenv(var, "arena-bot")
+    for var in ("GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL"):
+        monkeypatch.setenv(var, "arena-bot@example.org")
+    hub.add_pull(33, ALICE, agent_files("alice"), merged=True)
+    real, calls = command.decide, []
+
+    def decide_while_main_moves(*args, **kwargs):
+        calls.append(len(replies(hub, 33)))
+        if len(calls) == 1:  # a merge lands on main after this decision, before its push
+            (other / "merged.txt").write_text("a merge\n")
+            _git(other, "add", "merged.txt")
+            _git(other, "commit", "--quiet", "-m", "a merge")
+            _git(other, "push", "--quiet", "origin", "main")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(command, "decide", decide_while_main_moves)
+    monkeypatch.chdir(repo_files)
+    code = main(["score", "request", "--event", str(comment_event(tmp_path, 33, ALICE, ALICE, 701)),
+                 "--api-url", hub.api, "--now", T0.isoformat(), "--push", "main"])
+    assert code == 0
+    assert calls == [0, 0], "decided twice (the second time on the moved main), no reply before the record"
+    assert _git(repo_files, "log", "--format=%s", "origin/main") .splitlines()[:2] == \
+        ["requested run c-701 queued", "a merge"]
+    shown = _git(repo_files, "show", "origin/main:requests/score.yaml")
+    assert "c-701" in shown
+    (reply,) = replies(hub, 33)
+    assert "queued a private ladder round of one" in reply

@@ -108,16 +108,29 @@ def test_submission_code_runs_only_where_nothing_is_writable():
                     f"{path.name}: job {name} runs a submission off the ephemeral self-hosted runners"
 
 
-def test_the_pull_request_smoke_job_holds_no_secret_and_no_cache():
+KEY_SECRET = "${{ secrets.ARENA_SUBMISSION_KEY }}"
+
+
+def key_steps(path) -> list[tuple[str, str]]:
+    """(job, step name) of every step of a workflow that is given the submission key."""
+    return [(name, step.get("name", "")) for name, job in load(path)["jobs"].items() for step in steps(job)
+            if "ARENA_SUBMISSION_KEY" in json.dumps(step)]
+
+
+def test_the_pull_request_smoke_job_holds_no_secret_but_the_key_in_one_step_and_no_cache():
     data = load(ROOT / ".github" / "workflows" / "submission.yml")
     assert list(data["on"]) == ["pull_request_target"]
     smoke = data["jobs"]["smoke"]
-    text = json.dumps(smoke)
-    assert smoke["permissions"] == {} and "environment" not in smoke
-    assert "secrets." not in text and "github.token" not in text
+    assert smoke["permissions"] == {} and "environment" not in smoke and "env" not in smoke
+    assert "github.token" not in json.dumps(smoke)
+    # The submission key: in the env of the one step that opens and plays the submission, no other.
+    (opener,) = [s for s in steps(smoke) if "secrets." in json.dumps(s)]
+    assert opener["env"] == {"ARENA_SUBMISSION_KEY": KEY_SECRET} and '/arena" smoke ' in opener["run"]
+    assert key_steps(ROOT / ".github" / "workflows" / "submission.yml") == [("smoke", opener["name"])]
     for job in data["jobs"].values():
         assert not any("actions/cache" in str(s.get("uses", "")) for s in steps(job))
-        assert "secrets." not in json.dumps(job)
+        if job is not smoke:
+            assert "secrets." not in json.dumps(job)
     # Only the report job can write, and it runs nothing of the pull request.
     assert [n for n, j in data["jobs"].items() if writes(j)] == ["report"]
     for step in checkouts(smoke) + checkouts(data["jobs"]["collect"]) + checkouts(data["jobs"]["report"]):
@@ -175,12 +188,17 @@ def test_no_job_gets_the_whole_secrets_context_and_no_expression_is_expanded_in_
                 assert "${{" not in step.get("run", ""), f"{path.name}: job {name} expands an expression in run:"
 
 
-def test_a_requested_run_is_never_cancelled_while_another_plays():
+def test_no_concurrency_group_can_drop_a_request_or_its_result():
+    """A group keeps one pending job and cancels an older pending one: a /score or a played
+    round's record lost. The writers of the request log push with a retry instead."""
     data = load(ROOT / ".github" / "workflows" / "score.yml")
     assert "concurrency" not in data, "a workflow-level group lets a newer queued run cancel the pending one"
-    assert "concurrency" not in data["jobs"]["run"]
-    for name in ("request", "finish"):  # the two writers of the request log, short jobs
-        assert data["jobs"][name]["concurrency"] == {"group": "requested-runs-log", "cancel-in-progress": False}
+    for name, job in data["jobs"].items():
+        assert "concurrency" not in job, name
+    for name in ("request", "finish"):
+        text = json.dumps(steps(data["jobs"][name]))
+        assert '--push \\"$MAIN\\"' in text, name
+        assert "git push" not in text, f"{name}: a push without the retry"
 
 
 def test_staff_gates_check_the_triggering_actor():

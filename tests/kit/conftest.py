@@ -39,12 +39,13 @@ def kit_scripts(tmp_path, monkeypatch):
     """The kit's scripts imported from a folder with a kit.json, as modules; `enter_venv` is
     replaced by reading the manifest, since the test's interpreter already has the arena."""
     from grader.kit import kit_requirements, runtime_row
+    from grader.sealing import public_key_text
 
     folder = tmp_path / "kit"
     shutil.copytree(KIT_SOURCE, folder, ignore=shutil.ignore_patterns("__pycache__", "version"))
     manifest = {"schema_version": 1, "version": "2030.01.02-0123456789", "arena_version": "0.1.0",
                 "runtime": runtime_row(), "requirements": kit_requirements(REPO / "pyproject.toml"),
-                "wheel": "wheels/othello_arena-0.1.0-py3-none-any.whl",
+                "wheel": "wheels/othello_arena-0.1.0-py3-none-any.whl", "submission_key": public_key_text(),
                 "files": sorted(p.name for p in folder.iterdir()) + ["kit.json",
                                                                      "wheels/othello_arena-0.1.0-py3-none-any.whl"]}
     (folder / "kit.json").write_text(json.dumps(manifest))
@@ -53,6 +54,7 @@ def kit_scripts(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(folder))
     modules = {name: importlib.import_module(name) for name in SCRIPTS}
     monkeypatch.setattr(modules["kitenv"], "enter_venv", lambda script, force_setup=False: manifest)
+    monkeypatch.setenv("HANDLE", "alice")  # as `make package HANDLE=alice` sets it
     yield folder, manifest, modules
     for name in SCRIPTS:
         sys.modules.pop(name, None)

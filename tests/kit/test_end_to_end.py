@@ -80,9 +80,9 @@ def test_check_passes_the_template_with_the_version_first(kit):
     assert lines[-1].startswith("PASS")
 
 
-def test_package_builds_and_checks_submission_zip(kit):
+def test_package_builds_checks_and_seals_submission_zip(kit, tmp_path):
     folder, version, _ = kit
-    proc = run(folder, "package.py")
+    proc = run(folder, "package.py", "--handle", "alice")
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert lines[0] == f"kit {version}"
@@ -90,6 +90,10 @@ def test_package_builds_and_checks_submission_zip(kit):
         assert zf.namelist() == ["agent.py"]
     assert any(line.startswith("make check passed on these exact files") for line in lines)
     assert "To submit it:" in lines and any("submissions/<your handle>/" in line for line in lines)
+    # The kit built in this checkout seals to a key this checkout's arena opens.
+    from grader.submission import load_submission
+    opened = load_submission(folder / "submission", extract_to=tmp_path / "opened")
+    assert f"digest: {opened.digest}" in lines
 
 
 def test_play_runs_a_tiny_round_and_saves_the_plot(kit):

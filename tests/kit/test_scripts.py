@@ -257,3 +257,37 @@ def test_check_takes_a_zip_too(kit_scripts, capsys, tmp_path, local_only):
     archive = write_submission_zip(folder, ["agent.py"], tmp_path / "mine.zip")
     assert modules["check"].main(["--agent", str(archive)]) == 0
     assert "submission: mine.zip" in capsys.readouterr().out
+
+
+def test_package_seals_the_submission_and_only_the_arenas_key_opens_it(kit_scripts, capsys, tmp_path, monkeypatch):
+    import yaml
+    from nacl.public import PrivateKey
+
+    from grader.sealing import KEY_ENV, encode_key
+    from grader.submission import SubmissionError, load_submission
+    folder, manifest, modules = kit_scripts
+    assert modules["package"].main([]) == 0
+    out = capsys.readouterr().out
+    sealed = folder / "submission"
+    assert sorted(p.name for p in sealed.iterdir()) == ["manifest.yaml", "submission.sealed"]
+    doc = yaml.safe_load((sealed / "manifest.yaml").read_text())
+    assert doc["handle"] == "alice" and doc["kit_version"] == manifest["version"]
+    assert doc["recipient"] == manifest["submission_key"] and f"digest: {doc['digest']}" in out
+    owner = folder / ".arena-owner.key"  # the owner's own key pair, beside the kit, never packaged
+    assert doc["owner_key"] and owner.stat().st_mode & 0o077 == 0
+    assert b"class Agent" not in (sealed / "submission.sealed").read_bytes()
+    # This checkout's arena opens it, to the same files.
+    opened = load_submission(sealed, extract_to=tmp_path / "opened")
+    assert opened.digest == doc["digest"] and opened.files == ("agent.py",)
+    # Another key opens nothing.
+    monkeypatch.setenv(KEY_ENV, encode_key(bytes(PrivateKey.generate())))
+    with pytest.raises(SubmissionError, match="sealed to another arena's key"):
+        load_submission(sealed, extract_to=tmp_path / "other")
+
+
+def test_package_without_a_handle_is_not_sealed(kit_scripts, capsys, monkeypatch):
+    folder, _, modules = kit_scripts
+    monkeypatch.delenv("HANDLE")
+    assert modules["package"].main([]) == 1
+    assert "NOT SEALED: say your handle" in capsys.readouterr().out
+    assert not (folder / "submission").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import json
 import zipfile
 from pathlib import Path
 
@@ -132,8 +133,11 @@ def test_missing_inputs_are_said_plainly(tmp_path):
 def test_the_kit_is_linked_when_it_exists(tmp_path):
     kit = tmp_path / "kit"
     kit.mkdir()
+    from grader.sealing import public_key_text
+    key = public_key_text()
     with zipfile.ZipFile(kit / "arena-kit.zip", "w") as z:
-        z.writestr("agent.py", "class Agent: pass\n")
+        z.writestr("othello-arena-kit/agent.py", "class Agent: pass\n")
+        z.writestr("othello-arena-kit/kit.json", json.dumps({"submission_key": key}))
     (kit / "version").write_text("1.4.0\n")
     config = tmp_path / "site.yaml"
     config.write_text("schema_version: 1\nkit: {zip: kit/arena-kit.zip, version: kit/version}\n")
@@ -141,6 +145,7 @@ def test_the_kit_is_linked_when_it_exists(tmp_path):
     build(tmp_path / "none", out, docs_dir=FIXTURES / "docs", config=config, data_commit="c", log=lambda m: None)
     page = (out / "kit.html").read_text()
     assert 'href="kit/arena-kit.zip"' in page and "1.4.0" in page
+    assert f"the arena's public key <code class=\"digest\">{key}</code>" in page  # what the kit seals to
     assert (out / "kit" / "arena-kit.zip").read_bytes() == (kit / "arena-kit.zip").read_bytes()
     assert (out / "kit" / "version").read_text() == "1.4.0\n"
 
