@@ -126,12 +126,13 @@ def missing_agent(files: list[str]) -> str:
     """Why a submission whose files are `files` (relative paths) has no agent.py, and where one
     is when it sits a folder or more too deep (a kit folder copied in whole, say)."""
     found = sorted((f for f in files if PurePosixPath(f).name == "agent.py"), key=lambda f: (f.count("/"), f))
-    text = "no agent.py at the top of the submission (in a pull request: directly in submissions/<your handle>/)"
     if not found:
-        return f"{text}, and none in its folders"
+        return ("no agent.py at the top of the submission, nor in its folders (in a pull request: the top is "
+                "submissions/<your handle>/)")
     inner = PurePosixPath(found[0]).parent.as_posix()
-    return (f"{text}; there is one at {found[0]}: move everything in {inner}/ up to the top, so that agent.py "
-            f"and the files beside it are no longer inside {inner}/")
+    # Short: a pull request's comment shows the first 300 characters of it.
+    return (f"no agent.py at the top of the submission, but there is {found[0]}: move what is in {inner}/ up to "
+            "the top (in a pull request: into submissions/<your handle>/ itself)")
 
 
 def agent_methods(folder: Path) -> set[str] | None:

@@ -252,3 +252,23 @@ def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files
     (body,) = bot_comments(hub, 40)
     assert "Held for staff review" in body and "imports subprocess" in body
     assert hub.statuses[-1]["state"] == "pending"
+
+
+def test_a_submission_a_folder_too_deep_is_told_where_its_agent_py_is(hub, repo_files, tmp_path, token):
+    """A kit folder copied in whole: the loader names the agent.py it found and says to move it
+    up, and the comment names no interpreter or numpy, since nothing was started."""
+    from grader.sandbox import get_sandbox
+    from grader.smoke import run_smoke
+    from tests.smoke.test_smoke import FAST
+    nested = {path.replace("submissions/alice/", "submissions/alice/othello-arena-kit/"): data
+              for path, data in agent_files("alice").items()}
+    pull = hub.add_pull(41, ALICE, nested)
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 41, ALICE, pull.head_sha))
+    assert decision["verdict"] == "smoke"
+    smoke = run_smoke(tmp_path / "collect" / "submission", get_sandbox("unsafe", quiet=True), FAST)
+    report(hub, tmp_path, smoke.to_dict())
+    (body,) = bot_comments(hub, 41)
+    assert ("no agent.py at the top of the submission, but there is othello-arena-kit/agent.py: move what is in "
+            "othello-arena-kit/ up to the top (in a pull request: into submissions/&lt;your handle&gt;/ itself)") in body
+    assert "interpreter" not in body and "numpy ?" not in body
+    assert hub.statuses[-1]["state"] == "failure"

@@ -267,9 +267,8 @@ def test_a_submission_a_folder_too_deep_is_told_where_agent_py_is(tmp_path, kit_
     inner.mkdir(parents=True)
     (inner / "agent.py").write_text(NO_FREEZE)
     (inner / "weights.json").write_text("[]")
-    said = ("no agent.py at the top of the submission (in a pull request: directly in submissions/<your handle>/); "
-            "there is one at othello-arena-kit/agent.py: move everything in othello-arena-kit/ up to the top, so "
-            "that agent.py and the files beside it are no longer inside othello-arena-kit/")
+    said = ("no agent.py at the top of the submission, but there is othello-arena-kit/agent.py: move what is in "
+            "othello-arena-kit/ up to the top (in a pull request: into submissions/<your handle>/ itself)")
     with pytest.raises(SubmissionError) as info:
         load_submission(tmp_path / "jo")
     assert str(info.value) == said  # no machine path: the pull request's smoke test says it as it is
@@ -278,11 +277,11 @@ def test_a_submission_a_folder_too_deep_is_told_where_agent_py_is(tmp_path, kit_
     empty = tmp_path / "empty"
     empty.mkdir()
     (empty / "notes.txt").write_text("x")
-    with pytest.raises(SubmissionError, match=r"no agent.py at the top of the submission \(.*\), and none in its folders"):
+    with pytest.raises(SubmissionError, match=r"no agent.py at the top of the submission, nor in its folders"):
         load_submission(empty)
     _, _, modules = kit_scripts
     code = modules["check"].main(["--sandbox", "none", "--agent", str(tmp_path / "jo")])
-    assert code == 2 and "there is one at othello-arena-kit/agent.py" in capsys.readouterr().err
+    assert code == 2 and "but there is othello-arena-kit/agent.py: move what is in" in capsys.readouterr().err
 
 
 def test_package_says_how_to_get_an_account_and_where_the_repository_is(kit_scripts, capsys):
