@@ -2,11 +2,13 @@
 
 Screen the submission (format and size by grader.submission, flags by grader.screening), then
 for one public environment per public board shape, in a fresh sandbox: prepare, games against
-the seeded random opponent, a little self-play with outcomes, freeze, and games after it - so
-every call of the protocol is exercised on every board. Each board's mean act() time is judged
-against that board's pace (grader.limits); an agent far over the pace is stopped early by its
-handle (the pace stop judged after only `early_stop_acts` calls here, so a slow agent costs
-seconds). The run stops at the first board that refuses the agent.
+the seeded random opponent before and after a little self-play with outcomes, freeze, and
+games after it - a round's session in miniature, so every call of the protocol is exercised on
+every board. Each phase's mean act() time is judged against that board's pace (grader.limits)
+on its own, as a round judges it; an agent far over the pace is stopped early by its handle
+(the pace stop judged after only `early_stop_acts` calls here, so a slow agent costs seconds).
+The output the agent printed in each phase is projected to a round's session (ROUND_GAMES) and
+judged against the output cap. The run stops at the first board that refuses the agent.
 
 A flag from screening does not fail the test: the report says `needs_staff_label`.
 """

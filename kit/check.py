@@ -2,17 +2,18 @@
 
     python check.py            (or: make check)
     python check.py --setup    (or: make setup) makes .venv/, compiles the engine, prints what it found
-    python check.py --long     (or: make check-long) the gate with 500 self-play games per board
+    python check.py --long     (or: make check-long) the gate with a round's checkpoints, 500 self-play games
 
 The first line is the kit version; compare it with the version on the arena's Kit page.
 Then the interpreter and numpy your agent runs with here, beside the grader's. Then the
 gate the server runs on every pull request (`grader.smoke`, installed from this kit's wheel - the
 same code, not a copy): your submission is screened, then played on one public environment
-per public board shape - prepare, games against the seeded random opponent, self-play with
-outcomes, freeze, more games - and each board's mean act() time is judged against that
-board's pace, in each of those phases on its own (as a round judges its self-play, checkpoint
-and pairing games). The run stops at the first board that refuses the agent and prints the end of
-what your agent wrote to stderr there.
+per public board shape - prepare, games against the seeded random opponent before and after
+self-play with outcomes, freeze, more games - and each phase's mean act() time is printed
+beside the board's pace with its margin and judged on its own (as a round judges its
+self-play, checkpoint and pairing games); the output the agent printed is projected to a
+round's session and judged against the output cap. The run stops at the first board that
+refuses the agent and prints the end of what your agent printed there.
 
 What is checked is exactly what `python package.py` would ship: agent.py and the files
 beside it, without the kit's own files, hidden folders (.venv) or caches.
@@ -42,8 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
                         "docker runs it in the grader's own image")
     p.add_argument("--long", action="store_true",
-                   help="the longer check (make check-long): 500 self-play games and 20 frozen games per board, "
-                        "so your agent's play after learning, and its pace, are exercised")
+                   help="the longer check (make check-long): 20 games against random at 0, 100 and 500 of 500 "
+                        "self-play games, and 20 frozen games per board, so your agent's play after learning, and "
+                        "its pace in each phase, are exercised")
     p.add_argument("--report", type=Path, help="also write the gate's YAML report (what the server posts) to this file")
     return p.parse_args(argv)
 

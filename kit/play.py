@@ -177,30 +177,32 @@ def default_envs(tier: list) -> list:
 
 def progress(label: str, name: str, env_started: float, started: float):
     """A report callback for the round code: a line on stderr every few seconds, in words that
-    say whose games they are (the reference opponents play their budget games too, learning
-    nothing, so that every entrant's session is the same) and the time in this environment."""
+    say whose games they are, with the time in this environment and in all."""
     last = [0.0]
 
     def report(_label: str, _count: int, what: str) -> None:
+        words = progress_words(what, name)
+        if words is None:
+            return
         now = time.monotonic()
         if now - last[0] >= 3.0:
             last[0] = now
-            print(f"  {label}: {progress_words(what, name)} ({now - env_started:.0f} s in {label}, "
-                  f"{now - started:.0f} s in all)", file=sys.stderr, flush=True)
+            print(f"  {label}: {words} ({now - env_started:.0f} s in {label}, {now - started:.0f} s in all)",
+                  file=sys.stderr, flush=True)
     return report
 
 
-def progress_words(what: str, name: str) -> str:
+def progress_words(what: str, name: str) -> str | None:
     """The round code's progress note (`NAME self-play K/B`, `NAME checkpoint C`, `pairing A v B`),
-    said of your agent or of a reference opponent."""
+    said of your agent or of a reference opponent; None for a reference opponent's budget games
+    (it learns nothing from them, and they take no time worth a line)."""
     words = what.split()
     if len(words) == 3 and words[1] in ("self-play", "checkpoint"):
-        who = "your agent" if words[0] == name else f"reference opponent {words[0]}"
+        mine = words[0] == name
         if words[1] == "self-play":
             done, _, budget = words[2].partition("/")
-            if words[0] == name:
-                return f"{who}: self-play game {done} of {budget}"
-            return f"{who}: budget game {done} of {budget} (it learns nothing; played as every entrant's are)"
+            return f"your agent: self-play game {done} of {budget}" if mine else None
+        who = "your agent" if mine else f"reference opponent {words[0]}"
         return f"{who}: the games against random at checkpoint {words[2]}"
     if len(words) == 4 and words[0] == "pairing":
         return f"pairing games, {words[1]} against {words[3]}"

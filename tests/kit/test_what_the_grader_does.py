@@ -249,17 +249,16 @@ def test_play_says_whose_games_and_times_each_environment_on_its_own(kit_scripts
     play = kit_scripts[2]["play"]
     words = play.progress_words
     assert words("you self-play 40/100", "you") == "your agent: self-play game 40 of 100"
-    assert words("greedy self-play 40/100", "you") == ("reference opponent greedy: budget game 40 of 100 (it learns "
-                                                        "nothing; played as every entrant's are)")
+    assert words("greedy self-play 40/100", "you") is None  # a reference opponent learns nothing: no line
+    assert words("greedy checkpoint 20", "you") == "reference opponent greedy: the games against random at checkpoint 20"
     assert words("you checkpoint 20", "you") == "your agent: the games against random at checkpoint 20"
     assert words("pairing you v random", "you") == "pairing games, you against random"
     clock = iter([130.0, 131.0])
     monkeypatch.setattr(play.time, "monotonic", lambda: next(clock))
     report = play.progress("E02", "you", env_started=100.0, started=10.0)
     report("E02", 50, "random self-play 50/100")
-    err = capsys.readouterr().err
-    assert err == ("  E02: reference opponent random: budget game 50 of 100 (it learns nothing; played as every "
-                   "entrant's are) (30 s in E02, 120 s in all)\n")
+    report("E02", 50, "you self-play 50/100")
+    assert capsys.readouterr().err == "  E02: your agent: self-play game 50 of 100 (30 s in E02, 120 s in all)\n"
 
 
 def test_a_submission_a_folder_too_deep_is_told_where_agent_py_is(tmp_path, kit_scripts, capsys):
