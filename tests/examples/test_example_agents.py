@@ -262,7 +262,7 @@ def test_adaptive_gives_the_time_around_each_call_back_from_its_share():
     # 0.02 of the gap joins the mean: at least the host's half pace, at most the clip.
     assert 0.02 * 0.5 * pace <= agent.gap <= 0.02 * 10 * pace
     agent.gap = 0.5 * pace
-    assert agent._share() == pytest.approx(0.25 * pace)  # 75% of the pace less the gap
+    assert agent._share() == pytest.approx(0.2 * pace)  # 70% of the pace less the gap
     agent.gap = pace
     assert agent._share() == pytest.approx(0.06 * pace)  # never below a tenth of the 60%
     agent.freeze()
