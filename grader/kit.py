@@ -43,7 +43,7 @@ from typing import Callable, Iterable
 
 import grader
 from grader.checkout import source_tree
-from grader.limits import DEFAULT_LIMITS
+from grader.limits import DEFAULT_LIMITS, size_text
 from grader.sandbox import ISOLATING
 from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
 from grader.sealing import MANIFEST_NAME as PACKAGE_MANIFEST
@@ -105,6 +105,31 @@ def repository_url(root: Path) -> str | None:
         return load_site_config(path).repository
     except DocumentError as exc:
         raise KitError(f"{path.name}: {exc}") from None
+
+
+# What the kit says where it would name the repository's address and the kit was built without
+# one (`kit.repository: null` in site.yaml): the truth, and who can fix it.
+NO_REPOSITORY = ("this kit was built without the arena repository's address (`kit.repository` in the arena's "
+                 "site.yaml is not set): ask your course staff for it")
+
+
+def register_steps(repository: str | None) -> list[str]:
+    """How a student gets an account, before the first submission's pull request: a pull request
+    that adds their own entry to accounts.yaml, unapproved, keyed by their numeric GitHub id;
+    staff approve it (grader.accounts, docs/staff.md)."""
+    where = repository or "the arena's repository"
+    return [
+        "Find your numeric GitHub id (accounts are keyed by it, not by your login, so a rename is harmless): open "
+        "`https://api.github.com/users/<your login>` and read its \"id\" (or run `gh api users/<your login> --jq .id`).",
+        "Choose a handle: it names your folder `submissions/<handle>/` and never changes (lower case letters, digits "
+        "and inner hyphens, at most 32 characters).",
+        f"Fork {where} on GitHub, and on a branch of your fork add your own entry under "
+        "`accounts:` in `accounts.yaml` (in place of `{}` while there is none), with your id as its key: "
+        "`<id>: {login: <your login>, handle: <handle>, approved: false, staff: false}`. Change nothing else.",
+        "Open a pull request with that change alone. Its check says whether the entry is well formed (you may add "
+        "only your own account, unapproved); staff merge it and approve the account. Until then nothing you submit "
+        "is smoke-tested, merged or scored: open your submission's pull request once you are approved.",
+    ]
 
 
 def submit_steps(repository: str | None) -> list[str]:
@@ -271,7 +296,7 @@ def limits_table_markdown() -> str:
 
 def render_fields(manifest: dict) -> dict[str, str]:
     """The `{{name}}` fields README.md may use, each from the grader's own configuration."""
-    from grader.smoke import SmokeSettings, smoke_boards  # the engine's tiers load only when building
+    from grader.smoke import ROUND_MARGIN, SmokeSettings, smoke_boards  # the engine's tiers load only when building
 
     settings = SmokeSettings()
     runtime = manifest["runtime"]
@@ -286,11 +311,16 @@ def render_fields(manifest: dict) -> dict[str, str]:
         "runtime_row": f"`{runtime['image']}` with numpy {runtime['numpy']} pinned, and nothing else",
         "requirements": ", ".join(f"`{r}`" for r in manifest["requirements"]),
         "smoke_boards": shapes,
-        "smoke_games": (f"{settings.games_vs_random} games against the seeded random opponent, "
-                        f"{settings.self_play_games} self-play games with an outcome after each, freeze, "
-                        f"then {settings.frozen_games} more games"),
+        "smoke_games": settings.describe(),
         "early_stop_acts": str(settings.early_stop_acts),
         "pace_stop_factor": f"{DEFAULT_LIMITS.pace_stop_factor:g}",
+        "pace_min_acts": str(DEFAULT_LIMITS.pace_min_acts),
+        "round_margin": f"{ROUND_MARGIN:.0%}",
+        "output_cap": size_text(DEFAULT_LIMITS.output_cap_bytes),
+        "repository": (f"<{manifest['repository']}>" if manifest.get("repository") else
+                       NO_REPOSITORY[0].upper() + NO_REPOSITORY[1:] + "."),
+        "register_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(register_steps(manifest.get("repository")),
+                                                                             1)),
         "pace_table": pace_table_markdown(),
         "limits_table": limits_table_markdown(),
         "submit_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(submit_steps(manifest.get("repository")), 1)),
@@ -333,6 +363,9 @@ def build_kit(root: Path | None = None, out: Path | None = None, version_path: P
         core = {"arena_version": grader.__version__, "runtime": runtime_row(),
                 "requirements": kit_requirements(root / "pyproject.toml"), "wheel": f"{WHEEL_FOLDER}/{wheel.name}",
                 "repository": repository_url(root)}
+        if core["repository"] is None:
+            log("arena kit build: warning: site.yaml sets no kit.repository, so the kit cannot give the arena "
+                "repository's address and says so where it would (set it, then build again)")
         digest = content_hash(kit_dir, kit_files, package_dir, package_files, core)
         previous = version_path.read_text(encoding="utf-8") if version_path.is_file() else None
         version = kit_version(digest, previous, today or dt.datetime.now(dt.timezone.utc).date())
@@ -390,8 +423,8 @@ def submission_files(folder: Path, exclude: Iterable[str] = ()) -> list[str]:
                 continue
             files.append(rel)
     if "agent.py" not in files:
-        raise KitError(f"{folder}: no agent.py at the top of the folder; the submission is agent.py "
-                       "and the files beside it")
+        from grader.submission import missing_agent
+        raise KitError(f"{folder}: {missing_agent(files)}")
     return sorted(files)
 
 

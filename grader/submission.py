@@ -23,7 +23,7 @@ import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from grader import owner, sealing
 
@@ -145,8 +145,31 @@ def _scan_folder(folder: Path) -> tuple[str, ...]:
             if total > MAX_TOTAL_BYTES:
                 raise SubmissionError(f"{folder}: more than {MAX_TOTAL_BYTES // 2**20} MiB of files")
     if "agent.py" not in files:
-        raise SubmissionError(f"{folder}: no agent.py at the top of the submission")
+        raise SubmissionError(missing_agent(files))
     return tuple(sorted(files))
+
+
+def missing_agent(files: list[str]) -> str:
+    """Why a submission whose files are `files` (relative paths) has no agent.py, and where one
+    is when it sits a folder or more too deep (a kit folder copied in whole, say)."""
+    found = sorted((f for f in files if PurePosixPath(f).name == "agent.py"), key=lambda f: (f.count("/"), f))
+    if not found:
+        return ("no agent.py at the top of the submission, nor in its folders (in a pull request: the top is "
+                "submissions/<your handle>/)")
+    inner = PurePosixPath(found[0]).parent.as_posix()
+    # Short: a pull request's comment shows the first 300 characters of it.
+    return (f"no agent.py at the top of the submission, but there is {found[0]}: move what is in {inner}/ up to "
+            "the top (in a pull request: into submissions/<your handle>/ itself)")
+
+
+def agent_methods(folder: Path) -> set[str] | None:
+    """The methods `class Agent` of a loaded submission defines itself; None when it has base
+    classes (they may supply more)."""
+    tree = parse_python((folder / "agent.py").read_bytes(), "agent.py")
+    agent = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Agent")
+    if agent.bases:
+        return None
+    return {n.name for n in agent.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 def _check_name(rel: str) -> None:

@@ -2,17 +2,18 @@
 
     python check.py            (or: make check)
     python check.py --setup    (or: make setup) makes .venv/, compiles the engine, prints what it found
-    python check.py --long     (or: make check-long) the gate with 500 self-play games per board
+    python check.py --long     (or: make check-long) the gate with a round's checkpoints, 500 self-play games
 
 The first line is the kit version; compare it with the version on the arena's Kit page.
 Then the interpreter and numpy your agent runs with here, beside the grader's. Then the
 gate the server runs on every pull request (`grader.smoke`, installed from this kit's wheel - the
 same code, not a copy): your submission is screened, then played on one public environment
-per public board shape - prepare, games against the seeded random opponent, self-play with
-outcomes, freeze, more games - and each board's mean act() time is judged against that
-board's pace, in each of those phases on its own (as a round judges its self-play, checkpoint
-and pairing games). The run stops at the first board that refuses the agent and prints the end of
-what your agent wrote to stderr there.
+per public board shape - prepare, games against the seeded random opponent before and after
+self-play with outcomes, freeze, more games - and each phase's mean act() time is printed
+beside the board's pace with its margin and judged on its own (as a round judges its
+self-play, checkpoint and pairing games); the output the agent printed is projected to a
+round's session and judged against the output cap. The run stops at the first board that
+refuses the agent and prints the end of what your agent printed there.
 
 What is checked is exactly what `python package.py` would ship: agent.py and the files
 beside it, without the kit's own files, hidden folders (.venv) or caches.
@@ -42,8 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
                         "docker runs it in the grader's own image")
     p.add_argument("--long", action="store_true",
-                   help="the longer check (make check-long): 500 self-play games and 20 frozen games per board, "
-                        "so your agent's play after learning, and its pace, are exercised")
+                   help="the longer check (make check-long): 20 games against random at 0, 100 and 500 of 500 "
+                        "self-play games, and 20 frozen games per board, so your agent's play after learning, and "
+                        "its pace in each phase, are exercised")
     p.add_argument("--report", type=Path, help="also write the gate's YAML report (what the server posts) to this file")
     return p.parse_args(argv)
 
@@ -117,10 +119,9 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
             print(f"submission: {source.name}", flush=True)
         shapes = ", ".join(f"{b.layout.rows}x{b.layout.cols}" for b in boards)
         settings = LONG_SETTINGS if args.long else SmokeSettings()
-        what = ("the long check (the server's gate with more self-play)" if args.long else "the server's smoke gate")
-        print(f"{what}, one public environment per board shape ({shapes}): {settings.games_vs_random} games against "
-              f"random, {settings.self_play_games} self-play, freeze, {settings.frozen_games} more per board",
-              flush=True)
+        what = ("the long check (the server's gate with a round's checkpoints and more self-play)" if args.long
+                else "the server's smoke gate")
+        print(f"{what}, one public environment per board shape ({shapes}): {settings.describe()}", flush=True)
         started = time.monotonic()
         report = run_smoke(target, sandbox, settings, kit_version=data["version"],
                            log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
@@ -128,8 +129,7 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
     if args.report:
         args.report.write_text(dump_yaml(report.to_dict()), encoding="utf-8")
         print(f"report: {args.report}")
-    if not args.long:
-        remember(report, data)  # the long check is not the server's gate: package.py asks for the gate's verdict
+    remember(report, data, "make check-long" if args.long else "make check")  # package.py honours the latest
     return 0 if report.passed else 1
 
 
@@ -139,26 +139,55 @@ NOT_COVERED = ("not covered by this check: your win rate, play over the whole 2,
 
 
 def print_report(report, seconds: float) -> None:
-    """The gate's answer, as a table and a verdict; the agent's stderr on a failure."""
+    """The gate's answer: each board's phases with their mean act() beside the pace and the
+    margin a round needs, the output a round would print, then a verdict; on a failure, the
+    end of what the agent printed there."""
+    from grader.limits import DEFAULT_LIMITS, MIB
+    from grader.smoke import ROUND_MARGIN
+
     if report.digest:
         print(f"digest: {report.digest}")
     if report.interpreter:
         print(f"your agent ran with Python {report.interpreter} and numpy {report.numpy}")
-    rows = [("board", "environment", "games", "acts", "mean act", "pace", "result")]
+    for note in report.notes:
+        print(f"note: {note}")
+    rows = [("board", "environment", "phase", "games", "acts", "mean act", "pace", "margin", "result")]
     for b in report.boards:
-        mean = "-" if b.mean_act_ms is None else f"{b.mean_act_ms:.3f} ms"
-        rows.append((b.shape, b.env, str(b.games), str(b.acts), mean, f"{b.pace_ms:.1f} ms", b.result))
+        phases = list(b.phases.items()) or [(None, None)]
+        for i, (name, phase) in enumerate(phases):
+            first = i == 0
+            mean = "-" if phase is None or phase.mean_act_ms is None else f"{phase.mean_act_ms:.3f} ms"
+            margin = None if phase is None else phase.margin(b.pace_ms)
+            rows.append((b.shape if first else "", b.env if first else "", name or "-",
+                         "-" if phase is None else str(phase.games), "-" if phase is None else str(phase.acts),
+                         mean, f"{b.pace_ms:.1f} ms", "-" if margin is None else f"{margin:.0%}",
+                         b.result if first else ""))
     if report.boards:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
+        print(f"margin: how far each phase's mean act() is under its pace. The grader judges each phase of an "
+              f"environment on its own mean, and a scored round needs a margin of {ROUND_MARGIN:.0%} here: its "
+              "runner times every call from the frame sent to the reply read, on a machine shared with other agents")
+        tight = [f"{b.shape} {name} ({b.phases[name].margin(b.pace_ms):.0%})" for b in report.boards
+                 for name in b.tight_phases()]
+        if tight:
+            print(f"TIGHT: under the pace but inside that margin: {', '.join(tight)}; a round on a busy runner can "
+                  "fault it (timeout): spend less per move")
+        played = [b for b in report.boards if b.round_output_bytes is not None]
+        if played:
+            worst = max(played, key=lambda b: b.round_output_bytes)
+            cap = DEFAULT_LIMITS.output_cap_bytes
+            print(f"output: your agent printed {sum(b.output_bytes for b in report.boards):,} bytes in this check; at "
+                  f"that rate a round's session prints up to {worst.round_output_bytes / MIB:,.2f} MiB "
+                  f"({worst.shape}), against the {cap // MIB} MiB cap per environment")
     for flag in report.flags:
         print(f"needs staff review: {flag.describe()}")
     if report.flags:
         print("  (flags do not fail the gate, but the submission cannot be activated until staff have read it)")
     if report.passed:
         print(NOT_COVERED)
-        print(f"PASS: every public board shape, mean act() under each board's pace ({seconds:.1f} s)")
+        print(f"PASS: every public board shape, every phase's mean act() under its pace ({seconds:.1f} s)")
         return
     first = report.first_failure
     if first is None:  # refused before any board: the loader's answer
@@ -171,19 +200,21 @@ def print_report(report, seconds: float) -> None:
               "try `python check.py --sandbox none`, and tell staff with this output if it persists")
     if first.illegal_moves:
         print(f"  illegal moves on this board: {first.illegal_moves}")
-    print("--- your agent's stderr on that board (last lines) ---")
+    print("--- what your agent printed on that board (print() and stderr, kept off the protocol channel; "
+          "last lines) ---")
     print(report.stderr_tail or "(nothing)")
     print("--- end ---")
 
 
-def remember(report, data: dict) -> None:
-    """Note the verdict on these exact files by their digest, so package.py can tell whether
-    what it zips was checked (every agent checked is remembered, not only the last)."""
-    if not report.digest:
-        return  # refused before it had a digest: nothing package.py could match
+def remember(report, data: dict, check: str) -> None:
+    """Note the verdict of `check` (make check or make check-long) on these exact files by their
+    digest, so package.py can tell whether what it zips was checked, and honour the latest
+    verdict (every agent checked is remembered, not only the last)."""
+    if not report.digest or report.result not in ("pass", "fail"):
+        return  # refused before it had a digest, or the arena failed: no verdict on these files
     checks = kitenv.read_checks()
-    checks[report.digest] = {"version": data["version"], "result": report.result,
-                             "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    checks[report.digest] = {"version": data["version"], "result": report.result, "check": check,
+                             "reason": report.reason, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
     try:
         kitenv.CHECKS.parent.mkdir(parents=True, exist_ok=True)
         kitenv.CHECKS.write_text(json.dumps(checks, indent=1, sort_keys=True) + "\n", encoding="utf-8")

@@ -8,9 +8,10 @@ wheels/), hidden files and folders (.venv, .git) or caches. It is then opened wi
 server's own loader (`grader.submission`: size, file count, paths, agent.py with
 `class Agent` and its methods) and screened with the server's own screening
 (`grader.screening`: imports and data files that need a staff member's look). It says
-whether `make check` has passed on these exact files (check.py remembers every verdict by
-the files' digest), refuses files on which `make check` failed (unless --force), and ends
-with the steps from the zip to a pull request.
+whether `make check` or `make check-long` passed on these exact files (check.py remembers
+every verdict by the files' digest; the latest one counts), refuses files on which the latest
+check failed (unless --force), and ends with how to get an account and the steps from the
+zip to a pull request.
 
 The zip is then sealed to the arena's public key (kit.json's `submission_key`; libsodium's
 sealed box, X25519 + XSalsa20-Poly1305): `submission/` gets submission.sealed, which only the
@@ -55,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.kit import KitError, submission_files, submit_steps, write_sealed_package, write_submission_zip
+    from grader.kit import NO_REPOSITORY, KitError, submission_files, submit_steps, \
+        write_sealed_package, write_submission_zip
     from grader.screening import screen
     from grader.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
@@ -87,19 +89,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"needs staff review: {flag.describe()}")
     if flags:
         print("  (a flag does not refuse the submission, but it cannot be activated until staff have read it)")
-    verdict, line = checked_line(submission.digest, data)
+    verdict, check, line = checked_line(submission.digest, data)
     print(line)
     if verdict == "fail":
         if not args.force:
             out.unlink()
-            print(f"REFUSED: make check failed on these exact files, so {out.name} was not kept. Fix your agent, "
-                  "run `make check` until it passes, then `make package` again "
+            print(f"REFUSED: {check} failed on these exact files, so {out.name} was not kept. Fix your agent, "
+                  f"run `{check}` until it passes, then `make package` again "
                   "(`python package.py --force` packages it anyway)")
             return 1
-        print("packaged anyway (--force): the smoke test on your pull request will fail as make check did")
+        print(f"packaged anyway (--force): a round would fail your agent as {check} did")
+    repository = data.get("repository")
     if not args.handle:
         print("NOT SEALED: say your handle to seal it for a pull request: make package HANDLE=<your handle> "
               "(python package.py --handle <your handle>)")
+        print_register_steps(repository)
         return 1
     from grader.sealing import OWNER_KEY_FILE, owner_public_key
 
@@ -112,22 +116,33 @@ def main(argv: list[str] | None = None) -> int:
           f"({manifest.sealed}) and {sealed_dir.name}/manifest.yaml, for submissions/{args.handle}/")
     if verdict != "fail":
         print(f"OK: {out.name} is a valid submission")
+    print_register_steps(repository)
     print("To submit it:")
-    for number, step in enumerate(submit_steps(data.get("repository")), 1):
+    for number, step in enumerate(submit_steps(repository), 1):
         print(f"  {number}. {step}")
-    if not data.get("repository"):
-        print("  (the repository's address is on the arena's Kit page, under 'From the package to a pull request')")
+    print(f"The arena's repository: {repository}" if repository else f"The arena's repository: {NO_REPOSITORY}")
     return 0
 
 
-def checked_line(digest: str, data: dict) -> tuple[str | None, str]:
-    """(the remembered verdict on exactly these files or None, the line that says it)."""
+def print_register_steps(repository: str | None) -> None:
+    """How to get an account, which comes before the first submission's pull request."""
+    from grader.kit import register_steps
+    print("Before your first submission, get an account (once):")
+    for number, step in enumerate(register_steps(repository), 1):
+        print(f"  {number}. {step}")
+
+
+def checked_line(digest: str, data: dict) -> tuple[str | None, str, str]:
+    """(the latest verdict of any check on exactly these files or None, the check that gave it:
+    `make check` or `make check-long`, the line that says it)."""
     last = kitenv.read_checks().get(digest)
     if isinstance(last, dict) and last.get("version") == data["version"]:
+        check = last.get("check") or "make check"
         if last.get("result") == "pass":
-            return "pass", f"make check passed on these exact files ({last.get('when')})"
-        return "fail", f"make check FAILED on these exact files ({last.get('when')})"
-    return None, "make check has not been run on these exact files: run it before you open the pull request"
+            return "pass", check, f"{check} passed on these exact files ({last.get('when')}), its latest check"
+        reason = f": {last['reason']}" if last.get("reason") else ""
+        return "fail", check, f"{check} FAILED on these exact files ({last.get('when')}), its latest check{reason}"
+    return None, "make check", "make check has not been run on these exact files: run it before you open the pull request"
 
 if __name__ == "__main__":
     sys.exit(main())

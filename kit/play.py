@@ -116,13 +116,15 @@ def play(args: argparse.Namespace, data: dict) -> int:
         records = []
         started = time.monotonic()
         for entry in plan.envs:
-            result = play_env(plan, entry, progress(entry.label, started), sandbox)
+            env_started = time.monotonic()
+            result = play_env(plan, entry, progress(entry.label, args.name, env_started, started), sandbox)
             if isinstance(result, HeldEnv):
                 print(f"the arena failed environment {entry.label} on every attempt (not your agent's fault): "
                       f"{result.arena_faults}", file=sys.stderr)
                 return 1
-            print(f"  {entry.label} ({entry.spec.name}) played in {result.wall_seconds:.1f} s",
-                  file=sys.stderr, flush=True)
+            now = time.monotonic()
+            print(f"  {entry.label} ({entry.spec.name}): played in {now - env_started:.1f} s "
+                  f"({now - started:.0f} s since the first environment began)", file=sys.stderr, flush=True)
             records.append(result)
         stderr = {r.label: r.stderr.get(args.name, "") for r in records}
     results, _games = build(plan, records, execution_of("play.py", [], records))
@@ -173,16 +175,38 @@ def default_envs(tier: list) -> list:
     return [specs[i % len(specs)] for i, specs in enumerate(by_layout.values())]
 
 
-def progress(label: str, started: float):
-    """A report callback for the round code: a line on stderr every few seconds."""
+def progress(label: str, name: str, env_started: float, started: float):
+    """A report callback for the round code: a line on stderr every few seconds, in words that
+    say whose games they are, with the time in this environment and in all."""
     last = [0.0]
 
     def report(_label: str, _count: int, what: str) -> None:
+        words = progress_words(what, name)
+        if words is None:
+            return
         now = time.monotonic()
         if now - last[0] >= 3.0:
             last[0] = now
-            print(f"  {label}: {what} ({now - started:.0f} s)", file=sys.stderr, flush=True)
+            print(f"  {label}: {words} ({now - env_started:.0f} s in {label}, {now - started:.0f} s in all)",
+                  file=sys.stderr, flush=True)
     return report
+
+
+def progress_words(what: str, name: str) -> str | None:
+    """The round code's progress note (`NAME self-play K/B`, `NAME checkpoint C`, `pairing A v B`),
+    said of your agent or of a reference opponent; None for a reference opponent's budget games
+    (it learns nothing from them, and they take no time worth a line)."""
+    words = what.split()
+    if len(words) == 3 and words[1] in ("self-play", "checkpoint"):
+        mine = words[0] == name
+        if words[1] == "self-play":
+            done, _, budget = words[2].partition("/")
+            return f"your agent: self-play game {done} of {budget}" if mine else None
+        who = "your agent" if mine else f"reference opponent {words[0]}"
+        return f"{who}: the games against random at checkpoint {words[2]}"
+    if len(words) == 4 and words[0] == "pairing":
+        return f"pairing games, {words[1]} against {words[3]}"
+    return what
 
 
 def tail(text: str, lines: int = 20) -> str:

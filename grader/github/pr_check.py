@@ -224,6 +224,12 @@ def check_package(repo: Repo, sha: str, handle: str) -> Manifest:
     prefix = f"{SUBMISSIONS}/{handle}/"
     blobs = {e.path[len(prefix):]: e for e in repo.tree(sha) if e.path.startswith(prefix) and e.type == "blob"}
     if "agent.py" in blobs or sorted(blobs) != sorted(PACKAGE_FILES):
+        folders = {p.rsplit("/", 1)[0] for p in blobs if "/" in p and p.rsplit("/", 1)[1] in PACKAGE_FILES}
+        if len(folders) == 1 and not set(blobs) & set(PACKAGE_FILES):
+            # The package committed one folder too deep (a kit or `submission/` folder copied in whole).
+            (folder,) = folders
+            raise SealError(f"{prefix} holds the sealed package in {folder}/: move {MANIFEST_NAME} and "
+                            f"{SEALED_NAME} up into {prefix} itself")
         what = "plain files" if "agent.py" in blobs else ", ".join(sorted(blobs)[:5])
         raise SealError(f"{prefix} holds {what}, not a sealed submission: {REPACKAGE}")
     manifest = Manifest.from_bytes(repo.blob(blobs[MANIFEST_NAME].sha), prefix + MANIFEST_NAME)

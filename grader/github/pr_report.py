@@ -104,10 +104,13 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
         f"| {b['shape']} | {_ms(b.get('mean_act_ms'))} | {_ms(b['pace_ms'])} | {b['result']} |"
         for b in smoke["boards"])
     table = "| board | mean act() | pace | result |\n|---|---|---|---|\n" + board_lines if board_lines else ""
-    versions = f"interpreter {inline(smoke.get('interpreter') or '?')}, numpy {inline(smoke.get('numpy') or '?')}"
-    image = smoke.get("image")
-    if image:
-        versions += f", image {inline(image['tag'])} {inline(image['id'][:19])} on {inline(image['base'])}"
+    # A submission the loader refused never started: there are no versions to name.
+    versions = ""
+    if smoke.get("interpreter"):
+        versions = f"interpreter {inline(smoke['interpreter'])}, numpy {inline(smoke.get('numpy') or '?')}"
+        image = smoke.get("image")
+        if image:
+            versions += f", image {inline(image['tag'])} {inline(image['id'][:19])} on {inline(image['base'])}"
     # The agent's own output is for its owner only (the rules): it is never published, and a
     # pull request's comments are public. The owner sees it with the kit's `make check`.
     tail_block = (PRIVATE_OUTPUT if smoke.get("stderr_tail") else "")

@@ -238,3 +238,35 @@ def test_adaptive_playout_scores_for_the_root_player(objective, expect):
     other = 1 << (5 * b.stride + 5)
     assert b.legal(other, root, s.rule) == 0 and b.legal(root, other, s.rule) == 0
     assert s.playout(other, root, random.Random(0)) == expect
+
+
+def test_adaptive_gives_the_time_around_each_call_back_from_its_share():
+    """The host's pace counts the time between a reply and the next call as well: the agent
+    measures it within a game before freeze (after it, the other agent thinks in that gap) and
+    shrinks each move's share of the pace as it grows."""
+    spec = next(s for s in public_tier() if s.layout.rows == 8 and s.name.startswith("standard"))
+    agent = harness.load_agent_class("adaptive")()
+    agent.prepare(harness.env_info(spec, 2000))
+    pace = agent.board_pace
+    assert agent._share() == pytest.approx(0.6 * pace)  # no gap measured: 60% of the pace, as before
+    game = Game(spec)
+
+    def turn(host_seconds: float) -> None:
+        """The agent moves, the host takes `host_seconds` more to come back (random replies)."""
+        game.play(agent.act(game.observation(), game.legal_mask()))
+        agent.returned -= host_seconds
+        game.play(int(np.flatnonzero(game.legal_mask())[0]))
+
+    turn(0.5 * pace)
+    turn(0.0)
+    # 0.02 of the gap joins the mean: at least the host's half pace, at most the clip.
+    assert 0.02 * 0.5 * pace <= agent.gap <= 0.02 * 10 * pace
+    agent.gap = 0.5 * pace
+    assert agent._share() == pytest.approx(0.2 * pace)  # 70% of the pace less the gap
+    agent.gap = pace
+    assert agent._share() == pytest.approx(0.06 * pace)  # never below a tenth of the 60%
+    agent.freeze()
+    gap = agent.gap
+    turn(10 * pace)
+    turn(0.0)
+    assert agent.gap == gap  # after freeze the gap holds the opponent's thinking: not measured

@@ -339,3 +339,20 @@ def test_agent_text_reaches_a_comment_as_code_never_as_a_link(hub, repo_files, t
                 # every occurrence sits inside a code span: outside the spans, no address is left
                 assert address not in re.sub(r"`[^`]*`", "", line), line
     assert "see www.evil.example <b>now</b> @staff 'x'" in body
+
+
+def test_a_package_a_folder_too_deep_is_told_where_it_is(hub, repo_files, tmp_path, token):
+    """The kit's `submission/` folder copied in whole: the comment names the folder the two
+    files are in and says to move them up; nothing is started."""
+    nested = {path.replace("submissions/alice/", "submissions/alice/submission/"): data
+              for path, data in agent_files("alice").items()}
+    pull = hub.add_pull(41, ALICE, nested)
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 41, ALICE, pull.head_sha))
+    assert decision["verdict"] == "refused"
+    assert decision["reasons"] == ["submissions/alice/ holds the sealed package in submission/: move manifest.yaml "
+                                   "and submission.sealed up into submissions/alice/ itself"]
+    report(hub, tmp_path, None)
+    (body,) = bot_comments(hub, 41)
+    assert "holds the sealed package in submission/: move manifest.yaml" in body
+    assert "interpreter" not in body and "numpy ?" not in body
+    assert hub.statuses[-1]["state"] == "failure"

@@ -71,7 +71,7 @@ def test_package_refuses_what_make_check_failed_unless_forced(kit_scripts, capsy
     assert not (folder / "submission.zip").exists()
     code, lines = package(modules, capsys, "--force")
     assert code == 0 and (folder / "submission.zip").exists()
-    assert "packaged anyway (--force): the smoke test on your pull request will fail as make check did" in lines
+    assert "packaged anyway (--force): a round would fail your agent as make check did" in lines
 
 
 def test_every_checked_agent_is_remembered_by_its_digest(kit_scripts, capsys, tmp_path):
@@ -94,8 +94,9 @@ def test_package_ends_with_the_steps_to_a_pull_request(kit_scripts, capsys):
     manifest["repository"] = "https://github.com/course/othello-arena"
     code, lines = package(modules, capsys)
     assert code == 0
-    tail = lines[lines.index("To submit it:") + 1:]
+    tail = lines[lines.index("To submit it:") + 1:-1]
     assert tail == [f"  {n}. {step}" for n, step in enumerate(submit_steps(manifest["repository"]), 1)]
+    assert lines[-1] == "The arena's repository: https://github.com/course/othello-arena"
     text = "\n".join(tail)
     assert "Fork https://github.com/course/othello-arena on GitHub" in text
     assert "`git switch -c submit`" in text and "`submissions/<your handle>/`" in text
@@ -149,7 +150,8 @@ def test_the_long_check_exercises_play_after_learning(kit_scripts, capsys, monke
     monkeypatch.setattr(grader.smoke, "LONG_SETTINGS", SmokeSettings(self_play_games=5, frozen_games=2))
     code, out = check(modules, capsys, "--long")
     assert code == 1
-    assert "the long check (the server's gate with more self-play)" in out and "5 self-play" in out
+    assert "the long check (the server's gate with a round's checkpoints and more self-play)" in out
+    assert "5 self-play games" in out
     assert "RuntimeError: the learned policy is broken" in out
 
 

@@ -155,7 +155,8 @@ def test_package_writes_a_zip_of_the_agent_and_says_whether_it_was_checked(kit_s
     assert any(line.startswith("digest: sha256:") for line in out)
     assert "make check has not been run on these exact files: run it before you open the pull request" in out
     assert "OK: submission.zip is a valid submission" in out
-    assert out[out.index("OK: submission.zip is a valid submission") + 1] == "To submit it:"
+    assert out[out.index("OK: submission.zip is a valid submission") + 1] == ("Before your first submission, get "
+                                                                             "an account (once):")
 
 
 def test_package_reports_what_the_server_would_refuse(kit_scripts, capsys):
