@@ -92,7 +92,7 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
     point with its 95% interval where the series has one. With `highlight`, that agent is
     drawn in its colour, with its intervals, over the rest of the field in grey."""
     width, height = 640, 320
-    left, right, top, bottom = 60, width - 16, 16, height - 56
+    left, right, top, bottom = 76, width - 16, 16, height - 56
     axis = BudgetAxis(checkpoints, left, right)
 
     def y(rate: float) -> float:

@@ -205,7 +205,7 @@ def test_a_replay_has_coordinates_and_the_winners_count_first(site_ended):
 def test_the_kit_page_says_how_to_register_and_where(site_ended):
     text = words((site_ended / "kit.html").read_text())
     assert "First: an account" in text and "https://api.github.com/users/<your login>" in text
-    assert "open a pull request that adds only your own entry to accounts.yaml, unapproved" in text
+    assert "open a pull request that adds only your own entry to accounts.yaml (under accounts:), unapproved" in text
     assert "not configured on this site (staff set kit.repository in site.yaml)" in text
 
 
