@@ -140,9 +140,14 @@ def wilson(p: float, n: float, z: float = Z95) -> tuple[float, float] | None:
 # The standing's interval methods, as a results document names them. "wilson-games" is the
 # first arena's (it counted every game, copies of one deterministic game too, as independent
 # evidence and ignored which environments were drawn); rounds that carry no method used it.
+# "environments-deff" is the second: each environment one observation, but where every
+# environment gave the same score (no spread to measure) it fell back to every game, so eight
+# scores of 1.0 over 1,120 games gave [0.995, 1.0]. "environments-floor" (the current one)
+# counts the environments themselves there: copies of one deterministic game are never evidence.
 INTERVAL_WILSON_GAMES = "wilson-games"
 INTERVAL_ENVIRONMENTS = "environments-deff"
-INTERVAL_METHODS = (INTERVAL_WILSON_GAMES, INTERVAL_ENVIRONMENTS)
+INTERVAL_ENVIRONMENTS_FLOOR = "environments-floor"
+INTERVAL_METHODS = (INTERVAL_WILSON_GAMES, INTERVAL_ENVIRONMENTS, INTERVAL_ENVIRONMENTS_FLOOR)
 
 
 def _t_abs_cdf(t: float, df: int) -> float:
@@ -170,7 +175,7 @@ def t_quantile(df: int, level: float = 0.95) -> float:
     return (lo + hi) / 2
 
 
-def standing_interval(env_scores: list[float], games: int) -> tuple[float, float]:
+def standing_interval(env_scores: list[float], games: int, floor: bool = True) -> tuple[float, float]:
     """The standing's 95% interval, with each environment one observation.
 
     The standing is a mean over the environments drawn, so its error is the spread of the
@@ -180,6 +185,10 @@ def standing_interval(env_scores: list[float], games: int) -> tuple[float, float
     than the games played), scaled by (z / t)^2 for the few environments (Student's t with
     n - 1 degrees of freedom); the interval is Wilson's at that effective number, so it stays
     inside [0, 1] and does not collapse at 0 or 1. Fewer than two environments: [0, 1].
+    Where the environments show no spread (every score the same, or the standing at 0 or 1)
+    there is no variance to turn into games: the environments are the evidence, one
+    observation each (`floor`; False gives the "environments-deff" method's fall-back to every
+    game, kept so that rounds published with it verify).
     `env_scores` are the environments' scores as published (faulted ones 0); `games` is the
     number of games they stand on."""
     n = len(env_scores)
@@ -187,7 +196,10 @@ def standing_interval(env_scores: list[float], games: int) -> tuple[float, float
         return 0.0, 1.0
     p = min(1.0, max(0.0, mean(env_scores)))
     var = math.fsum((s - p) ** 2 for s in env_scores) / (n - 1) / n
-    n_eff = min(float(games), p * (1 - p) / var) if var > 0 and 0 < p < 1 else float(games)
+    if var > 0 and 0 < p < 1:
+        n_eff = min(float(games), p * (1 - p) / var)
+    else:
+        n_eff = float(min(n, games)) if floor else float(games)
     n_eff *= (Z95 / t_quantile(n - 1)) ** 2
     interval = wilson(p, n_eff)
     return (0.0, 1.0) if interval is None else interval

@@ -44,6 +44,17 @@ def parse_checkpoints(text: str | None, budget: int) -> list[int]:
     return points
 
 
+def sae_warning(points: list[int]) -> str | None:
+    """Why checkpoints `points` give no SAE (fewer than two non-zero ones: an empty window), as a
+    warning for the one who plans the round; None when they give one."""
+    nonzero = [b for b in points if b > 0]
+    if len(nonzero) >= 2:
+        return None
+    return (f"checkpoints {','.join(map(str, points))} have {len(nonzero)} non-zero checkpoint"
+            f"{'' if len(nonzero) == 1 else 's'}: every agent's SAE will be \"no SAE\" (the window needs two); "
+            "give --checkpoints with two or more, e.g. 0,10,100, or a budget above 100")
+
+
 def check_checkpoints(points: list[int], budget: int) -> None:
     """Raise ScheduleError unless `points` starts at 0, increases strictly and ends at `budget`."""
     if not points or points[0] != 0:

@@ -33,7 +33,7 @@ from engine.tiers import DEFAULT_GENERATED_COUNT
 from grader.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, Disclosure, profile_for, project_games, project_result
 from grader.games import KeptGame, ScoredGame
 from grader.limits import Limits
-from grader.metrics import INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, generalisation_gap
+from grader.metrics import INTERVAL_ENVIRONMENTS_FLOOR, INTERVAL_WILSON_GAMES, generalisation_gap
 from grader.policy import SESSION_END_KINDS
 from grader.results import ResultsError, check_twin, load_games, load_results
 from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
@@ -190,7 +190,7 @@ def interval_method(data: dict) -> str:
     methods = {a["standing"].get("method") for a in data["agents"] if a["standing"] is not None}
     if len(methods) > 1:
         raise Difference(f"agents: standings name different interval methods ({', '.join(sorted(map(str, methods)))})")
-    method = methods.pop() if methods else INTERVAL_ENVIRONMENTS
+    method = methods.pop() if methods else INTERVAL_ENVIRONMENTS_FLOOR
     return INTERVAL_WILSON_GAMES if method is None else method
 
 

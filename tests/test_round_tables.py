@@ -15,7 +15,7 @@ spec = importlib.util.spec_from_file_location("round_tables", ROOT / "scripts" /
 round_tables = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(round_tables)
 
-PUBLIC = FIXTURES / "rounds" / "public-335bc0b253.yaml"
+PUBLIC = FIXTURES / "rounds" / "public-ad9894db26.yaml"
 
 
 def test_groups_average_their_environments():
@@ -23,8 +23,8 @@ def test_groups_average_their_environments():
     doc["environments"].append(yaml.safe_load(yaml.safe_dump(doc["environments"][0])))
     doc["environments"][-1]["agents"][0]["curve"][-1]["win_rate"] = 0.5  # alice: 0.0 before
     text = round_tables.tables(doc, "alice", "rules")
-    assert "| majority / standard | 2 | 50.0% | 100.0% | 25.0% | 0.0% | 0.500 |" in text
-    assert "| random-2 fewest/short-1 | ok | 50.0% | 100.0% | 50.0% | 0.0% | 0.750 |" in text
+    assert "| majority / standard | 2 | 100.0% | 50.0% | 25.0% | 50.0% | 0.250 |" in text
+    assert "| random-2 fewest/short-1 | ok | 50.0% | 50.0% | 50.0% | 0.0% | 0.500 |" in text
 
 
 @pytest.mark.parametrize("rules,label", [({"win": "most", "capture": "standard"}, "majority"),
@@ -51,7 +51,7 @@ def test_rounds_of_other_seeds_are_compared_group_by_group():
     seed = doc["provenance"]["config"]["seed"]
     rows = [line for line in text.splitlines() if line.startswith("| minority / short-1 |")]
     assert [r.split(" | ")[1] for r in rows] == [str(seed), "other-seed", "mean (spread)"]
-    assert "| mean (spread) | 50.0% (0.0) | 100.0% (0.0) | 75.0% (50.0) |" in rows[2]
+    assert "| mean (spread) | 50.0% (0.0) | 50.0% (0.0) | 75.0% (50.0) |" in rows[2]
 
 
 def test_rounds_of_other_environments_are_not_compared():

@@ -26,7 +26,7 @@ from grader.session import REFERENCE_NAMES, Entrant, parse_entrant
 from grader.verify import Difference, verify
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_ENVS = "8"  # 8 or more: a round that is not private, so the leaderboard shows it
+DEMO_ENVS = "8"  # 8 or more: a round that is not private, so the public site lists it and builds its pages
 DEMO_BUDGET = 100
 DEMO_CHECKPOINTS = "0,20,50,100"
 DEMO_GAMES = 10

@@ -27,7 +27,7 @@ from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_base
 from grader.rounds.plan import MAX_ARENA_FAULTS
 from grader.sandbox import ISOLATING
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
-                             parse_checkpoints, parse_shard)
+                             parse_checkpoints, parse_shard, sae_warning)
 from grader.session import REFERENCE_NAMES, parse_entrant
 
 DEFAULT_PRIVATE = ".arena-private"
@@ -184,7 +184,10 @@ def run(args: argparse.Namespace) -> int:
     field = [parse_entrant(text) for text in args.agents]
     if not protections_allow(args.tier, args.sandbox, field):
         return ARENA_FAILED  # this host cannot isolate agents as a scored round needs
-    plan = make_plan(args.tier, field, args.envs, args.budget, parse_checkpoints(args.checkpoints, args.budget),
+    checkpoints = parse_checkpoints(args.checkpoints, args.budget)
+    if (warning := sae_warning(checkpoints)) is not None:
+        print(f"arena round: warning: {warning}", file=sys.stderr)
+    plan = make_plan(args.tier, field, args.envs, args.budget, checkpoints,
                      args.games_per_checkpoint, args.pairing_games, seed, tier_seed, args.sandbox,
                      ladder_rules=args.ladder_rules,
                      public_round=public_round_baseline(args.public_round) if args.public_round else None,

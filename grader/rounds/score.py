@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from grader.faults import Payer, kinds
 from grader.games import ScoredGame
-from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_WILSON_GAMES, MetricError, Tally, endings_histogram, fit_elo,
+from grader.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_ENVIRONMENTS_FLOOR, INTERVAL_WILSON_GAMES, MetricError,
+                            Tally, endings_histogram, fit_elo,
                             mean, rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
 from grader.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
 from grader.schedule import CHECKPOINT_LABEL
@@ -38,7 +39,7 @@ class ScoringInput:
     elo_anchor: str | None  # the name of the reference `random` entrant, if it is in the field
     # How the standing's interval is computed; a round records it, and verify recomputes a
     # round by the method it names (rounds that name none used INTERVAL_WILSON_GAMES).
-    interval_method: str = INTERVAL_ENVIRONMENTS
+    interval_method: str = INTERVAL_ENVIRONMENTS_FLOOR
 
 
 @dataclass
@@ -67,8 +68,9 @@ def _interval(method: str, scores: list[float | None], games: int) -> list[float
     if method == INTERVAL_WILSON_GAMES:
         interval = wilson(standing(scores), games)
         return list(interval) if interval else [0.0, 1.0]
-    if method == INTERVAL_ENVIRONMENTS:
-        return list(standing_interval([s for s in scores if s is not None], games))
+    if method in (INTERVAL_ENVIRONMENTS, INTERVAL_ENVIRONMENTS_FLOOR):
+        return list(standing_interval([s for s in scores if s is not None], games,
+                                      floor=method == INTERVAL_ENVIRONMENTS_FLOOR))
     # A results document names its method, so `arena verify` brings any word here.
     raise MetricError("method", method, f"unknown interval method {method!r}")
 

@@ -4,14 +4,18 @@ and site_templates/.
 What is shown (design §6, the rules §6 and §8):
 - a final-tier round appears nowhere until the competition config says that final was
   published after review; until then the leaderboard says "final standings pending review";
-- the leaderboard is the latest round of the professor's series (site.yaml) that is complete,
-  not private and not research; a field under 8 has no standing;
-- replays exist once the competition config says the competition ended, and only of games
-  whose public record carries moves (a round whose rules are public).
+- a private round (fewer than 8 environments, or a requested run) appears nowhere: its
+  entrants and staff read it, the public site does not list it or build its pages;
+- the leaderboard follows the rules by itself: the published final, else the newest round of
+  the professor's series (ladder tier, not requested) that is complete, public, on 8 or more
+  environments and with a standing (a field of 8 or more); nothing listed by hand picks it;
+- replays exist of games whose public record carries moves (a round whose rules are public)
+  as soon as the round is published, and of the other rounds once the competition ended.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import gc
 import hashlib
 import subprocess
@@ -29,6 +33,7 @@ from grader.site import environments as envs_mod
 from grader.site import model, replays, svg
 from grader.site.config import SeriesRound, SiteConfig, load_site_config
 from grader.site.data import RoundCache, RoundSource, load_rounds
+from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
 from grader.site.render import COMMIT_PLACEHOLDER, Writer, check_out_folder, digest, make_environment, tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,32 +78,142 @@ def data_commit_of(folder: Path, paths: tuple[str, ...] = (".",)) -> str:
 
 
 def visible(r: RoundSource, config: SiteConfig) -> bool:
-    """A final-tier round is shown only once that very round is published after review."""
+    """Whether the public site shows round `r`: never a private one (fewer than 8
+    environments, or a requested run), and a final-tier round only once that very round is
+    published after review."""
+    if private(r):
+        return False
     if r.tier != "final":
         return True
     final = config.competition.final
     return final.status == "published" and final.round_id == r.id
 
 
-def round_date(r: RoundSource, entry: SeriesRound | None, config: SiteConfig) -> str | None:
+def private(r: RoundSource) -> bool:
+    """A round only its entrants and staff read: flagged private, a requested run, or on fewer
+    than 8 environments (checked here too, so a hand-made file cannot slip one through)."""
+    config = r.summary["provenance"]["config"]
+    return bool(r.summary["round"]["private"] or config.get("requested")
+                or config.get("environments", 0) < MIN_ENVS_FOR_PUBLIC)
+
+
+def in_series(r: RoundSource) -> bool:
+    """A round of the professor's series: the ladder or the final, not a requested run."""
+    return r.tier in ("ladder", "final") and not r.summary["provenance"]["config"].get("requested")
+
+
+def can_lead(r: RoundSource) -> bool:
+    """Whether round `r` may stand on the leaderboard (the rules, §5): complete, public, not
+    research, on 8 or more environments, with a standing published for a field of 8 or more."""
+    info = r.summary["round"]
+    return (in_series(r) and info["status"] == "complete" and not private(r) and not info["research"]
+            and info["standing_published"] and len(r.summary["field"]) >= MIN_FIELD_FOR_STANDING)
+
+
+def round_date(r: RoundSource, entry: SeriesRound | None, config: SiteConfig,
+               added: dict[str, str] | None = None) -> str | None:
+    """The date the site prints for a round: site.yaml's, else the published final's, else the
+    day its file was first committed to rounds/ (git), else None."""
     if entry is not None and entry.date:
         return entry.date
     final = config.competition.final
     if r.tier == "final" and final.round_id == r.id and final.published_at is not None:
         return final.published_at.date().isoformat()
-    return None
+    return (added or {}).get(r.path.name)
 
 
-def leaderboard_round(rounds: dict[str, RoundSource], config: SiteConfig) -> tuple[RoundSource | None, SeriesRound | None]:
-    """The latest round of the series that can stand on the leaderboard."""
-    for entry in reversed(config.series):
-        r = rounds.get(entry.id)
-        if r is None:
-            continue
-        info = r.summary["round"]
-        if info["status"] == "complete" and not info["private"] and not info["research"]:
-            return r, entry
-    return None, None
+def added_dates(folder: Path) -> dict[str, str]:
+    """{file name: the day (YYYY-MM-DD) the commit that added it to `folder` was made}, from git;
+    empty outside a git checkout or in a shallow one's first commit (all files look added then,
+    so a date is kept only when the history holds more than that one commit)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, check=True,
+                              timeout=60).stdout
+    try:
+        if not folder.is_dir() or git("rev-parse", "--is-shallow-repository").strip() == "true":
+            return {}
+        log = git("log", "--diff-filter=A", "--relative", "--format=%x00%cs", "--name-only", "--", ".")
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return {}
+    out: dict[str, str] = {}
+    for block in log.split("\0")[1:]:
+        day, *names = block.strip().splitlines()
+        for name in names:
+            out.setdefault(Path(name).name, day)  # newest first: the latest time it was added
+    return out
+
+
+def leaderboard_round(rounds: dict[str, RoundSource], config: SiteConfig,
+                      added: dict[str, str] | None = None) -> RoundSource | None:
+    """The round the leaderboard shows: the published final, else the newest round of the
+    series that can stand on the board (by date; a round dated by nobody is older than a dated
+    one, and among equals site.yaml's order, then the id, decide)."""
+    final = config.competition.final
+    eligible = [r for r in rounds.values() if can_lead(r)]
+    for r in eligible:
+        if r.tier == "final" and final.status == "published" and final.round_id == r.id:
+            return r
+    order = {e.id: i for i, e in enumerate(config.series)}
+    ladder = [r for r in eligible if r.tier == "ladder"]
+    if not ladder:
+        return None
+    return max(ladder, key=lambda r: (round_date(r, config.series_entry(r.id), config, added) or "",
+                                      order.get(r.id, -1), r.id))
+
+
+def _when(moment: dt.datetime | None) -> str | None:
+    return None if moment is None else moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def calendar(config: SiteConfig) -> dict:
+    """The competition's phase and dates as the board prints them (config/competition.yaml). The
+    phase is the one the staff actions set, not one read from the clock: a static page is read
+    long after it is built, so the dates are printed for the reader to compare."""
+    comp = config.competition
+    final = comp.final
+    if comp.ended:
+        phase = "ended: the final is published and its appeal window has closed"
+    elif final.status == "published":
+        phase = "the final is published; appeals are open"
+    elif final.status == "pending_review":
+        phase = "the final has been played and is under staff review"
+    elif comp.final_at is None:
+        phase = "open: submissions are accepted; the final is not scheduled yet"
+    else:
+        phase = "open until the freeze: submissions are accepted until then"
+    return {"phase": phase, "freeze_at": _when(comp.freeze_at), "final_at": _when(comp.final_at),
+            "published_at": _when(final.published_at), "appeals_close_at": _when(comp.appeals_close_at)}
+
+
+def frozen_entries(rounds: list[RoundSource], config: SiteConfig, rounds_dir: Path) -> dict[str, dict]:
+    """{handle: its frozen entry}: the digest each account's submission has in the final's field
+    (what the freeze fixed and the final plays), and the commit of `submissions/<handle>/` at
+    the freeze (git, where the history has it). Empty until a final round is in rounds/. The
+    field names digests only, no result, so this is shown while the final is under review too."""
+    final_id = config.competition.final.round_id
+    final = next((r for r in rounds if r.id == final_id), None)
+    if final is None or config.competition.freeze_at is None:
+        return {}
+    out = {}
+    for f in final.summary["field"]:
+        if f["account"] and f["kind"] == "submission":
+            out[f["account"]] = {"digest": f["digest"], "round_id": final.id,
+                                 "commit": _commit_at(rounds_dir, f"submissions/{f['account']}",
+                                                      config.competition.freeze_at)}
+    return out
+
+
+def _commit_at(rounds_dir: Path, path: str, moment: dt.datetime) -> str | None:
+    """The last commit that changed `path` (from the repository's top) before `moment`; None
+    outside a git checkout or when the history has none."""
+    try:
+        top = subprocess.run(["git", "-C", str(rounds_dir), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, check=True, timeout=30).stdout.strip()
+        found = subprocess.run(["git", "-C", top, "log", "-1", "--format=%H", f"--before={moment.isoformat()}",
+                                "--", path], capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
+        return None
+    return found or None
 
 
 def _accounts(path: Path | None) -> tuple[Registry | None, str | None]:
@@ -125,8 +240,11 @@ class SiteBuild:
         self.config = config
         self.templates = templates
         cache = RoundCache(None if cache_dir is None else cache_dir / "rounds")
-        self.rounds = [r for r in load_rounds(rounds_dir, cache, validate) if visible(r, config)]
+        loaded = load_rounds(rounds_dir, cache, validate)
+        self.rounds = [r for r in loaded if visible(r, config)]
+        self.frozen = frozen_entries(loaded, config, rounds_dir)
         self.by_id = {r.id: r for r in self.rounds}
+        self.added = added_dates(rounds_dir)
         self.registry, self.accounts_note = _accounts(accounts)
         self.docs = docs_mod.find_docs(docs_dir)
         self.docs_dir = docs_dir
@@ -135,10 +253,14 @@ class SiteBuild:
         self._histories: dict[str, list[dict]] | None = None
         self._keys: dict[str, list] = {}
         env = make_environment(templates)
+        # A few short items, one line at 1280 px: the rules have their own, every other
+        # document is on the Documents page.
         nav = [("index.html", "Leaderboard"), ("rounds/index.html", "Rounds"), ("environments.html", "Environments")]
-        nav += [(f"{d.stem}.html", d.nav) for d in self.docs]
+        nav += [(f"{d.stem}.html", d.nav) for d in self.docs if d.stem == "rules"]
+        nav += [("docs.html", "Docs")] if any(d.stem != "rules" for d in self.docs) else []
         nav += [("accounts/index.html", "Accounts"), ("kit.html", "Kit")]
         common = {"site_name": config.series_name, "nav": nav, "announcement": config.announcement,
+                  "fault_words": model.FAULT_WORDS,
                   "data_commit": COMMIT_PLACEHOLDER, "svg": svg}
         # What every page shows; anything else a page shows is in that page's own inputs, so
         # publishing a round re-renders the pages that show it, not the whole site.
@@ -170,63 +292,71 @@ class SiteBuild:
         self.environments()
         self.accounts()
         self.kit()
-        if self.config.competition.ended:
-            for r in self.rounds:
-                self.replays(r)
+        for r in self.rounds:
+            self.replays(r)
 
     def _key(self, r: RoundSource) -> list:
         """What a page that shows round `r` depends on: its file and its series entry and date."""
         if r.id not in self._keys:
             entry = self.config.series_entry(r.id)
             self._keys[r.id] = [r.sha256, None if entry is None else [entry.title, entry.date],
-                                round_date(r, entry, self.config)]
+                                round_date(r, entry, self.config, self.added)]
         return self._keys[r.id]
 
     def _entry(self, r: RoundSource) -> dict:
         entry = self.config.series_entry(r.id)
         return {"id": r.id, "title": entry.title if entry and entry.title else None,
-                "date": round_date(r, entry, self.config), "in_series": entry is not None,
+                "date": round_date(r, entry, self.config, self.added), "in_series": in_series(r),
                 "info": r.summary["round"], "disclosure": r.summary["disclosure"],
                 "config": r.summary["provenance"]["config"], "field_size": len(r.summary["field"])}
 
     def leaderboard(self) -> None:
-        lb, _ = leaderboard_round(self.by_id, self.config)
+        lb = leaderboard_round(self.by_id, self.config, self.added)
         final = self.config.competition.final
         pending = final.status == "pending_review"
+        dates = calendar(self.config)
+        newest = None if lb is not None or not self.rounds else max(
+            self.rounds, key=lambda r: (round_date(r, self.config.series_entry(r.id), self.config, self.added) or "", r.id))
 
         def context() -> dict:
             ctx = {"round": None, "table": None, "pending": pending, "series": self.config.series_name,
-                   "handles": self.handles, "pairwise": None, "note": self.config.competition_note}
+                   "handles": self.handles, "pairwise": None, "note": self.config.competition_note,
+                   "calendar": dates, "is_final": lb is not None and lb.tier == "final",
+                   "newest": self._entry(newest) if newest is not None else None}
             if lb is not None:
                 table = model.standings(lb.summary)
-                ctx.update(round=self._entry(lb), table=table,
-                           pairwise=None if table.standing_published else model.pairwise_matrix(lb.summary, table))
+                ctx.update(round=self._entry(lb), table=table)
             return ctx
 
-        self.writer.page("index.html", "leaderboard.html", [self._key(lb) if lb else None, pending,
-                                                            self.config.competition_note], context)
+        self.writer.page("index.html", "leaderboard.html", [self._key(lb) if lb else None,
+                                                            self._key(newest) if newest else None, pending,
+                                                            self.config.competition_note, dates], context)
 
     def round_list(self) -> None:
         def context() -> dict:
-            series = [self._entry(self.by_id[e.id]) for e in reversed(self.config.series) if e.id in self.by_id]
-            others = [self._entry(r) for r in self.rounds if self.config.series_entry(r.id) is None]
+            order = {e.id: i for i, e in enumerate(self.config.series)}
+            series = sorted((self._entry(r) for r in self.rounds if in_series(r)), reverse=True,
+                            key=lambda e: (e["date"] or "", order.get(e["id"], -1), e["id"]))
+            others = [self._entry(r) for r in self.rounds if not in_series(r)]
             return {"series_rounds": series, "other_rounds": others, "series": self.config.series_name}
 
         self.writer.page("rounds/index.html", "rounds.html", [[self._key(r) for r in self.rounds],
                                                               [e.id for e in self.config.series]], context)
 
     def _replay_count(self, r: RoundSource) -> int:
-        if not self.config.competition.ended or r.profile not in ("open", "full"):
-            return 0
-        return r.summary["games"]["count"]
+        """How many replays round `r` has: every game of a round whose moves are published (its
+        rules public), at once; of a full record only once the competition ended."""
+        if r.profile == "open" or (r.profile == "full" and self.config.competition.ended):
+            return r.summary["games"]["count"]
+        return 0
 
     def round_page(self, r: RoundSource) -> None:
         def context() -> dict:
             doc = r.summary
             envs = r.environments()
-            table = model.standings(doc)
+            table = model.standings(doc, envs)
             return {"round": self._entry(r), "table": table, "curves": model.curve_figures(doc, table),
-                    "matrix": model.env_matrix(doc, envs, table), "pairwise": model.pairwise_matrix(doc, table),
+                    "matrix": model.env_matrix(doc, envs, table), "pairwise": model.pairwise_matrix(doc, table, envs),
                     "prov": model.provenance(doc), "extras": model.extras(doc, table), "handles": self.handles,
                     "replays": self._replay_count(r), "ended": self.config.competition.ended,
                     "elo": doc["elo"]}
@@ -254,6 +384,9 @@ class SiteBuild:
                 self.warnings.extend(warnings)
                 return {"doc": d, "body": body}
             self.writer.page(f"{d.stem}.html", "doc.html", [d.text, limits, sorted(files)], context)
+        listed = [{"href": f"{d.stem}.html", "title": d.title, "summary": docs_mod.summary(d)} for d in self.docs]
+        if any(d.stem != "rules" for d in self.docs):
+            self.writer.page("docs.html", "docs.html", [listed], lambda: {"docs": listed})
 
     def environments(self) -> None:
         ladder_inputs = [(r.id, r.sha256) for r in self.rounds if r.tier in ("ladder", "final")]
@@ -311,9 +444,33 @@ class SiteBuild:
                 rows = self.history(handle)
                 windows = {(x["agent"]["sae"]["b0"], x["agent"]["sae"]["b_max"]) for x in rows
                            if x["agent"]["sae"]["b0"]}
+                latest = self.agent_view(rows[0]) if rows else None
                 return {"account": account, "rows": rows, "window_mixed": len(windows) > 1,
-                        "short_digest": model.short_digest}
-            self.writer.page(f"accounts/{handle}.html", "account.html", [account, entered[handle]], context)
+                        "short_digest": model.short_digest, "latest": latest, "frozen": self.frozen.get(handle),
+                        "freeze_at": _when(self.config.competition.freeze_at)}
+            self.writer.page(f"accounts/{handle}.html", "account.html",
+                             [account, entered[handle], self.frozen.get(handle)], context)
+
+    def agent_view(self, row: dict) -> dict:
+        """One agent in one round, for its owner's page: its curve against the field, its
+        environments (score, W-D-L, or the fault that ended it there, in words) and its faults."""
+        r = self.by_id[row["round"]["id"]]
+        envs = r.environments()
+        table = model.standings(r.summary, envs)
+        name = row["name"]
+        me = next(t for t in table.rows if t.name == name)
+        per_env = []
+        for env in envs:
+            a = next((x for x in env["agents"] if x["name"] == name), None)
+            if a is None or a["status"] == "absent":
+                continue
+            per_env.append({"label": env["label"], "name": env["name"], "status": a["status"], "score": a["score"],
+                            "record": a["record"],
+                            "final": a["curve"][-1]["win_rate"] if a["curve"] else None,
+                            "words": model.FAULT_WORDS.get(a["status"])})
+        return {"round": row["round"], "row": me, "curves": model.curve_figures(r.summary, table, highlight=name),
+                "envs": per_env, "faults": [(k, n, model.FAULT_WORDS[k]) for k, n in me.faults],
+                "window": table.window}
 
     def kit(self) -> None:
         zip_path, version_path = self.config.kit_zip, self.config.kit_version
@@ -331,6 +488,9 @@ class SiteBuild:
             self.writer.text("kit/version", version + "\n")
         from grader.kit import submit_steps
         repository = self.config.repository
+        if repository is None:
+            self.warnings.append("site.yaml sets no kit.repository: the kit page cannot link the repository that "
+                                 "accounts and submissions go to")
         self.writer.page("kit.html", "kit.html", [info, version, repository, key],
                          lambda: {"zip": info, "version": version, "repository": repository, "key": key,
                                   "steps": submit_steps(repository)})

@@ -3,15 +3,17 @@
     schema_version: 1
     series:
       name: "Othello Arena, autumn term"      # the professor's series, named on the leaderboard
-      rounds:                                   # its rounds, oldest first
+      rounds:                                   # optional: a round's title and date
         - {id: ladder-0123456789, date: 2026-10-05, title: "Round 1"}
     announcement: null                          # one line shown on every page, or null
     competition: config/competition.yaml        # the final's review state and `ended` (grader.competition)
     kit: {zip: build/kit/othello-arena-kit.zip, version: kit/version,
           repository: https://github.com/OWNER/NAME}   # where pull requests go; null: not linked
 
-Paths are relative to the folder of the settings file. The round files carry no date, so a
-round's date is the one given here (a published final falls back to its publication time).
+Paths are relative to the folder of the settings file. Which round the leaderboard shows is
+not set here: the builder follows the rules (grader.site.builder.leaderboard_round). The round
+files carry no date, so a round's date is the one given here, else a published final's
+publication day, else the day the commit that added the file to rounds/ was made (git).
 Whether the final is pending review and whether the competition has ended come from the
 competition config that staff actions maintain (`grader.competition`), never from here, so
 there is one switch for each and the site cannot disagree with the workflows.

@@ -98,3 +98,20 @@ def render_doc(doc: Doc, site_files: set[str], limits: Limits | None = None) -> 
         return f'<span class="offsite" title="{escape(href)} (not part of the site)">{text}</span>'
 
     return Markup(_HREF.sub(link, html)), warnings
+
+
+def summary(doc: Doc) -> str:
+    """The document's first paragraph of prose (after its title), as plain text, for the
+    Documents page: at most 240 characters."""
+    para: list[str] = []
+    for line in doc.text.splitlines():
+        text = line.strip()
+        if not text:
+            if para:
+                break
+            continue
+        if text.startswith(("#", "<!--", "|", "```", "-", "*", ">")) and not para:
+            continue
+        para.append(text)
+    plain = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", " ".join(para)).replace("`", "").replace("**", "")
+    return plain if len(plain) <= 240 else plain[:239].rsplit(" ", 1)[0] + "…"

@@ -13,13 +13,17 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from engine.rules import capture_descriptions
-from grader.faults import Payer, kinds
+from grader.faults import FaultKind, Payer, kinds
+from grader.metrics import wilson
 from grader.site import svg
 from grader.site.render import fmt_rate
 
 MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (design §5); the round file says which applies
 # The kinds an agent pays for (grader.faults), in the order the tables list them.
 FAULT_KINDS = kinds(Payer.AGENT)
+# What each of those kinds means, in words (the registry's descriptions, Markdown code marks
+# dropped): a page prints the reason beside the word, never the word alone.
+FAULT_WORDS = {k: FaultKind(k).description.replace("`", "") for k in FAULT_KINDS}
 CAPTURE_TEXT = capture_descriptions()  # the engine's rule table is the one source
 
 
@@ -72,6 +76,9 @@ class Row:
     faults: list[tuple[str, int]]
     faulted_envs: int
     elo: float | None
+    # Pairing games of the environments it faulted: lost, as the rules count them (0 on every
+    # metric), and shown with its W/D/L so a faulted agent never looks unbeaten.
+    faulted_games: int = 0
     group: int = 0
     group_size: int = 1
     tie_label: str = ""  # T1, T2...: only for groups of two or more, numbered from the top
@@ -79,7 +86,13 @@ class Row:
 
     @property
     def games(self) -> int:
-        return self.record["games"]
+        """Every pairing game the agent's standing stands on: counted ones and faulted ones."""
+        return self.record["games"] + self.faulted_games
+
+    @property
+    def losses(self) -> int:
+        """Losses as the rules count them: the counted games lost and the faulted ones."""
+        return self.record["losses"] + self.faulted_games
 
 
 @dataclass
@@ -140,8 +153,26 @@ def sae_window(doc: dict) -> Window:
     return Window(b0, b_max, checkpoints, mixed=len(windows) > 1)
 
 
-def standings(doc: dict) -> Table:
-    """The standings table of a round: sorted by published rank, or by name without a standing."""
+def faulted_pairings(doc: dict, environments: list[dict] | None) -> dict[tuple[str, str], int]:
+    """{(a, b): pairing games a lost to its own faults against b}: in each environment a
+    faulted and b did not, a's pairing with b counts lost (void for b). Empty without the
+    per-environment results."""
+    out: Counter[tuple[str, str]] = Counter()
+    per_pair = doc["provenance"]["config"].get("pairing_games") or 0
+    for env in environments or []:
+        status = {a["name"]: a["status"] for a in env["agents"]}
+        live = [n for n, st in status.items() if st == "ok"]
+        for name, st in status.items():
+            if st not in ("ok", "absent"):
+                for other in live:
+                    out[(name, other)] += per_pair
+    return dict(out)
+
+
+def standings(doc: dict, environments: list[dict] | None = None) -> Table:
+    """The standings table of a round: sorted by published rank, or by name without a standing.
+    A row's faulted games are the standing's; without a standing they are counted from
+    `environments` when given (the per-environment results)."""
     field_by_name = {f["name"]: f for f in doc["field"]}
     published = doc["round"]["standing_published"]
     agents = doc["agents"]
@@ -150,12 +181,16 @@ def standings(doc: dict) -> Table:
     else:
         order = sorted(agents, key=lambda a: a["name"])
     rows = []
+    lost = Counter[str]()
+    for (name, _), n in faulted_pairings(doc, environments).items():
+        lost[name] += n
     for i, a in enumerate(order):
         entry = field_by_name.get(a["name"], {"kind": "?", "account": None, "digest": "?"})
         rows.append(Row(
             name=a["name"], index=i, kind=entry["kind"], account=entry["account"], digest=entry["digest"],
             record=a["record"], standing=a["standing"], sae=a["sae"], faults=fault_counts(a["faults"]),
-            faulted_envs=a["faulted_envs"], elo=a.get("elo")))
+            faulted_envs=a["faulted_envs"], elo=a.get("elo"),
+            faulted_games=a["standing"]["faulted_games"] if a["standing"] else lost[a["name"]]))
     if published and all(r.standing for r in rows):
         tie_groups(rows)
         for r in rows:
@@ -171,20 +206,39 @@ def standings(doc: dict) -> Table:
     return Table(rows, published, sae_window(doc), notes, method)
 
 
-def curve_figures(doc: dict, table: Table) -> dict:
-    """Win-rate and draw-rate figures (one line per agent, in table order) and their data table."""
-    checkpoints = doc["provenance"]["config"]["checkpoints"]
+def point_interval(rate: float, games: int) -> tuple[float, float]:
+    """A curve point's 95% interval: Wilson's over the games it was measured on (draws apart,
+    so a win rate is a proportion of games); [0, 1] over none."""
+    interval = wilson(min(1.0, max(0.0, rate)), games)
+    return (0.0, 1.0) if interval is None else interval
+
+
+def curve_figures(doc: dict, table: Table, highlight: str | None = None) -> dict:
+    """Win-rate and draw-rate figures (one line per agent, in table order, each point with its
+    95% interval) and their data table. A point is measured on games_per_checkpoint games in
+    each environment, so it stands on that many times the environments. With `highlight`, that
+    agent's curve is drawn over the field's in grey (an agent's own page)."""
+    config = doc["provenance"]["config"]
+    checkpoints = config["checkpoints"]
+    games = (config.get("games_per_checkpoint") or 0) * (config.get("environments") or 0)
     by_name = {a["name"]: a for a in doc["agents"]}
     win, draw, rows = [], [], []
     for row in table.rows:
         curve = by_name[row.name]["curve"]
-        win.append(svg.Series(row.name, row.index, [(p["games"], p["win_rate"]) for p in curve]))
-        draw.append(svg.Series(row.name, row.index, [(p["games"], p["draw_rate"]) for p in curve]))
+        win.append(svg.Series(row.name, row.index, [(p["games"], p["win_rate"]) for p in curve],
+                              [point_interval(p["win_rate"], games) for p in curve]))
+        draw.append(svg.Series(row.name, row.index, [(p["games"], p["draw_rate"]) for p in curve],
+                               [point_interval(p["draw_rate"], games) for p in curve]))
         rows.append((row, {p["games"]: p for p in curve}))
+    who = "" if highlight is None else f"{highlight} against the field: "
     return {
-        "win": svg.curve_figure("Win rate against random at each checkpoint", checkpoints, win, "win rate"),
-        "draw": svg.curve_figure("Draw rate against random at each checkpoint", checkpoints, draw, "draw rate"),
-        "checkpoints": checkpoints, "rows": rows,
+        "win": svg.curve_figure(f"{who}win rate against random at each checkpoint", checkpoints, win,
+                                "win rate against random", highlight),
+        "draw": svg.curve_figure(f"{who}draw rate against random at each checkpoint", checkpoints, draw,
+                                 "draw rate against random", highlight),
+        "checkpoints": checkpoints, "rows": rows, "games": games,
+        "intervals": {row.name: {p["games"]: point_interval(p["win_rate"], games)
+                                 for p in by_name[row.name]["curve"]} for row in table.rows},
     }
 
 
@@ -245,21 +299,25 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
             "distribution": svg.distribution_figure(title, dist_rows, axis), "distribution_title": title}
 
 
-def pairwise_matrix(doc: dict, table: Table) -> dict:
-    """Head-to-head results as a matrix in table order: row agent's W-D-L against the column's."""
+def pairwise_matrix(doc: dict, table: Table, environments: list[dict] | None = None) -> dict:
+    """Head-to-head results as a matrix in table order: row agent's W-D-L against the column's,
+    its losses counting the pairing games it lost to its own faults (from `environments`)."""
     names = [r.name for r in table.rows]
     result: dict[tuple[str, str], tuple[int, int, int, int]] = {}
     for p in doc["pairwise"]:
         result[(p["a"], p["b"])] = (p["a_wins"], p["draws"], p["b_wins"], p["games"])
         result[(p["b"], p["a"])] = (p["b_wins"], p["draws"], p["a_wins"], p["games"])
-    return {"names": names, "body": _pairwise_rows(names, result), "pairs": len(doc["pairwise"])}
+    faulted = faulted_pairings(doc, environments)
+    return {"names": names, "body": _pairwise_rows(names, result, faulted), "pairs": len(doc["pairwise"]),
+            "faulted": bool(faulted)}
 
 
 _SELF_CELL = '<td class="self">·</td>'
 _VOID_CELL = '<td class="muted" title="no game counted: void, an opponent had faulted">void</td>'
 
 
-def _pairwise_rows(names: list[str], result: dict[tuple[str, str], tuple[int, int, int, int]]) -> Markup:
+def _pairwise_rows(names: list[str], result: dict[tuple[str, str], tuple[int, int, int, int]],
+                   faulted: dict[tuple[str, str], int]) -> Markup:
     """The matrix's rows as HTML, built here rather than in a template loop: a 60-agent field
     is 3,600 cells, and a page of them must render in milliseconds (benchmarks/bench_site.py).
     A cell's text after its row label depends only on the W-D-L-G result, and results repeat
@@ -271,8 +329,13 @@ def _pairwise_rows(names: list[str], result: dict[tuple[str, str], tuple[int, in
         cells = []
         for b in names:
             r = result.get((a, b))
+            lost = faulted.get((a, b), 0)
             if a == b:
                 cells.append(_SELF_CELL)
+            elif lost:  # games the row agent lost to its own faults: counted lost, and marked
+                w, d, lo, g = r if r is not None else (0, 0, 0, 0)
+                cells.append(f'<td class="num faultcell" title="{label}: {w} won, {d} drawn, {lo} lost of {g} counted; '
+                             f'{lost} more lost to its own faults">{w}–{d}–{lo + lost}<span class="fmark">✕{lost}</span></td>')
             elif r is None or r[3] == 0:  # no game counted: the pairing was void (an opponent died)
                 cells.append(_VOID_CELL)
             else:

@@ -76,7 +76,7 @@ def build_replay(number: int, doc: dict, env: dict, tier: str, profile: str) -> 
     rows, cols, obstacles = layout["rows"], layout["cols"], layout["obstacles"]
     position = Game(parse_spec(spec))
     frames = [Frame(0, "the opening; black to move", svg.board(rows, cols, obstacles, _cells(position), None,
-                                                              "opening", "frame"))]
+                                                              "opening", "frame", coords=True))]
     moves = game.moves
     shown = moves[:-1] if hide and moves else moves
     for ply, move in enumerate(shown, 1):
@@ -94,7 +94,7 @@ def build_replay(number: int, doc: dict, env: dict, tier: str, profile: str) -> 
             black, white = position.counts()
             text += f" (black {black}, white {white})"
         frames.append(Frame(ply, f"{ply}. {text}", svg.board(rows, cols, obstacles, _cells(position), mark,
-                                                            f"after move {ply}", "frame")))
+                                                            f"after move {ply}", "frame", coords=True)))
     note = None
     if hide:
         note = ("A game of a round whose rules are withheld: the boards before the last move are shown; the "
@@ -112,10 +112,14 @@ def _cells(position) -> list[int]:
 
 
 def _result(game: ScoredGame) -> str:
+    """The result, the winner's count first and both colours named: "white (greedy) won 44 to 20
+    (black 20, white 44)"."""
     winner = game.winner
     head = "a draw" if winner is None else f"{winner} ({_name(game.seat(winner))}) won"
     if game.black_discs is not None:
-        head += f", {game.black_discs} to {game.white_discs}"
+        black, white = game.black_discs, game.white_discs
+        first, second = (white, black) if winner == "white" else (black, white)
+        head += f"{',' if winner is None else ''} {first} to {second} (black {black}, white {white})"
     ending = game.ending
     if ending and ending != "no_moves":
         head += f"; ended by {ending}"

@@ -13,16 +13,32 @@ from functools import lru_cache
 
 from markupsafe import Markup, escape
 
-# Ten colours that stay apart for most readers (Okabe-Ito and Tableau, darkened for white).
-PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#7f7f7f", "#8c564b",
-           "#1f3b73", "#b8860b")
-# Past ten agents colours repeat, so the line style changes with each round of the palette.
-DASHES = ("", "6 3", "2 2", "8 3 2 3", "1 3")
+# Eight colours that stay apart for most readers, colour-blind ones too (Okabe and Ito's set,
+# its yellow, unreadable on white, replaced by brown). Each agent also takes one of three line
+# styles and one of three marks, cycled at a different period from the colours, so two
+# neighbours in a table never share colour and style, and 72 agents are 72 distinct lines.
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#8c564b")
+DASHES = ("", "7 3", "2 2.5")
+MARKS = ("circle", "square", "diamond")
 
 
 def style_of(index: int) -> tuple[str, str]:
     """(colour, dash pattern) of the index-th agent of a figure."""
-    return PALETTE[index % len(PALETTE)], DASHES[(index // len(PALETTE)) % len(DASHES)]
+    return PALETTE[index % len(PALETTE)], DASHES[index % len(DASHES)]
+
+
+def mark_of(index: int) -> str:
+    """The point mark of the index-th agent: it changes once the colours have gone round."""
+    return MARKS[(index // len(PALETTE)) % len(MARKS)]
+
+
+def _mark(kind: str, x: str, y: str, title: str) -> str:
+    if kind == "square":
+        return f'<rect x="{x}" y="{y}" width="6" height="6" transform="translate(-3 -3)"><title>{title}</title></rect>'
+    if kind == "diamond":
+        return (f'<rect x="{x}" y="{y}" width="6" height="6" transform="rotate(45 {x} {y}) translate(-3 -3)">'
+                f"<title>{title}</title></rect>")
+    return f'<circle cx="{x}" cy="{y}" r="3.2"><title>{title}</title></circle>'
 
 
 def _n(x: float) -> str:
@@ -41,11 +57,13 @@ _N_SEEN: dict[float, str] = {}
 
 @dataclass(frozen=True)
 class Series:
-    """One line of a curve figure: `points` are (games used, rate) at the round's checkpoints."""
+    """One line of a curve figure: `points` are (games used, rate) at the round's checkpoints;
+    `intervals`, when given, the 95% interval of each point (same order)."""
 
     name: str
     index: int
     points: list[tuple[int, float]]
+    intervals: list[tuple[float, float]] | None = None
 
 
 class BudgetAxis:
@@ -68,10 +86,13 @@ class BudgetAxis:
         return self.start + frac * (self.end - self.start)
 
 
-def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabel: str) -> Markup:
-    """A rate-vs-budget plot: one polyline per agent, log budget axis, 0 in its own slot."""
-    width, height = 640, 300
-    left, right, top, bottom = 48, width - 16, 16, height - 44
+def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabel: str,
+                 highlight: str | None = None) -> Markup:
+    """A rate-vs-budget plot: one line per agent, log budget axis, 0 in its own slot, each
+    point with its 95% interval where the series has one. With `highlight`, that agent is
+    drawn in its colour, with its intervals, over the rest of the field in grey."""
+    width, height = 640, 320
+    left, right, top, bottom = 76, width - 16, 16, height - 56
     axis = BudgetAxis(checkpoints, left, right)
 
     def y(rate: float) -> float:
@@ -79,40 +100,51 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
 
     # Every series has its points at the round's few checkpoints: place each once, not per point.
     xs = {games: _n(axis.x(games)) for s in series for games, _ in s.points}
-    out = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+    out = [f'<svg class="plot curves" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
            f"<title>{escape(title)}</title>"]
     for tick in (0, 0.25, 0.5, 0.75, 1):
         yy = _n(y(tick))
         out.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
-                   f'<text class="tick" x="{left - 6}" y="{yy}" text-anchor="end" dy="4">{tick:g}</text>')
+                   f'<text class="tick" x="{left - 8}" y="{yy}" text-anchor="end" dy="5">{tick:g}</text>')
     for games in checkpoints:
         xx = _n(axis.x(games))
         out.append(f'<line class="grid" x1="{xx}" x2="{xx}" y1="{top}" y2="{bottom}"/>'
-                   f'<text class="tick" x="{xx}" y="{bottom + 16}" text-anchor="middle">{games}</text>')
+                   f'<text class="tick" x="{xx}" y="{bottom + 20}" text-anchor="middle">{games}</text>')
     if axis.zero and axis.hi > 0:
         bx = _n((axis.zero_x + axis.start) / 2)
-        out.append(f'<text class="tick" x="{bx}" y="{bottom + 4}" text-anchor="middle">//</text>')
-    out.append(f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 6}" text-anchor="middle">'
+        out.append(f'<text class="tick" x="{bx}" y="{bottom + 5}" text-anchor="middle">//</text>')
+    out.append(f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 8}" text-anchor="middle">'
                "games used (log scale; 0 = before any game)</text>"
-               f'<text class="label" x="12" y="{_n((top + bottom) / 2)}" text-anchor="middle" '
-               f'transform="rotate(-90 12 {_n((top + bottom) / 2)})">{escape(ylabel)}</text>')
-    for s in series:
-        colour, dash = style_of(s.index)
+               f'<text class="label" x="16" y="{_n((top + bottom) / 2)}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {_n((top + bottom) / 2)})">{escape(ylabel)}</text>')
+    ordered = sorted(series, key=lambda s: s.name == highlight)  # the highlighted agent on top
+    for s in ordered:
+        faded = highlight is not None and s.name != highlight
+        colour, dash = ("#b8c2cc", "") if faded else style_of(s.index)
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         name = escape(s.name)
         logged = [(g, r) for g, r in s.points if g > 0]
         zero = [(g, r) for g, r in s.points if g <= 0]
-        out.append(f'<g class="series" stroke="{colour}" fill="{colour}"><title>{name}</title>')
+        out.append(f'<g class="series{" faded" if faded else ""}" stroke="{colour}" fill="{colour}"><title>{name}</title>')
+        if s.intervals is not None and not faded:  # each point's 95% interval, a thin bar with caps
+            for (g, _), (lo, hi) in zip(s.points, s.intervals):
+                x = xs[g]
+                out.append(f'<path class="ci" stroke-width="1.2" d="M{x} {_n(y(lo))}V{_n(y(hi))}'
+                           f'M{_n(float(x) - 3)} {_n(y(lo))}h6M{_n(float(x) - 3)} {_n(y(hi))}h6"/>')
         if logged:
             pts = " ".join(f"{xs[g]},{_n(y(r))}" for g, r in logged)
-            out.append(f'<polyline fill="none" stroke-width="2"{dash_attr} points="{pts}"/>')
+            out.append(f'<polyline fill="none" stroke-width="{1.2 if faded else 2.2}"{dash_attr} points="{pts}"/>')
         if zero and logged:  # zero-shot point joined to the curve by a thin dotted line
             (g0, r0), (g1, r1) = zero[0], logged[0]
             out.append(f'<line stroke-width="1" stroke-dasharray="1 3" x1="{xs[g0]}" y1="{_n(y(r0))}" '
                        f'x2="{xs[g1]}" y2="{_n(y(r1))}"/>')
-        for g, r in s.points:
-            out.append(f'<circle cx="{xs[g]}" cy="{_n(y(r))}" r="3"><title>{name}: {r:.3f} at {g} games'
-                       "</title></circle>")
+        mark = "circle" if faded else mark_of(s.index)
+        for i, (g, r) in enumerate(s.points):
+            text = f"{name}: {r:.3f} at {g} games"
+            if s.intervals is not None:
+                lo, hi = s.intervals[i]
+                text += f" (95% interval {lo:.3f}–{hi:.3f})"
+            out.append(_mark(mark, xs[g], _n(y(r)), text))
         out.append("</g>")
     out.append("</svg>")
     return Markup("".join(out))
@@ -120,11 +152,12 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
 
 @lru_cache(maxsize=None)  # a few dozen indexes, each drawn on every table row of every page
 def swatch(index: int) -> Markup:
-    """A short line in the index-th agent's colour and dash, for legends and tables."""
+    """A short line in the index-th agent's colour and dash, with its mark, for legends and tables."""
     colour, dash = style_of(index)
     dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-    return Markup(f'<svg class="swatch" viewBox="0 0 28 8" aria-hidden="true"><line x1="1" x2="27" y1="4" y2="4" '
-                  f'stroke="{colour}" stroke-width="3"{dash_attr}/></svg>')
+    return Markup(f'<svg class="swatch" viewBox="0 0 28 8" aria-hidden="true"><g stroke="{colour}" fill="{colour}">'
+                  f'<line x1="1" x2="27" y1="4" y2="4" stroke-width="2.5"{dash_attr}/>'
+                  f'{_mark(mark_of(index), "14", "4", "").replace("<title></title>", "")}</g></svg>')
 
 
 @dataclass(frozen=True)
@@ -218,12 +251,23 @@ def board_defs() -> Markup:
                   "</defs></svg>")
 
 
+COORD = 7  # the margin a board's coordinates take, in the units of a cell (CELL)
+
+
 def board(rows: int, cols: int, obstacles: list[list[int]], cells: list[int] | None = None,
-          mark: int | None = None, label: str = "", css: str = "board") -> Markup:
+          mark: int | None = None, label: str = "", css: str = "board", coords: bool = False) -> Markup:
     """A board: grid, obstacles, and optionally discs (`cells` flat row-major: 0 empty, 1 black,
-    2 white, 3 obstacle) and a marked cell (the last move). Discs use the page's `board_defs`."""
+    2 white, 3 obstacle) and a marked cell (the last move). Discs use the page's `board_defs`.
+    With `coords`, column letters (a, b, ...) above and row numbers (1 at the top) on the left,
+    the names `cell_name` gives a move."""
     w, h = cols * CELL, rows * CELL
-    out = [f'<svg class="{css}" viewBox="-1 -1 {w + 2} {h + 2}" role="img" aria-label="{escape(label)}">']
+    m = COORD if coords else 1
+    out = [f'<svg class="{css}" viewBox="-{m} -{m} {w + m + 1} {h + m + 1}" role="img" aria-label="{escape(label)}">']
+    if coords:
+        out.append('<g class="coord" font-size="5" text-anchor="middle">'
+                   + "".join(f'<text x="{c * CELL + CELL // 2}" y="-2">{chr(ord("a") + c)}</text>' for c in range(cols))
+                   + "".join(f'<text x="-3.5" y="{r * CELL + CELL // 2 + 2}">{r + 1}</text>' for r in range(rows))
+                   + "</g>")
     if label:
         out.append(f"<title>{escape(label)}</title>")
     out.append(f'<rect class="felt" x="0" y="0" width="{w}" height="{h}"/>')

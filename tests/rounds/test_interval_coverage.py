@@ -109,7 +109,34 @@ def test_the_interval_by_hand():
     assert (lo, hi) == (pytest.approx(0.269431, abs=2e-6), pytest.approx(0.730569, abs=2e-6))
     # Copies of one game do not narrow it: the same environments' scores, ten times the games.
     assert standing_interval([0.5, 0.7, 0.3, 0.5], 2400) == (lo, hi)
-    # Every environment the same: the games bound it (Wilson over them, t-scaled), never a point.
-    lo, hi = standing_interval([1.0] * 8, 160)
-    assert lo < 0.99 and hi == 1.0
+    # Every environment the same: no spread to measure, so the environments are the evidence
+    # (Wilson at 8, t-scaled: 5.49 effective games), never the games, never a point.
+    lo, hi = standing_interval([1.0] * 8, 1120)
+    assert (lo, hi) == (pytest.approx(0.588, abs=1e-3), 1.0)
+    assert standing_interval([1.0] * 8, 160) == (lo, hi)
+    # The method earlier rounds name falls back to every game there (and is kept to verify them).
+    assert standing_interval([1.0] * 8, 1120, floor=False)[0] > 0.99
     assert standing_interval([0.5], 20) == (0.0, 1.0)
+
+
+def test_the_interval_holds_when_every_drawn_environment_gives_the_same_score():
+    # A deterministic agent that wins every game except in a tenth of the pool, where it
+    # collapses and loses every game: in 43% of 8-environment rounds it draws no collapse and
+    # every score is 1.0. Over 1,120 games Wilson's interval is [0.995, 1.0] then; the truth is
+    # 0.9. Each environment is one observation, so the interval must still hold its 95%.
+    rng = np.random.default_rng(20261204)
+    envs, games, truth, rounds = 8, 1120, 0.9, 4000
+    hits = old_hits = fallback_hits = 0
+    for _ in range(rounds):
+        column = [1.0 if rng.random() < truth else 0.0 for _ in range(envs)]
+        lo, hi = standing_interval(column, games)
+        hits += lo <= truth <= hi
+        lo, hi = standing_interval(column, games, floor=False)
+        fallback_hits += lo <= truth <= hi
+        lo, hi = wilson(rnd(float(np.mean(column))), games)
+        old_hits += lo <= truth <= hi
+    coverage = hits / rounds
+    print(f"coverage {coverage:.3f}; falling back to the games {fallback_hits / rounds:.3f}; "
+          f"Wilson over games {old_hits / rounds:.3f}")
+    assert 0.93 <= coverage, coverage
+    assert fallback_hits / rounds < 0.8  # the earlier method: far short, so the test can tell

@@ -40,7 +40,7 @@ def test_a_round_of_eight_publishes_standing_elo_and_verifies(dirs):
         assert agent["record"]["games"] == 28 and agent["standing"]["faulted_games"] == 0
         lo, hi = agent["standing"]["interval"]
         assert lo <= agent["standing"]["value"] <= hi
-        assert agent["standing"]["method"] == "environments-deff"  # a round names how its interval was made
+        assert agent["standing"]["method"] == "environments-floor"  # a round names how its interval was made
     assert sorted(a["standing"]["rank"] for a in data["agents"])[0] == 1
     # Scored games: 8 agents x 3 checkpoints x 2, plus 28 pairs x 2, per environment.
     assert data["games"]["count"] == 2 * (8 * 3 * 2 + 28 * 2)

@@ -10,9 +10,10 @@ Writes tests/site/fixtures/:
                the final is pending review and after the competition ended, and the site
                settings for each.
 
-The rounds: a public round with a field of 3 (no standing; replays once ended); the
-professor's ladder round (rules withheld) with 10 entrants, agents' faults and an injected
-arena fault that was re-run; a requested ladder run of one; the final with the same field.
+The rounds: a public round on 2 environments (private: never on the site); a public round on
+8 environments with a field of 3 (no standing; its replays open at once); the professor's
+ladder round (rules withheld) with 10 entrants, agents' faults and an injected arena fault
+that was re-run; a requested ladder run of one (private); the final with the same field.
 Every command runs from the repository root with relative paths, so no machine path is
 recorded in a fixture. The arena fault is injected the way tests/rounds/test_arena_faults.py
 does it (the first launch of one entrant fails with `launch_failed`); the rest is the CLI.
@@ -75,10 +76,13 @@ def play_rounds() -> dict[str, str]:
     ids = {}
     ids["public"] = arena(["round", "--tier", "public", "--agents", "random", "greedy", "alice=tests/agents/random_agent",
                            "--envs", "random-2 most/standard,random-2 fewest/short-1", *SMALL, *out])
+    ids["public8"] = arena(["round", "--tier", "public", "--agents", "random", "greedy", "carol=examples/greedy",
+                            "--envs", "8", *SMALL, *out])
     ids["ladder"] = arena(["round", "--tier", "ladder", "--agents", *FIELD, "--envs", "8", "--seed", LADDER_SEED,
                            "--tier-seed", LADDER_TIER_SEED, *SMALL, *out], inject=True)
     ids["requested"] = arena(["round", "--tier", "ladder", "--agents", "alice=tests/agents/random_agent", "--envs", "8",
-                              "--seed", LADDER_SEED + "-alice", "--tier-seed", LADDER_TIER_SEED, *SMALL, *out])
+                              "--seed", LADDER_SEED + "-alice", "--tier-seed", LADDER_TIER_SEED, "--requested", *SMALL,
+                              *out])
     ids["final"] = arena(["round", "--tier", "final", "--agents", *FIELD, "--envs", "8", "--seed", FINAL_SEED,
                           "--tier-seed", FINAL_TIER_SEED, *SMALL, *out])
     return ids
@@ -106,7 +110,9 @@ def write_settings(ids: dict[str, str]) -> None:
     (REPO / FIXTURES / "accounts.yaml").write_text("".join(lines), encoding="utf-8")
     for state, banner in (("running", "The final is under review; standings follow once staff publish them."),
                           ("ended", None)):
+        # Every public round is dated here, so the goldens do not depend on when git saw the files.
         text = (f"{header}schema_version: 1\nseries:\n  name: \"Fixture course, autumn term\"\n  rounds:\n"
+                f"    - {{id: {ids['public8']}, date: 2026-10-20, title: \"Practice round\"}}\n"
                 f"    - {{id: {ids['ladder']}, date: 2026-11-02, title: \"Round 1\"}}\n"
                 f"    - {{id: {ids['final']}, date: 2026-12-14, title: \"Final\"}}\n"
                 f"announcement: {'null' if banner is None else repr(banner)}\n"
@@ -123,6 +129,11 @@ def main() -> int:
     # path on this machine; the site's tests do not read it, so it is not kept as a fixture.
     for plan in (REPO / PRIVATE).glob("*/plan.json"):
         plan.unlink()
+    # The rounds are kept as their YAML alone, as rounds written before JSON twins are: the
+    # site's tests write twins themselves to check that both read the same.
+    for folder in (ROUNDS, PRIVATE):
+        for twin in (REPO / folder).glob("*.json"):
+            twin.unlink()
     write_settings(ids)
     print(f"fixtures: {ids}", file=sys.stderr)
     from tests.site.goldens import main as goldens

@@ -174,3 +174,68 @@ def test_every_page_loads_cleanly_in_chromium(state, site_running, site_ended, t
     assert messages == []
     assert [p for p in pages if p not in requested] == []
     assert "style.css" in requested
+
+
+MEASURE = """
+const f = document.getElementById('f');
+f.addEventListener('load', () => {
+  const d = f.contentDocument, w = f.contentWindow;
+  const seen = el => { const r = el.getBoundingClientRect(), s = w.getComputedStyle(el);
+                       return s.display !== 'none' && s.visibility !== 'hidden' && r.width > 0 && r.left >= -1
+                              && r.right <= w.innerWidth + 1; };
+  const text = el => el.innerText.replace(/\\s+/g, ' ').trim();
+  const rows = [...d.querySelectorAll('table.standings tbody tr')].map(
+    tr => [...tr.cells].filter(seen).map(text).join(' | '));
+  const links = [...d.querySelectorAll('header.site nav a')];
+  const ticks = [...d.querySelectorAll('svg.curves text.tick')].map(t => t.getBoundingClientRect().height);
+  const out = {rows, navLines: new Set(links.map(a => Math.round(a.getBoundingClientRect().top))).size,
+               navCount: links.length, tickPx: ticks.length ? Math.min(...ticks) : null,
+               pageWidth: d.documentElement.scrollWidth, frameWidth: w.innerWidth};
+  document.getElementById('out').textContent = JSON.stringify(out);
+});"""
+
+
+def measure(site: Path, page: str, width: int, tmp_path: Path) -> dict:
+    """What a reader sees of `page` in a window `width` px wide: each standings row's visible
+    cells as text, how many lines the navigation takes, the curves' smallest tick label."""
+    import json
+
+    harness = (f'<!DOCTYPE html><html><head><link rel="icon" href="data:,"><title>probe</title></head><body>'
+               f'<iframe id="f" src="/{page}" width="{width}" height="900" style="border:0"></iframe>'
+               f'<pre id="out">not measured</pre><script>{MEASURE}</script></body></html>')
+    server, _ = serve(site, {"/__measure__.html": harness})
+    try:
+        dom = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                              "--virtual-time-budget=20000", "--dump-dom",
+                              f"http://127.0.0.1:{server.server_address[1]}/__measure__.html"],
+                             capture_output=True, text=True, timeout=120).stdout
+    finally:
+        server.shutdown()
+    found = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)
+    assert found and found.group(1) != "not measured", dom[-2000:]
+    import html as html_mod
+
+    return json.loads(html_mod.unescape(found.group(1)))
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_board_reads_at_a_laptops_and_a_phones_width(site_ended, tmp_path, width):
+    seen = measure(site_ended, "index.html", width, tmp_path)
+    assert seen["pageWidth"] <= seen["frameWidth"] + 1, seen  # nothing pushed off to the side
+    erin = next(r for r in seen["rows"] if "erin" in r)
+    if width == 1280:
+        assert seen["navCount"] == 7 and seen["navLines"] == 1, seen  # one line of short items
+        assert "✕" in erin and "agent_error 8" in erin, erin
+    else:
+        # The interval, W-D-L with the games lost by fault, and the fault are on screen, in words.
+        assert re.search(r"0\.000 \(0\.000–0\.\d{3}\)", erin), erin
+        assert "lost by fault" in erin and "faults: agent_error 8" in erin, erin
+        minimax = next(r for r in seen["rows"] if "minimax" in r)
+        assert "W–D–L" in minimax and "no faults" in minimax, minimax
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_curves_labels_are_readable(site_ended, tmp_path, width):
+    ladder = next(p for p in sorted((site_ended / "rounds").glob("ladder-*.html")) if "Round 1" in p.read_text())
+    seen = measure(site_ended, f"rounds/{ladder.name}", width, tmp_path)
+    assert seen["tickPx"] is not None and seen["tickPx"] >= 9, seen  # 6 px before: unreadable on a phone

@@ -11,27 +11,30 @@ import pytest
 import yaml
 
 from grader.cli import main as arena
-from grader.metrics import INTERVAL_ENVIRONMENTS
+from grader.metrics import INTERVAL_ENVIRONMENTS_FLOOR
 from grader.results import dump_yaml, load_games
 from grader.site import build
 from grader.verify import recompute
 from tests.site.goldens import DATA_COMMIT, FIXTURES
 
 pytestmark = pytest.mark.timeout(120)
-LADDER = "ladder-a9668b4f5d"
+LADDER = "ladder-51a798c1f2"
 
 
 def new_method_round(rounds: Path) -> dict:
-    """The fixture ladder round in `rounds`, with standings as a round now writes them."""
+    """The fixture ladder round in `rounds`, with standings as a round now writes them; `old`
+    holds each agent's interval by the first arena's method (Wilson over the games)."""
     rounds.mkdir()
     shutil.copy(FIXTURES / "rounds" / f"{LADDER}.yaml", rounds)
     shutil.copytree(FIXTURES / "rounds" / LADDER, rounds / LADDER)
     doc = yaml.safe_load((rounds / f"{LADDER}.yaml").read_text())
-    for a in doc["agents"]:
-        a["standing"]["method"] = INTERVAL_ENVIRONMENTS
     games = load_games(rounds / f"{LADDER}.yaml", doc)
+    for a in doc["agents"]:
+        a["standing"].pop("method", None)  # a round that names no method: Wilson over the games
+    old = {a["name"]: a["standing"]["interval"] for a in recompute(doc, games)["agents"]}
+    for a in doc["agents"]:
+        a["standing"]["method"] = INTERVAL_ENVIRONMENTS_FLOOR
     fresh = {a["name"]: a["standing"] for a in recompute(doc, games)["agents"]}
-    old = {a["name"]: a["standing"]["interval"] for a in doc["agents"]}
     for a in doc["agents"]:
         a["standing"] = fresh[a["name"]]
     (rounds / f"{LADDER}.yaml").write_text(dump_yaml(doc), encoding="utf-8")

@@ -27,20 +27,25 @@ def round_ids() -> dict[str, str]:
     ids = {}
     for path in sorted((FIXTURES / "rounds").glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
-        kind = doc["round"]["tier"] + ("-one" if len(doc["field"]) == 1 else "")
+        kind = (doc["round"]["tier"] + ("-one" if len(doc["field"]) == 1 else "")
+                + ("-small" if doc["provenance"]["config"]["environments"] < 8 else ""))
         ids[kind] = doc["round"]["id"]
     return ids
 
 
 def test_the_fixture_set_covers_the_cases():
     ids = round_ids()
-    assert set(ids) == {"public", "ladder", "ladder-one", "final"}
+    assert set(ids) == {"public", "public-small", "ladder", "ladder-one", "final"}
     ladder = yaml.safe_load((FIXTURES / "rounds" / f"{ids['ladder']}.yaml").read_text())
     assert ladder["disclosure"]["profile"] == "staff" and ladder["round"]["standing_published"]
     assert ladder["provenance"]["execution"]["arena_faults"], "an environment the arena failed and re-ran"
     assert any(a["faulted_envs"] for a in ladder["agents"]), "agents' faults"
     public = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public']}.yaml").read_text())
-    assert not public["round"]["standing_published"] and len(public["field"]) < 8
+    assert not public["round"]["standing_published"] and len(public["field"]) < 8 and not public["round"]["private"]
+    small = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public-small']}.yaml").read_text())
+    assert small["round"]["private"] and small["provenance"]["config"]["environments"] == 2
+    requested = yaml.safe_load((FIXTURES / "rounds" / f"{ids['ladder-one']}.yaml").read_text())
+    assert requested["provenance"]["config"]["requested"] and requested["round"]["private"]
 
 
 def test_while_the_final_is_under_review_nothing_of_it_is_shown(site_running):
@@ -57,13 +62,13 @@ def test_the_published_final_leads_the_board(site_ended):
     ids = round_ids()
     index = (site_ended / "index.html").read_text()
     assert "pending review" not in index and ids["final"] in index
-    assert "Final" in index and "2026-12-14" in index and "final tier" in index
+    assert "Final" in index and "2026-12-14" in index and "Final tier" in index
 
 
 def test_the_leaderboard_names_the_sae_window_under_the_table(site_running):
     index = (site_running / "index.html").read_text()
     assert re.search(r"B<sub>0</sub> = 5</span>.*B<sub>max</sub> = 10</span>", index, re.S)
-    assert "tie group" in index and "95% interval (Wilson)" in index
+    assert "tie group" in index and "95% interval (over environments)" in index
 
 
 def small_board(tmp_path: Path, round_id: str) -> str:
@@ -75,27 +80,32 @@ def small_board(tmp_path: Path, round_id: str) -> str:
     return (out / "index.html").read_text()
 
 
-def test_a_field_under_eight_has_no_standing(tmp_path):
-    index = small_board(tmp_path, round_ids()["ladder-one"])
-    assert "no standing is published" in index and "a field of one plays no round-robin" in index
-    assert "95% interval" not in index and "tie group" not in index
+def test_a_field_under_eight_has_no_standing(site_running):
+    public = round_ids()["public"]  # 8 environments, a field of 3: public, but no standing
+    page = (site_running / "rounds" / f"{public}.html").read_text()
+    assert "no standing is published" in page and "Results by agent (no standing: a field of 3)" in page
+    assert "<h2 id=\"standings\">Standings</h2>" not in page
+    assert "95% interval (over" not in page and "95% interval (Wilson)" not in page and "tie group" not in page
+    assert public not in (site_running / "index.html").read_text().split("Every public round")[0]
 
 
 def test_a_private_round_never_makes_the_leaderboard(tmp_path):
-    index = small_board(tmp_path, round_ids()["public"])  # 2 environments: private
-    assert "No round of Small has been published yet" in index
-
-
-def test_replays_only_once_ended_and_only_with_moves(site_running, site_ended):
     ids = round_ids()
-    assert not (site_running / "replays").exists()
-    assert "Replays open when the competition has ended" in (site_running / "rounds" / f"{ids['public']}.html").read_text()
-    games = sorted((site_ended / "replays" / ids["public"]).glob("g*.html"))
+    index = small_board(tmp_path, ids["public-small"])  # 2 environments: private, dated newest
+    assert ids["public-small"] not in index and ids["ladder"] in index  # the board follows the rules
+
+
+def test_replays_of_public_rounds_at_once_and_only_with_moves(site_running, site_ended):
+    ids = round_ids()
     public = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public']}.yaml").read_text())
-    assert len(games) == public["games"]["count"]
-    first = games[0].read_text()
+    for site in (site_running, site_ended):  # its moves are published: no waiting for the end
+        games = sorted((site / "replays" / ids["public"]).glob("g*.html"))
+        assert len(games) == public["games"]["count"]
+        assert "move by move" in (site / "rounds" / f"{ids['public']}.html").read_text()
+    first = sorted((site_running / "replays" / ids["public"]).glob("g*.html"))[0].read_text()
     assert "the opening; black to move" in first and "Result:" in first and "Rules:" in first
     assert first.count('class="frame"') >= 5
+    assert "Replays open when the competition has ended" in (site_running / "rounds" / f"{ids['ladder']}.html").read_text()
     for rid in (ids["ladder"], ids["final"]):
         assert not (site_ended / "replays" / rid).exists()
         assert "carries no moves" in (site_ended / "rounds" / f"{rid}.html").read_text()
@@ -180,9 +190,12 @@ def test_every_page_has_the_footer_with_the_data_commit(site_ended):
 def test_account_history_lists_placings_and_windows(site_ended):
     ids = round_ids()
     alice = (site_ended / "accounts" / "alice.html").read_text()
-    for rid in (ids["ladder"], ids["ladder-one"], ids["final"], ids["public"]):
+    for rid in (ids["ladder"], ids["final"]):
         assert rid in alice
-    assert "of 10" in alice and "no standing" in alice and "[5, 10]" in alice
+    for rid in (ids["ladder-one"], ids["public-small"]):  # private: her requested run, a 2-environment round
+        assert rid not in alice
+    assert "of 10" in alice and "[5, 10]" in alice
+    assert "no standing" in (site_ended / "accounts" / "carol.html").read_text()  # the public round, a field of 3
     assert "Not approved yet" in (site_ended / "accounts" / "heidi.html").read_text()
 
 
@@ -233,7 +246,7 @@ def test_the_command_line_builds_the_site(tmp_path, capsys):
 def test_the_demo_site_names_its_round_on_the_leaderboard(tmp_path):
     from grader.commands.demo import build_site, demo_site_config
 
-    round_id = "ladder-a9668b4f5d"  # the fixtures' one round that is not private
+    round_id = "ladder-51a798c1f2"  # the fixtures' one round that is not private
     config = demo_site_config(tmp_path, round_id)
     line = build_site(FIXTURES / "rounds", tmp_path / "site", config)
     index = (tmp_path / "site" / "index.html").read_text()

@@ -47,12 +47,14 @@ def short_site(tmp_path_factory) -> tuple[Path, str]:
     return out, round_id
 
 
-def test_the_leaderboard_header_names_budget_and_checkpoints_and_marks_a_short_round(short_site):
+def test_the_round_header_names_budget_and_checkpoints_and_marks_a_short_round(short_site):
     site, round_id = short_site
-    text = words((site / "index.html").read_text())
+    text = words((site / "rounds" / f"{round_id}.html").read_text())
     assert "2 entrants on 28 environments, budget 2 games, checkpoints 0, 2 below the canonical budget of 2000." in text
-    assert "budget 2 games, checkpoints 0, 2 below the canonical budget of 2000" in words(
-        (site / "rounds" / f"{round_id}.html").read_text())
+    # A public round of a field of 2 is no professor's round and has no standing: never the board.
+    board = words((site / "index.html").read_text())
+    assert "No round of Short has been published yet that can stand on the board" in board
+    assert f"the newest is {round_id} (public tier, 2 entrants on 28 environments)" in board
 
 
 def test_a_full_round_is_not_marked(site_ended):
@@ -61,11 +63,15 @@ def test_a_full_round_is_not_marked(site_ended):
 
 
 def test_one_non_zero_checkpoint_says_no_sae_instead_of_an_empty_window(short_site):
-    site, _ = short_site
-    text = words((site / "index.html").read_text())
+    site, round_id = short_site
+    page = (site / "rounds" / f"{round_id}.html").read_text()
+    text = words(page)
     assert "No SAE: one non-zero checkpoint in this round (0, 2 games), so its window is empty" in text
     assert "B0 = 2" not in text and "Bmax = 2" not in text
-    assert text.count("no SAE") == 2  # one cell per agent, not a number
+    assert page.count('">no SAE</span>') == 2  # one cell per agent, not a number
+    # Said where the curves are too: two points each, not a learning curve.
+    assert ("No SAE in this round: its checkpoints (0, 2 games) have one non-zero checkpoint, so the SAE window is "
+            "empty and every agent's SAE reads \"no SAE\". The curves below are 2 points each, not a learning curve") in text
 
 
 def test_the_round_page_keeps_its_sentences_apart(short_site, site_ended):
