@@ -105,9 +105,12 @@ def check_network(network: str) -> None:
 
 
 def runner_rlimits(limits: Limits, per_user_nproc: bool) -> str:
-    """The runner's --rlimits JSON. RLIMIT_NPROC counts every process of the
-    user, so it is only set where the runner has a user of its own (a user
-    namespace or a container); `per_user_nproc=False` leaves it out."""
+    """The runner's --rlimits JSON. RLIMIT_NPROC counts every process of the user in the
+    user namespace, so it is only set where the sandbox has a user namespace of its own (the
+    local sandbox: then it is that sandbox's alone); `per_user_nproc=False` leaves it out
+    where the uid is shared with other sandboxes or the host (a docker container, whose
+    uid is the host's: there the container's own pids cgroup alone counts its processes,
+    since a per-uid limit would be one pool for every container at once)."""
     values = {
         "as": limits.address_space_bytes,
         "data": limits.address_space_bytes,

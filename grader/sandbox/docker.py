@@ -3,7 +3,9 @@
 Policy (the same as the local sandbox): no network (`network_mode="none"`; the
 egress tier gets the default bridge, its own network namespace, so the host's
 loopback stays unreachable), read-only root, size-capped tmpfs /tmp and /dev/shm, a
-pids limit, memory = memory+swap, a CPU quota, every capability dropped,
+pids limit (the container's own pids cgroup: the only count of its processes and threads, since
+its uid is shared with every other container and RLIMIT_NPROC would be one pool for them all),
+memory = memory+swap, a CPU quota, every capability dropped,
 no-new-privileges, the engine's default seccomp profile with the arena's own filter
 stacked on it by the runner (grader/runner/syscall_filter.py: the same list as the
 embedded sandbox's), a non-root user (uid 10001 on the host too), no core dumps; the
@@ -253,7 +255,7 @@ class DockerSandbox:
                    agent_dir or str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
         if command is None:
             command = ["python3", "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
-                       "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=True)]
+                       "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=False)]
             if fifos is not None:
                 command += ["--fifos", FIFO_MOUNT]
         if fifos is not None:
