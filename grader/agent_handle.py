@@ -24,12 +24,12 @@ import numpy as np
 from grader import protocol
 from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits
-from grader.policy import Conduct, not_an_int
+from grader.policy import Conduct, hard_extension, not_an_int, own_act_seconds
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.sandbox.image import NUMPY_VERSION
 from grader.seat.clock import SessionClock
 from grader.seat.ledger import ActStats, Ledger
-from grader.seat.transport import EXPIRED, ActFrame, Expired, InProcessTransport, PipeTransport
+from grader.seat.transport import EXPIRED, ActFrame, ActReply, Expired, InProcessTransport, PipeTransport
 from grader.submission import Submission
 
 VERSION_MAX = 40  # characters kept of each version the runner reports
@@ -74,6 +74,7 @@ class AgentHandle:
         self._checked_obs: np.ndarray | None = None  # the arrays `act` last found fit to send
         self._checked_mask: np.ndarray | None = None
         self._checked_board: tuple[ActFrame, float] | None = None
+        self._extended = 0.0  # the run-queue delay the last act's hard limit was extended by
 
     # -- life cycle ---------------------------------------------------------
     @classmethod
@@ -223,26 +224,56 @@ class AgentHandle:
         else:
             obs, mask, board = self._checked_views(obs, mask)
         frame, pace_stop = board  # type: ignore[misc]
+        transport = self.transport
+        sched = transport.sched  # type: ignore[union-attr]
+        before = None if sched is None else sched.sample()
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
-        reply = self.transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
+        reply = transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
+        if reply is EXPIRED and before is not None:
+            reply, deadline = self._act_extended(before, start, deadline)
         now = time.monotonic()
+        # The time charged is the agent's own: the host's contention (run-queue delay) is not.
+        elapsed = charged = now - start
+        if before is not None:
+            charged = own_act_seconds(elapsed, *sched.since(before))  # type: ignore[union-attr]
         if type(reply) is int and reply < mask.size:
-            stats = self.ledger.count_act(now - start)
+            stats = self.ledger.count_act(charged, elapsed - charged)
             # The pace's early stop and the CPU check run only when one may be due: this is every move.
             if stats.total_seconds > pace_stop * stats.count or now >= self.ledger.next_cpu_check:
                 return self._after_act(reply, frame.shape)
             return reply, None
         if not isinstance(reply, dict):
             if isinstance(reply, int):  # the plain action of a cell off the board
-                self.ledger.count_act(now - start)
+                self.ledger.count_act(charged, elapsed - charged)
                 return None, self._bad_act_reply({"op": protocol.OP_ACTION, "action": reply}, mask.size)
             return None, self._failed(reply, "act", deadline)
-        self.ledger.count_act(now - start)
+        self.ledger.count_act(charged, elapsed - charged)
         action = reply.get("action")
         if reply["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
             return None, self._bad_act_reply(reply, mask.size)
         return self._after_act(action, frame.shape)
+
+    def _act_extended(self, before, start: float, deadline: float) -> tuple[ActReply, float]:
+        """An act with no reply by its hard limit: waited for longer by the run-queue delay it
+        met meanwhile (grader.policy.hard_extension: at most once more the hard limit), so that
+        the host's contention does not cost the agent the move; (the reply or EXPIRED, the
+        deadline it last had). An agent that hangs meets no delay of the host's and is
+        stopped at the hard limit, or, spinning on a busy host, by twice it."""
+        transport = self.transport
+        sched = transport.sched  # type: ignore[union-attr]
+        assert sched is not None  # `act` extends only where it sampled the delay
+        reply: ActReply = EXPIRED
+        extended = self._extended = 0.0
+        while reply is EXPIRED and not self.clock.at_ceiling(deadline):
+            extension = hard_extension(sched.since(before)[1], self.limits)
+            if extension <= extended:
+                break
+            extended = extension
+            self._extended = extension
+            deadline = self.clock.deadline(start, self.limits.act_hard_seconds + extension)
+            reply = transport.receive(deadline, "act")  # type: ignore[union-attr]
+        return reply, deadline
 
     def _board(self, shape: tuple) -> tuple[ActFrame, float]:
         """The act frame of an observation of `shape` (3, rows, cols), and its pace stop (the
@@ -357,7 +388,10 @@ class AgentHandle:
                 return self._fail(FaultKind.TIMEOUT, f"environment wall ceiling of {self.limits.env_wall_seconds:g} s "
                                   f"reached during {what}")
             if what == "act":
-                return self._fail(FaultKind.TIMEOUT, f"no reply to act within the hard limit of {self.limits.act_hard_seconds:g} s")
+                extended = (f", extended by {self._extended:.2f} s of run-queue delay (the host's contention)"
+                            if self._extended else "")
+                return self._fail(FaultKind.TIMEOUT, f"no reply to act within the hard limit of "
+                                  f"{self.limits.act_hard_seconds:g} s{extended}")
             return self._fail(FaultKind.TIMEOUT, f"no reply to {what} within {self.limits.prepare_seconds:g} s")
         assert isinstance(reply, Fault)
         if reply.kind in (FaultKind.EOF, FaultKind.LAUNCH_FAILED) and self._check_cpu(force=True):

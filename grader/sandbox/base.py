@@ -54,6 +54,10 @@ class SandboxProcess(Protocol):
     def cpu_seconds(self) -> float | None:
         """CPU time used by the sandbox's processes so far, if measurable."""
 
+    def pids(self) -> list[int]:
+        """The sandbox's processes as the host sees them (its cgroup's, else its first's), to
+        read their run-queue delay (grader.sandbox.schedstat); empty once it has ended."""
+
     def lost(self) -> str | None:
         """Why the sandbox's own machinery failed under the agent (its engine stopped, or it
         was stopped from outside), or None: then an end of the runner is the agent's."""
@@ -299,6 +303,9 @@ class PopenProcess:
 
     def memory_kill(self) -> str | None:
         return None if self.cgroup is None else self.cgroup.memory_kill()
+
+    def pids(self) -> list[int]:
+        return self.cgroup.pids() if self.cgroup is not None else [self.popen.pid]
 
     def suspend(self) -> None:
         # The cgroup holds every process, whatever session it moved to; without one, the

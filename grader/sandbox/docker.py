@@ -174,6 +174,9 @@ class DockerProcess:
     def cpu_seconds(self) -> float | None:
         return None if self.cgroup is None else self.cgroup.cpu_seconds()
 
+    def pids(self) -> list[int]:
+        return self.cgroup.pids() if self.cgroup is not None else [self.pid]
+
     def suspend(self) -> None:
         # From the host, with no engine call: the container's cgroup freezer, else a signal
         # per process. Where the container's cgroup is not readable here its processes go on

@@ -1,0 +1,115 @@
+"""How long a sandbox's threads ran and waited for a CPU, read on the host (Linux schedstat).
+
+`/proc/<pid>/task/<tid>/schedstat` holds a thread's time on a CPU and its time runnable but
+waiting on a run queue (the run-queue delay), in nanoseconds. The delay is what the host's
+contention took from the thread: the pace charges an agent its wall time less that delay
+(grader.policy.own_act_seconds). A sample is read once before and once after each act, so it
+must cost microseconds: each thread's file is held open and read again with pread (about a
+microsecond), and the list of threads is read again only every REFRESH_SECONDS or when a
+thread it holds has ended. A thread started since the last refresh is not counted until the
+next one: its delay is then not credited, which can only charge the agent more, never less.
+
+The thread that waits for the agent's reply (this process's, the caller's) is sampled too:
+its own delay, after the reply came and before it was read, is the host's as well.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Callable
+
+REFRESH_SECONDS = 0.5
+# The calling thread's own schedstat file, opened once per thread for the process's life.
+_OWN = threading.local()
+# {thread id: (ns on a CPU, ns waiting on a run queue)}, and the caller's own thread's pair.
+Sample = tuple[dict[int, tuple[int, int]], tuple[int, int]]
+
+
+def _read(fd: int) -> tuple[int, int] | None:
+    try:
+        fields = os.pread(fd, 96, 0).split()
+        return int(fields[0]), int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None  # the thread has ended (ESRCH)
+
+
+def available() -> bool:
+    """Whether this kernel keeps per-thread schedstat (CONFIG_SCHED_INFO)."""
+    return os.path.exists("/proc/thread-self/schedstat")
+
+
+class SchedClock:
+    """The run time and run-queue delay of a sandbox's threads (`pids` lists its processes as
+    the host sees them) and of the calling thread."""
+
+    def __init__(self, pids: Callable[[], list[int]]):
+        self._pids = pids
+        self._fds: dict[int, int] = {}
+        self._next_refresh = 0.0
+
+    def _refresh(self) -> None:
+        self._next_refresh = time.monotonic() + REFRESH_SECONDS
+        wanted: set[tuple[int, int]] = set()
+        for pid in self._pids():
+            try:
+                wanted.update((pid, int(tid)) for tid in os.listdir(f"/proc/{pid}/task"))
+            except OSError:
+                continue  # the process ended meanwhile
+        for tid in [tid for tid in self._fds if tid not in {t for _, t in wanted}]:
+            os.close(self._fds.pop(tid))
+        for pid, tid in wanted:
+            if tid not in self._fds:
+                try:
+                    self._fds[tid] = os.open(f"/proc/{pid}/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+                except OSError:
+                    pass  # ended meanwhile
+
+    @staticmethod
+    def _own_fd() -> int | None:
+        fd = getattr(_OWN, "fd", None)
+        if fd is None:
+            try:
+                fd = _OWN.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+            except OSError:
+                return None
+        return fd
+
+    def sample(self) -> Sample:
+        """Every counted thread's (run ns, wait ns) now, and the calling thread's."""
+        if time.monotonic() >= self._next_refresh:
+            self._refresh()
+        found = {}
+        ended = False
+        for tid, fd in self._fds.items():
+            pair = _read(fd)
+            if pair is None:
+                ended = True
+            else:
+                found[tid] = pair
+        if ended:
+            self._next_refresh = 0.0  # the next sample reads the thread list again
+        own_fd = self._own_fd()
+        own = (_read(own_fd) if own_fd is not None else None) or (0, 0)
+        return found, own
+
+    def since(self, before: Sample) -> tuple[float, float]:
+        """(seconds the sandbox's threads ran, seconds they and the calling thread waited on a
+        run queue) since `before`, over the threads counted in both samples."""
+        then, own_then = before
+        now, own_now = self.sample()
+        ran = waited = 0
+        for tid, (run, wait) in now.items():
+            old = then.get(tid)
+            if old is not None:
+                ran += run - old[0]
+                waited += wait - old[1]
+        waited += own_now[1] - own_then[1]
+        return ran / 1e9, waited / 1e9
+
+    def close(self) -> None:
+        """Release the held files."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
