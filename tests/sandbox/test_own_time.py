@@ -82,7 +82,7 @@ def test_the_sched_clock_sees_a_contended_process_wait(one_busy_core):
 
 def test_a_contended_agent_is_charged_its_own_time(launch, one_busy_core):
     # A pace the agent's 10 ms of work keeps, and its wall time beside two spinners does not.
-    limits = dataclasses.replace(DEFAULT_LIMITS, pace_seconds_per_cell=0.025 / 64, pace_min_acts=20,
+    limits = dataclasses.replace(DEFAULT_LIMITS, pace_seconds_per_cell=0.015 / 64, pace_min_acts=20,
                                  pace_stop_factor=100.0, act_hard_seconds=5.0, prepare_seconds=20.0)
     handle = launch("fixed_work", limits=limits)
     assert handle.prepare(ENV_INFO) is None
