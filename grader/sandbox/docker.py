@@ -45,7 +45,7 @@ from grader.sandbox import image as agent_image
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits, session_folder, stage_session, sweep_sessions,
                                  user_temp_folder)
-from grader.sandbox import pinning
+from grader.sandbox import pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -224,6 +224,7 @@ class DockerSandbox:
         self._client = None
         self.swept: list[str] = []
         self._record: agent_image.ImageRecord | None = None
+        self._layers: tuple[str, ...] | None = None
 
     def engine(self):
         """The engine's client, made at first use, when the leftovers of dead arenas are swept
@@ -247,6 +248,19 @@ class DockerSandbox:
 
     def image(self) -> dict:
         return self.image_record().to_dict()
+
+    def layer_roots(self) -> tuple[str, ...]:
+        """The host folders holding the image's files (its overlay layers), whose page cache
+        each start drops (grader.sandbox.pagecache); none where the engine's storage driver
+        keeps no such folders, or they are not readable here."""
+        if self._layers is None:
+            try:
+                data = self.engine().images.get(self.image_tag).attrs["GraphDriver"]["Data"] or {}
+            except Exception:
+                data = {}  # the start that follows says what is wrong with the image
+            self._layers = tuple(path for key in ("UpperDir", "LowerDir")
+                                 for path in (data.get(key) or "").split(":") if path and os.path.isdir(path))
+        return self._layers
 
     def container_options(self, submission: Submission, limits: Limits, network: Network,
                           fifos: str | None = None, command: list[str] | None = None,
@@ -311,6 +325,8 @@ class DockerSandbox:
                 else:  # an arena run by a user in the docker group: the folder's name is the secret
                     os.chmod(io / name, 0o666)
             agent, runner = stage_session(folder, submission.path)
+            # Whatever earlier sessions read of the image and the runner is read from the disk again.
+            pagecache.evict(pagecache.files_under(self.layer_roots() + (str(runner),)))
             # The host's readers first, so the runner's writers open at once.
             fds += [os.open(io / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) for name in ("out", "err")]
             try:
