@@ -10,9 +10,9 @@ The model is the schedule a round follows on its runners:
   two agents of a pairing take turns.
 - Inside one environment, on a runner of C cores, the entrants' sessions play at the same time:
   an entrant's checkpoints and self-play hold one core, a pairing game holds two (one per
-  agent), and every agent plays one game at a time. The environment takes the longer of its
-  core time over C cores and its longest chain (an entrant's learning, then its pairings one
-  after another).
+  agent; on one core, the one), and every agent plays one game at a time. The environment
+  takes the longer of its core time over C cores and its longest chain (an entrant's
+  learning, then its pairings one after another).
 - The environments are shared over the runners as `grader.schedule.shard_indices` shares
   them; a runner plays its environments one after another, and the round takes as long as its
   slowest runner.
@@ -36,7 +36,7 @@ from grader.schedule import games_per_env, shard_indices
 # The live memory of one entrant's sandbox, by backend: an idle agent after prepare() (the
 # runner, numpy imported) with the sandbox's own processes on the host. Measured with the
 # example agents by `python -m benchmarks capacity` (docs/runners.md).
-LIVE_MEMORY_PER_ENTRANT = {"local": 18 * MIB, "docker": 30 * MIB}
+LIVE_MEMORY_PER_ENTRANT = {"local": 18 * MIB, "docker": 33 * MIB}
 OPENING_CELLS = 4
 
 
@@ -171,7 +171,7 @@ def env_cost(board: Board, entrants: int, checkpoints: list[int], per_checkpoint
     learning = budget * game + len(checkpoints) * per_checkpoint * game / 2
     pairing_games = entrants * (entrants - 1) // 2 * per_pairing
     cpu = entrants * learning + pairing_games * game
-    core_seconds = entrants * learning + pairing_games * game * 2  # a pairing game holds two cores
+    core_seconds = entrants * learning + pairing_games * game * min(2, cores)  # a pairing game holds two cores
     chain = learning + (entrants - 1) * per_pairing * game
     wall = max(core_seconds / cores, chain)
     return EnvCost(board.name, f"{board.rows}x{board.cols}",
@@ -243,10 +243,8 @@ def boards_for(tier: str, envs: str | None, tier_seed: str | None) -> tuple[list
     tier's are drawn from its seed, and without it planned as the largest (`unknown_boards`)."""
     from grader.rounds.orchestrate import select_envs
     if tier in ("ladder", "final") and tier_seed is None:
-        if envs is not None and not envs.isdigit():
-            raise CapacityError(f"--envs {envs!r}: naming a {tier} environment needs the tier seed "
-                                "(--tier-seed or ARENA_TIER_SEED); give a count instead")
-        return unknown_boards(tier, int(envs) if envs else None), False
+        count = None if envs is None else int(envs) if envs.isdigit() else len(envs.split(","))
+        return unknown_boards(tier, count), False
     return [Board.of(spec) for spec in select_envs(tier, envs, tier_seed)], True
 
 

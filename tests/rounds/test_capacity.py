@@ -113,3 +113,8 @@ def test_capacity_reads_the_fields_measured_speed(tmp_path, capsys):
     path.write_text(yaml.safe_dump(field))
     assert main(["capacity", "--tier", "public", "--field", str(path), "--runners", "4", "--cores", "4"]) == 1
     assert "entrants[0].pace_fraction" in capsys.readouterr()[1]
+
+
+def test_on_one_core_a_pairing_game_holds_the_one():
+    cost = env_cost(EIGHT, 3, [0, 4], 2, 2, 4, cores=1, act_seconds=0.0064)
+    assert cost.wall_seconds == pytest.approx(cost.cpu_seconds)  # every game one after another
