@@ -27,6 +27,7 @@ from grader.limits import DEFAULT_LIMITS, Limits
 from grader.policy import Conduct, hard_extension, not_an_int, own_act_seconds
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.sandbox.image import NUMPY_VERSION
+from grader.sandbox.schedstat import Sample
 from grader.seat.clock import SessionClock
 from grader.seat.ledger import ActStats, Ledger
 from grader.seat.transport import EXPIRED, ActFrame, ActReply, Expired, InProcessTransport, PipeTransport
@@ -75,6 +76,7 @@ class AgentHandle:
         self._checked_mask: np.ndarray | None = None
         self._checked_board: tuple[ActFrame, float] | None = None
         self._extended = 0.0  # the run-queue delay the last act's hard limit was extended by
+        self._sched_mark: Sample | None = None  # the schedstat sample at the end of the last act of a run
 
     # -- life cycle ---------------------------------------------------------
     @classmethod
@@ -180,6 +182,7 @@ class AgentHandle:
         if self.transport is not None:
             self.transport.resume()
         self.clock.resume()
+        self._sched_mark = None  # the next act starts a run of its own
 
     def enter_phase(self, phase: str) -> None:
         """The acts from now on belong to `phase` (grader.policy.PHASES), whose pace is
@@ -226,17 +229,22 @@ class AgentHandle:
         frame, pace_stop = board  # type: ignore[misc]
         transport = self.transport
         sched = transport.sched  # type: ignore[union-attr]
-        before = None if sched is None else sched.sample()
+        # The run-queue delay is read from the end of the last act (the opponent's turn between
+        # costs this agent nothing it could use: the time charged is never less than its CPU).
+        mark = self._sched_mark
+        if mark is None and sched is not None:
+            mark = sched.sample()
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
         reply = transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
-        if reply is EXPIRED and before is not None:
-            reply, deadline = self._act_extended(before, start, deadline)
+        if reply is EXPIRED and mark is not None:
+            reply, deadline = self._act_extended(mark, start, deadline)
         now = time.monotonic()
         # The time charged is the agent's own: the host's contention (run-queue delay) is not.
         elapsed = charged = now - start
-        if before is not None:
-            charged = own_act_seconds(elapsed, *sched.since(before))  # type: ignore[union-attr]
+        if mark is not None:
+            after = self._sched_mark = sched.sample()  # type: ignore[union-attr]
+            charged = own_act_seconds(elapsed, *sched.delta(mark, after))  # type: ignore[union-attr]
         if type(reply) is int and reply < mask.size:
             stats = self.ledger.count_act(charged, elapsed - charged)
             # The pace's early stop and the CPU check run only when one may be due: this is every move.
@@ -254,7 +262,7 @@ class AgentHandle:
             return None, self._bad_act_reply(reply, mask.size)
         return self._after_act(action, frame.shape)
 
-    def _act_extended(self, before, start: float, deadline: float) -> tuple[ActReply, float]:
+    def _act_extended(self, mark: Sample, start: float, deadline: float) -> tuple[ActReply, float]:
         """An act with no reply by its hard limit: waited for longer by the run-queue delay it
         met meanwhile (grader.policy.hard_extension: at most once more the hard limit), so that
         the host's contention does not cost the agent the move; (the reply or EXPIRED, the
@@ -266,7 +274,7 @@ class AgentHandle:
         reply: ActReply = EXPIRED
         extended = self._extended = 0.0
         while reply is EXPIRED and not self.clock.at_ceiling(deadline):
-            extension = hard_extension(sched.since(before)[1], self.limits)
+            extension = hard_extension(sched.delta(mark, sched.sample())[1], self.limits)
             if extension <= extended:
                 break
             extended = extension
@@ -366,6 +374,7 @@ class AgentHandle:
         """A request that is answered `ok` (prepare, observe_outcome, freeze): None, or its fault."""
         if self.fault is not None:
             return self.fault
+        self._sched_mark = None  # what the agent computes in this call is no act's
         start = time.perf_counter()
         deadline = self.clock.deadline(time.monotonic(), self.limits.prepare_seconds)
         reply = self.transport.call(header, deadline, what)  # type: ignore[union-attr]

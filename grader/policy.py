@@ -29,9 +29,11 @@ session with `timeout` and `budget`.
 
 The agent's own time. An act is charged its wall time less what the host's contention took
 from it: the run-queue delay of the sandbox's threads (and of the arena's thread awaiting the
-reply), read on the host (grader.sandbox.schedstat), but never less than the CPU time the
-sandbox's threads used in it (`own_act_seconds`): a delay an agent makes for itself, threads
-of its own queued behind each other on its core, credits nothing. The pace, the soft limit
+reply) since the agent's previous act of a run of them, read on the host
+(grader.sandbox.schedstat), but never less than the CPU time the sandbox's threads used in that
+span nor more than the wall time (`own_act_seconds`): a delay an agent makes for itself
+(threads of its own queued behind each other on its core, or pondering while its opponent is
+to move) credits nothing it could compute with. The pace, the soft limit
 and the early stop judge that time. The hard limit is on the wall clock, extended by the
 run-queue delay of the call so far, at most once more the hard limit (`hard_extension`): an
 agent that hangs, asleep or spinning, is stopped by twice the hard limit whatever the host.

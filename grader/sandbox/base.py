@@ -55,8 +55,9 @@ class SandboxProcess(Protocol):
         """CPU time used by the sandbox's processes so far, if measurable."""
 
     def pids(self) -> list[int]:
-        """The sandbox's processes as the host sees them (its cgroup's, else its first's), to
-        read their run-queue delay (grader.sandbox.schedstat); empty once it has ended."""
+        """The processes that run the agent's side of the sandbox as the host sees them (its
+        cgroup's, else its first's; not a launcher of the sandbox's that only waits, such as the
+        outer bwrap), to read their run-queue delay (grader.sandbox.schedstat)."""
 
     def lost(self) -> str | None:
         """Why the sandbox's own machinery failed under the agent (its engine stopped, or it
@@ -305,7 +306,12 @@ class PopenProcess:
         return None if self.cgroup is None else self.cgroup.memory_kill()
 
     def pids(self) -> list[int]:
-        return self.cgroup.pids() if self.cgroup is not None else [self.popen.pid]
+        if self.cgroup is None:
+            return [self.popen.pid]
+        # The first process is the outer bwrap (or the runner itself, without a namespace):
+        # the runner is its child, so a cgroup of more than one leaves the waiting bwrap out.
+        pids = self.cgroup.pids()
+        return [pid for pid in pids if pid != self.popen.pid] if len(pids) > 1 else pids
 
     def suspend(self) -> None:
         # The cgroup holds every process, whatever session it moved to; without one, the

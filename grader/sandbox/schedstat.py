@@ -3,10 +3,10 @@
 `/proc/<pid>/task/<tid>/schedstat` holds a thread's time on a CPU and its time runnable but
 waiting on a run queue (the run-queue delay), in nanoseconds. The delay is what the host's
 contention took from the thread: the pace charges an agent its wall time less that delay
-(grader.policy.own_act_seconds). A sample is read once before and once after each act, so it
-must cost microseconds: each thread's file is held open and read again with pread (about a
-microsecond), and the list of threads is read again only every REFRESH_SECONDS or when a
-thread it holds has ended. A thread started since the last refresh is not counted until the
+(grader.policy.own_act_seconds). A sample is read after each act (and before the first of a
+run of acts), so it must cost microseconds: each thread's file is held open and read again
+with pread (a microsecond or a few), and the list of threads is read again only every
+REFRESH_SECONDS or when a thread it holds has ended. A thread started since the last refresh is not counted until the
 next one: its delay is then not credited, which can only charge the agent more, never less.
 
 The thread that waits for the agent's reply (this process's, the caller's) is sampled too:
@@ -23,8 +23,9 @@ from typing import Callable
 REFRESH_SECONDS = 0.5
 # The calling thread's own schedstat file, opened once per thread for the process's life.
 _OWN = threading.local()
-# {thread id: (ns on a CPU, ns waiting on a run queue)}, and the caller's own thread's pair.
-Sample = tuple[dict[int, tuple[int, int]], tuple[int, int]]
+# (the thread list's generation, each counted thread's (ns on a CPU, ns waiting) or None when it
+# has ended, the calling thread's pair).
+Sample = tuple[int, list, tuple[int, int]]
 
 
 def _read(fd: int) -> tuple[int, int] | None:
@@ -46,25 +47,32 @@ class SchedClock:
 
     def __init__(self, pids: Callable[[], list[int]]):
         self._pids = pids
-        self._fds: dict[int, int] = {}
+        self._tids: list[int] = []
+        self._fds: list[int] = []
+        # Bumped when a thread leaves the list: samples of two generations are not compared
+        # thread by thread (new threads are appended, so a sample stays a prefix of the next).
+        self._generation = 0
         self._next_refresh = 0.0
 
     def _refresh(self) -> None:
         self._next_refresh = time.monotonic() + REFRESH_SECONDS
-        wanted: set[tuple[int, int]] = set()
+        wanted: dict[int, int] = {}  # tid -> pid
         for pid in self._pids():
             try:
-                wanted.update((pid, int(tid)) for tid in os.listdir(f"/proc/{pid}/task"))
+                wanted.update((int(tid), pid) for tid in os.listdir(f"/proc/{pid}/task"))
             except OSError:
                 continue  # the process ended meanwhile
-        for tid in [tid for tid in self._fds if tid not in {t for _, t in wanted}]:
-            os.close(self._fds.pop(tid))
-        for pid, tid in wanted:
-            if tid not in self._fds:
+        if any(tid not in wanted for tid in self._tids):
+            self.close()
+            self._generation += 1
+        for tid, pid in wanted.items():
+            if tid not in self._tids:
                 try:
-                    self._fds[tid] = os.open(f"/proc/{pid}/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
+                    fd = os.open(f"/proc/{pid}/task/{tid}/schedstat", os.O_RDONLY | os.O_CLOEXEC)
                 except OSError:
-                    pass  # ended meanwhile
+                    continue  # ended meanwhile
+                self._tids.append(tid)
+                self._fds.append(fd)
 
     @staticmethod
     def _own_fd() -> int | None:
@@ -80,36 +88,32 @@ class SchedClock:
         """Every counted thread's (run ns, wait ns) now, and the calling thread's."""
         if time.monotonic() >= self._next_refresh:
             self._refresh()
-        found = {}
-        ended = False
-        for tid, fd in self._fds.items():
-            pair = _read(fd)
-            if pair is None:
-                ended = True
-            else:
-                found[tid] = pair
-        if ended:
-            self._next_refresh = 0.0  # the next sample reads the thread list again
+        pairs = [_read(fd) for fd in self._fds]
+        if None in pairs:
+            self._next_refresh = 0.0  # a thread ended: the next sample reads the list again
         own_fd = self._own_fd()
         own = (_read(own_fd) if own_fd is not None else None) or (0, 0)
-        return found, own
+        return self._generation, pairs, own
 
-    def since(self, before: Sample) -> tuple[float, float]:
+    @staticmethod
+    def delta(before: Sample, after: Sample) -> tuple[float, float]:
         """(seconds the sandbox's threads ran, seconds they and the calling thread waited on a
-        run queue) since `before`, over the threads counted in both samples."""
-        then, own_then = before
-        now, own_now = self.sample()
+        run queue) from `before` to `after`, over the threads counted in both samples (none
+        when a thread left the list in between: then only the calling thread's delay counts)."""
+        generation, then, own_then = before
+        now_generation, now, own_now = after
         ran = waited = 0
-        for tid, (run, wait) in now.items():
-            old = then.get(tid)
-            if old is not None:
-                ran += run - old[0]
-                waited += wait - old[1]
+        if generation == now_generation:
+            for old, new in zip(then, now):
+                if old is not None and new is not None:
+                    ran += new[0] - old[0]
+                    waited += new[1] - old[1]
         waited += own_now[1] - own_then[1]
         return ran / 1e9, waited / 1e9
 
     def close(self) -> None:
         """Release the held files."""
-        for fd in self._fds.values():
+        for fd in self._fds:
             os.close(fd)
         self._fds.clear()
+        self._tids.clear()

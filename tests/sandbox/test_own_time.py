@@ -71,7 +71,7 @@ def test_the_sched_clock_sees_a_contended_process_wait(one_busy_core):
         clock = schedstat.SchedClock(lambda: [child.pid])
         before = clock.sample()
         time.sleep(1.0)
-        ran, waited = clock.since(before)
+        ran, waited = clock.delta(before, clock.sample())
     finally:
         child.kill()
         child.join()
