@@ -232,19 +232,22 @@ class AgentHandle:
         # The run-queue delay is read from the end of the last act (the opponent's turn between
         # costs this agent nothing it could use: the time charged is never less than its CPU).
         mark = self._sched_mark
-        if mark is None and sched is not None:
-            mark = sched.sample()
+        own_start = None
+        if sched is not None:
+            if mark is None:
+                mark = sched.sample()
+            own_start = sched.own()  # the arena's own thread: its delay counts only during the call
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
         reply = transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
         if reply is EXPIRED and mark is not None:
-            reply, deadline = self._act_extended(mark, start, deadline)
+            reply, deadline = self._act_extended(mark, own_start, start, deadline)
         now = time.monotonic()
         # The time charged is the agent's own: the host's contention (run-queue delay) is not.
         elapsed = charged = now - start
         if mark is not None:
             after = self._sched_mark = sched.sample()  # type: ignore[union-attr]
-            charged = own_act_seconds(elapsed, *sched.delta(mark, after))  # type: ignore[union-attr]
+            charged = own_act_seconds(elapsed, *sched.delta(mark, after, own_start))  # type: ignore[union-attr]
         if type(reply) is int and reply < mask.size:
             stats = self.ledger.count_act(charged, elapsed - charged)
             # The pace's early stop and the CPU check run only when one may be due: this is every move.
@@ -262,7 +265,8 @@ class AgentHandle:
             return None, self._bad_act_reply(reply, mask.size)
         return self._after_act(action, frame.shape)
 
-    def _act_extended(self, mark: Sample, start: float, deadline: float) -> tuple[ActReply, float]:
+    def _act_extended(self, mark: Sample, own_start: tuple[int, int] | None, start: float,
+                      deadline: float) -> tuple[ActReply, float]:
         """An act with no reply by its hard limit: waited for longer by the run-queue delay it
         met meanwhile (grader.policy.hard_extension: at most once more the hard limit), so that
         the host's contention does not cost the agent the move; (the reply or EXPIRED, the
@@ -274,7 +278,7 @@ class AgentHandle:
         reply: ActReply = EXPIRED
         extended = self._extended = 0.0
         while reply is EXPIRED and not self.clock.at_ceiling(deadline):
-            extension = hard_extension(sched.delta(mark, sched.sample())[1], self.limits)
+            extension = hard_extension(sched.delta(mark, sched.sample(), own_start)[1], self.limits)
             if extension <= extended:
                 break
             extended = extension

@@ -9,8 +9,9 @@ with pread (a microsecond or a few), and the list of threads is read again only 
 REFRESH_SECONDS or when a thread it holds has ended. A thread started since the last refresh is not counted until the
 next one: its delay is then not credited, which can only charge the agent more, never less.
 
-The thread that waits for the agent's reply (this process's, the caller's) is sampled too:
-its own delay, after the reply came and before it was read, is the host's as well.
+The thread that waits for the agent's reply (this process's, the caller's) is sampled too, at
+the start and the end of the call: its own delay, after the reply came and before it was read,
+is the host's as well (between calls it works for others: its delay then is no act's).
 """
 
 from __future__ import annotations
@@ -84,6 +85,11 @@ class SchedClock:
                 return None
         return fd
 
+    def own(self) -> tuple[int, int]:
+        """The calling thread's (run ns, wait ns) now."""
+        fd = self._own_fd()
+        return (_read(fd) if fd is not None else None) or (0, 0)
+
     def sample(self) -> Sample:
         """Every counted thread's (run ns, wait ns) now, and the calling thread's."""
         if time.monotonic() >= self._next_refresh:
@@ -91,17 +97,19 @@ class SchedClock:
         pairs = [_read(fd) for fd in self._fds]
         if None in pairs:
             self._next_refresh = 0.0  # a thread ended: the next sample reads the list again
-        own_fd = self._own_fd()
-        own = (_read(own_fd) if own_fd is not None else None) or (0, 0)
-        return self._generation, pairs, own
+        return self._generation, pairs, self.own()
 
     @staticmethod
-    def delta(before: Sample, after: Sample) -> tuple[float, float]:
+    def delta(before: Sample, after: Sample, own_before: tuple[int, int] | None = None) -> tuple[float, float]:
         """(seconds the sandbox's threads ran, seconds they and the calling thread waited on a
         run queue) from `before` to `after`, over the threads counted in both samples (none
-        when a thread left the list in between: then only the calling thread's delay counts)."""
+        when a thread left the list in between: then only the calling thread's delay counts);
+        the calling thread's from `own_before` when given (its delay is the host's only while
+        it waits for the reply)."""
         generation, then, own_then = before
         now_generation, now, own_now = after
+        if own_before is not None:
+            own_then = own_before
         ran = waited = 0
         if generation == now_generation:
             for old, new in zip(then, now):
