@@ -61,7 +61,8 @@ def play(tmp: Path) -> dict[str, dict]:
     close = AgentHandle.close
 
     def kept(handle: AgentHandle) -> None:
-        phases.append({p: 1e3 * s.mean_seconds for p, s in handle.phase_stats.items() if s.count})
+        phases.append({p: 1e3 * s.mean_seconds for p, s in handle.phase_stats.items() if s.count}
+                      | {p + " queued": 1e3 * s.queued_seconds / s.count for p, s in handle.phase_stats.items() if s.count})
         close(handle)
 
     AgentHandle.close = kept  # type: ignore[method-assign]
@@ -114,14 +115,21 @@ def main() -> int:
           f"against random, round seed {SEED!r}, local sandbox, one worker pinned to a core")
     print(f"  quiet, then beside {LOAD_PROCESSES} spinning processes (1-min load average {load:.1f} at the end)")
     head = " ".join(f"{f'win {c}':>8}" for c in CHECKPOINTS)
-    print(f"  {'environment':<34} {'run':<6} {head} {'ms cpoint':>9} {'ms self':>9} {'pace':>6}  (mean act() per phase)")
+    print(f"  {'environment':<34} {'run':<6} {head} {'ms cpoint':>9} {'ms self':>9} {'pace':>6} {'queued':>7}  "
+          "(mean act() per phase, as charged: the wall time less the run-queue delay; queued: the mean delay "
+          "not charged in the checkpoint games)")
     for name in quiet:
         for label, run in (("quiet", quiet), ("loaded", busy)):
             r = run[name]
             wins = " ".join(f"{r['wins'].get(c, 0):>5}/{GAMES}" for c in CHECKPOINTS)
             fault = f"  fault: {r['fault']['kind']}" if r["fault"] else ""
             acts = " ".join(f"{r['act_ms'].get(p, 0.0):>9.2f}" for p in (CHECKPOINT, SELF_PLAY))
-            print(f"  {name:<34} {label:<6} {wins} {acts} {r['pace_ms']:>6.1f}{fault}")
+            queued = r["act_ms"].get(CHECKPOINT + " queued", 0.0)
+            print(f"  {name:<34} {label:<6} {wins} {acts} {r['pace_ms']:>6.1f} {queued:>7.2f}{fault}")
+    verdicts = {label: [(name, (r["fault"] or {}).get("kind")) for name, r in run.items()]
+                for label, run in (("quiet", quiet), ("loaded", busy))}
+    print(f"  verdicts: {'the same' if verdicts['quiet'] == verdicts['loaded'] else 'DIFFERENT'} quiet and loaded "
+          f"({', '.join(n + ': ' + (k or 'no fault') for n, k in verdicts['loaded'])})")
     total = {label: sum(r["wins"].get(BUDGET, 0) for r in run.values()) for label, run in (("quiet", quiet), ("loaded", busy))}
     n = GAMES * len(quiet)
     print(f"  wins at {BUDGET} games: quiet {total['quiet']}/{n}, loaded {total['loaded']}/{n} "

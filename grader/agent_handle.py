@@ -24,12 +24,13 @@ import numpy as np
 from grader import protocol
 from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits
-from grader.policy import Conduct, not_an_int
+from grader.policy import Conduct, hard_extension, not_an_int, own_act_seconds
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.sandbox.image import NUMPY_VERSION
+from grader.sandbox.schedstat import Sample
 from grader.seat.clock import SessionClock
 from grader.seat.ledger import ActStats, Ledger
-from grader.seat.transport import EXPIRED, ActFrame, Expired, InProcessTransport, PipeTransport
+from grader.seat.transport import EXPIRED, ActFrame, ActReply, Expired, InProcessTransport, PipeTransport
 from grader.submission import Submission
 
 VERSION_MAX = 40  # characters kept of each version the runner reports
@@ -74,6 +75,8 @@ class AgentHandle:
         self._checked_obs: np.ndarray | None = None  # the arrays `act` last found fit to send
         self._checked_mask: np.ndarray | None = None
         self._checked_board: tuple[ActFrame, float] | None = None
+        self._extended = 0.0  # the run-queue delay the last act's hard limit was extended by
+        self._sched_mark: Sample | None = None  # the schedstat sample at the end of the last act of a run
 
     # -- life cycle ---------------------------------------------------------
     @classmethod
@@ -179,6 +182,7 @@ class AgentHandle:
         if self.transport is not None:
             self.transport.resume()
         self.clock.resume()
+        self._sched_mark = None  # the next act starts a run of its own
 
     def enter_phase(self, phase: str) -> None:
         """The acts from now on belong to `phase` (grader.policy.PHASES), whose pace is
@@ -223,26 +227,65 @@ class AgentHandle:
         else:
             obs, mask, board = self._checked_views(obs, mask)
         frame, pace_stop = board  # type: ignore[misc]
+        transport = self.transport
+        sched = transport.sched  # type: ignore[union-attr]
+        # The run-queue delay is read from the end of the last act (the opponent's turn between
+        # costs this agent nothing it could use: the time charged is never less than its CPU).
+        mark = self._sched_mark
+        own_start = None
+        if sched is not None:
+            if mark is None:
+                mark = sched.sample()
+            own_start = sched.own()  # the arena's own thread: its delay counts only during the call
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
-        reply = self.transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
+        reply = transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
+        if reply is EXPIRED and mark is not None:
+            reply, deadline = self._act_extended(mark, own_start, start, deadline)
         now = time.monotonic()
+        # The time charged is the agent's own: the host's contention (run-queue delay) is not.
+        elapsed = charged = now - start
+        if mark is not None:
+            after = self._sched_mark = sched.sample()  # type: ignore[union-attr]
+            charged = own_act_seconds(elapsed, *sched.delta(mark, after, own_start))  # type: ignore[union-attr]
         if type(reply) is int and reply < mask.size:
-            stats = self.ledger.count_act(now - start)
+            stats = self.ledger.count_act(charged, elapsed - charged)
             # The pace's early stop and the CPU check run only when one may be due: this is every move.
             if stats.total_seconds > pace_stop * stats.count or now >= self.ledger.next_cpu_check:
                 return self._after_act(reply, frame.shape)
             return reply, None
         if not isinstance(reply, dict):
             if isinstance(reply, int):  # the plain action of a cell off the board
-                self.ledger.count_act(now - start)
+                self.ledger.count_act(charged, elapsed - charged)
                 return None, self._bad_act_reply({"op": protocol.OP_ACTION, "action": reply}, mask.size)
             return None, self._failed(reply, "act", deadline)
-        self.ledger.count_act(now - start)
+        self.ledger.count_act(charged, elapsed - charged)
         action = reply.get("action")
         if reply["op"] != protocol.OP_ACTION or type(action) is not int or not 0 <= action < mask.size:
             return None, self._bad_act_reply(reply, mask.size)
         return self._after_act(action, frame.shape)
+
+    def _act_extended(self, mark: Sample, own_start: tuple[int, int] | None, start: float,
+                      deadline: float) -> tuple[ActReply, float]:
+        """An act with no reply by its hard limit: waited for longer by the run-queue delay it
+        met meanwhile (grader.policy.hard_extension: at most once more the hard limit), so that
+        the host's contention does not cost the agent the move; (the reply or EXPIRED, the
+        deadline it last had). An agent that hangs meets no delay of the host's and is
+        stopped at the hard limit, or, spinning on a busy host, by twice it."""
+        transport = self.transport
+        sched = transport.sched  # type: ignore[union-attr]
+        assert sched is not None  # `act` extends only where it sampled the delay
+        reply: ActReply = EXPIRED
+        extended = self._extended = 0.0
+        while reply is EXPIRED and not self.clock.at_ceiling(deadline):
+            extension = hard_extension(sched.delta(mark, sched.sample(), own_start)[1], self.limits)
+            if extension <= extended:
+                break
+            extended = extension
+            self._extended = extension
+            deadline = self.clock.deadline(start, self.limits.act_hard_seconds + extension)
+            reply = transport.receive(deadline, "act")  # type: ignore[union-attr]
+        return reply, deadline
 
     def _board(self, shape: tuple) -> tuple[ActFrame, float]:
         """The act frame of an observation of `shape` (3, rows, cols), and its pace stop (the
@@ -335,6 +378,7 @@ class AgentHandle:
         """A request that is answered `ok` (prepare, observe_outcome, freeze): None, or its fault."""
         if self.fault is not None:
             return self.fault
+        self._sched_mark = None  # what the agent computes in this call is no act's
         start = time.perf_counter()
         deadline = self.clock.deadline(time.monotonic(), self.limits.prepare_seconds)
         reply = self.transport.call(header, deadline, what)  # type: ignore[union-attr]
@@ -357,7 +401,10 @@ class AgentHandle:
                 return self._fail(FaultKind.TIMEOUT, f"environment wall ceiling of {self.limits.env_wall_seconds:g} s "
                                   f"reached during {what}")
             if what == "act":
-                return self._fail(FaultKind.TIMEOUT, f"no reply to act within the hard limit of {self.limits.act_hard_seconds:g} s")
+                extended = (f", extended by {self._extended:.2f} s of run-queue delay (the host's contention)"
+                            if self._extended else "")
+                return self._fail(FaultKind.TIMEOUT, f"no reply to act within the hard limit of "
+                                  f"{self.limits.act_hard_seconds:g} s{extended}")
             return self._fail(FaultKind.TIMEOUT, f"no reply to {what} within {self.limits.prepare_seconds:g} s")
         assert isinstance(reply, Fault)
         if reply.kind in (FaultKind.EOF, FaultKind.LAUNCH_FAILED) and self._check_cpu(force=True):

@@ -27,6 +27,7 @@ COMMAND_MODULES = [
     "grader.commands.play",
     "grader.commands.image",
     "grader.commands.round",
+    "grader.commands.capacity",
     "grader.commands.merge",
     "grader.commands.verify",
     "grader.commands.demo",

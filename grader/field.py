@@ -19,11 +19,11 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from grader.accounts import load_registry
-from grader.documents import format_time, utc_now
+from grader.documents import DocumentError, check_envelope, format_time, read_yaml, utc_now
 from grader.sandbox.base import Sandbox
 from grader.sealing import REPACKAGE, SealError, is_package, read_package, sha256
 from grader.smoke import SmokeSettings, run_smoke
@@ -48,6 +48,9 @@ class FieldEntry:
     digest: str
     path: str
     flags: list[str] = field(default_factory=list)
+    # Its smoke test's mean act() time as a fraction of the pace, over the boards (None: not
+    # smoke-tested): the field's measured speed in the round's capacity plan.
+    pace_fraction: float | None = None
 
 
 @dataclass
@@ -148,10 +151,41 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
         if copy_to is not None:
             path = copy_to / account.handle
             shutil.copytree(folder, path, dirs_exist_ok=False)
-        result.entrants.append(FieldEntry(account.handle, account.github_id, manifest.digest, str(path), flags))
+        result.entrants.append(FieldEntry(account.handle, account.github_id, manifest.digest, str(path), flags,
+                                          None if sandbox is None else pace_fraction(report)))
     result.excluded += unapproved_submissions(root, registry)
     result.excluded.sort(key=lambda item: item["handle"])
     return result
+
+
+def pace_fraction(report) -> float | None:
+    """A smoke report's mean act() time as a fraction of each board's pace, over its boards
+    (None when no board timed an act)."""
+    timed = [b.mean_act_ms / b.pace_ms for b in report.boards if b.mean_act_ms is not None and b.pace_ms > 0]
+    return round(sum(timed) / len(timed), 4) if timed else None
+
+
+def read_field_speeds(path: Path) -> list[float | None]:
+    """Each entrant's `pace_fraction` from a field document `arena field` wrote; DocumentError
+    naming what is wrong with it."""
+    data = read_yaml(path)
+    problems = check_envelope(data, str(path), SCHEMA_VERSION, [f.name for f in fields(Field)] + ["schema_version"])
+    entrants = data.get("entrants")
+    if not isinstance(entrants, list):
+        problems.append(f"entrants: expected a list, got {type(entrants).__name__}")
+        entrants = []
+    speeds: list[float | None] = []
+    for i, entry in enumerate(entrants):
+        value = entry.get("pace_fraction") if isinstance(entry, dict) else None
+        if not isinstance(entry, dict):
+            problems.append(f"entrants[{i}]: expected a mapping, got {type(entry).__name__}")
+        elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            problems.append(f"entrants[{i}].pace_fraction: expected a number >= 0 or null, got {value!r}")
+            value = None
+        speeds.append(value)
+    if problems:
+        raise DocumentError(str(path), problems)
+    return speeds
 
 
 def unapproved_submissions(root: Path, registry) -> list[dict]:

@@ -26,6 +26,17 @@ over `pace_stop_factor` times the pace in the phase under way is stopped early
 session one over the pace in any phase faults (`pace_fault`, checked by whoever
 closes the session). The environment wall ceiling and the CPU share end the
 session with `timeout` and `budget`.
+
+The agent's own time. An act is charged its wall time less what the host's contention took
+from it: the run-queue delay of the sandbox's threads (and of the arena's thread awaiting the
+reply) since the agent's previous act of a run of them, read on the host
+(grader.sandbox.schedstat), but never less than the CPU time the sandbox's threads used in that
+span nor more than the wall time (`own_act_seconds`): a delay an agent makes for itself
+(threads of its own queued behind each other on its core, or pondering while its opponent is
+to move) credits nothing it could compute with. The pace, the soft limit
+and the early stop judge that time. The hard limit is on the wall clock, extended by the
+run-queue delay of the call so far, at most once more the hard limit (`hard_extension`): an
+agent that hangs, asleep or spinning, is stopped by twice the hard limit whatever the host.
 """
 
 from __future__ import annotations
@@ -88,6 +99,26 @@ PHASES = {SELF_PLAY: "the self-play games", CHECKPOINT: "the checkpoint games", 
 # (`budget`) and the pace of a phase judged on its whole mean (`timeout`). An entrant with one
 # of these may have played its whole schedule with no game ended by its fault (grader.verify).
 SESSION_END_KINDS = frozenset({FaultKind.BUDGET, FaultKind.TIMEOUT})
+
+
+# The most the run-queue delay may extend an act's hard limit, as a multiple of that limit.
+HARD_EXTENSION_FACTOR = 1.0
+
+
+def own_act_seconds(elapsed: float, ran: float, queued: float) -> float:
+    """The time an act is charged: its wall time `elapsed` less the run-queue delay `queued`,
+    but not less than the CPU time `ran` its sandbox used meanwhile, nor more than `elapsed`."""
+    own = elapsed - queued
+    if own < ran:
+        own = ran
+    return own if own < elapsed else elapsed
+
+
+def hard_extension(queued: float, limits: Limits) -> float:
+    """How far past the hard limit an act may run: the run-queue delay it met so far, at most
+    HARD_EXTENSION_FACTOR times the hard limit."""
+    cap = HARD_EXTENSION_FACTOR * limits.act_hard_seconds
+    return max(0.0, queued if queued < cap else cap)
 
 
 def _phase_text(phase: str) -> str:

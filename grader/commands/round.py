@@ -24,6 +24,7 @@ from pathlib import Path
 from grader.cli import ARENA_FAILED, UsageError
 from grader.commands.doctor import checks_for, missing_required
 from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
+from grader.rounds.capacity import plan_of_round
 from grader.rounds.plan import MAX_ARENA_FAULTS
 from grader.sandbox import ISOLATING
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
@@ -192,6 +193,10 @@ def run(args: argparse.Namespace) -> int:
                      ladder_rules=args.ladder_rules,
                      public_round=public_round_baseline(args.public_round) if args.public_round else None,
                      max_arena_faults=args.max_arena_faults, requested=args.requested)
+    shard = parse_shard(args.shard)
+    # What the round costs, before it plays: on the shards' runners, of this one's --jobs cores.
+    print("arena round: " + "\n".join(plan_of_round(plan, shard[1] if shard else 1, args.jobs).lines()),
+          file=sys.stderr)
     outcome = run_round(plan, args.out, private_folder(args.private_out, args.tier), args.jobs,
                         parse_shard(args.shard), command_of(args, hidden))
     if outcome.status == "published":

@@ -54,6 +54,11 @@ class SandboxProcess(Protocol):
     def cpu_seconds(self) -> float | None:
         """CPU time used by the sandbox's processes so far, if measurable."""
 
+    def pids(self) -> list[int]:
+        """The processes that run the agent's side of the sandbox as the host sees them (its
+        cgroup's, else its first's; not a launcher of the sandbox's that only waits, such as the
+        outer bwrap), to read their run-queue delay (grader.sandbox.schedstat)."""
+
     def lost(self) -> str | None:
         """Why the sandbox's own machinery failed under the agent (its engine stopped, or it
         was stopped from outside), or None: then an end of the runner is the agent's."""
@@ -105,9 +110,12 @@ def check_network(network: str) -> None:
 
 
 def runner_rlimits(limits: Limits, per_user_nproc: bool) -> str:
-    """The runner's --rlimits JSON. RLIMIT_NPROC counts every process of the
-    user, so it is only set where the runner has a user of its own (a user
-    namespace or a container); `per_user_nproc=False` leaves it out."""
+    """The runner's --rlimits JSON. RLIMIT_NPROC counts every process of the user in the
+    user namespace, so it is only set where the sandbox has a user namespace of its own (the
+    local sandbox: then it is that sandbox's alone); `per_user_nproc=False` leaves it out
+    where the uid is shared with other sandboxes or the host (a docker container, whose
+    uid is the host's: there the container's own pids cgroup alone counts its processes,
+    since a per-uid limit would be one pool for every container at once)."""
     values = {
         "as": limits.address_space_bytes,
         "data": limits.address_space_bytes,
@@ -296,6 +304,14 @@ class PopenProcess:
 
     def memory_kill(self) -> str | None:
         return None if self.cgroup is None else self.cgroup.memory_kill()
+
+    def pids(self) -> list[int]:
+        if self.cgroup is None:
+            return [self.popen.pid]
+        # The first process is the outer bwrap (or the runner itself, without a namespace):
+        # the runner is its child, so a cgroup of more than one leaves the waiting bwrap out.
+        pids = self.cgroup.pids()
+        return [pid for pid in pids if pid != self.popen.pid] if len(pids) > 1 else pids
 
     def suspend(self) -> None:
         # The cgroup holds every process, whatever session it moved to; without one, the

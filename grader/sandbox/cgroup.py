@@ -184,6 +184,18 @@ class Cgroup:
                 pass  # that folder is already gone: no process can be left in it
         return sorted(found)
 
+    def pids_max(self) -> int | None:
+        """The group's own limit on its processes and threads (pids.max), None where it has
+        no pids controller or sets none ("max")."""
+        path = self.dirs.get("pids")
+        if path is None:
+            return None
+        try:
+            text = _read(path / "pids.max").strip()
+        except OSError:
+            return None
+        return int(text) if text.isdigit() else None
+
     def cpu_seconds(self) -> float | None:
         """CPU time used by every process of the group so far."""
         path = self.dirs.get("cpuacct")

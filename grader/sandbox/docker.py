@@ -3,7 +3,9 @@
 Policy (the same as the local sandbox): no network (`network_mode="none"`; the
 egress tier gets the default bridge, its own network namespace, so the host's
 loopback stays unreachable), read-only root, size-capped tmpfs /tmp and /dev/shm, a
-pids limit, memory = memory+swap, a CPU quota, every capability dropped,
+pids limit (the container's own pids cgroup: the only count of its processes and threads, since
+its uid is shared with every other container and RLIMIT_NPROC would be one pool for them all),
+memory = memory+swap, a CPU quota, every capability dropped,
 no-new-privileges, the engine's default seccomp profile with the arena's own filter
 stacked on it by the runner (grader/runner/syscall_filter.py: the same list as the
 embedded sandbox's), a non-root user (uid 10001 on the host too), no core dumps; the
@@ -43,7 +45,7 @@ from grader.sandbox import image as agent_image
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits, session_folder, stage_session, sweep_sessions,
                                  user_temp_folder)
-from grader.sandbox import pinning
+from grader.sandbox import pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -172,6 +174,9 @@ class DockerProcess:
     def cpu_seconds(self) -> float | None:
         return None if self.cgroup is None else self.cgroup.cpu_seconds()
 
+    def pids(self) -> list[int]:
+        return self.cgroup.pids() if self.cgroup is not None else [self.pid]
+
     def suspend(self) -> None:
         # From the host, with no engine call: the container's cgroup freezer, else a signal
         # per process. Where the container's cgroup is not readable here its processes go on
@@ -219,6 +224,7 @@ class DockerSandbox:
         self._client = None
         self.swept: list[str] = []
         self._record: agent_image.ImageRecord | None = None
+        self._layers: tuple[str, ...] | None = None
 
     def engine(self):
         """The engine's client, made at first use, when the leftovers of dead arenas are swept
@@ -243,6 +249,19 @@ class DockerSandbox:
     def image(self) -> dict:
         return self.image_record().to_dict()
 
+    def layer_roots(self) -> tuple[str, ...]:
+        """The host folders holding the image's files (its overlay layers), whose page cache
+        each start drops (grader.sandbox.pagecache); none where the engine's storage driver
+        keeps no such folders, or they are not readable here."""
+        if self._layers is None:
+            try:
+                data = self.engine().images.get(self.image_tag).attrs["GraphDriver"]["Data"] or {}
+            except Exception:
+                data = {}  # the start that follows says what is wrong with the image
+            self._layers = tuple(path for key in ("UpperDir", "LowerDir")
+                                 for path in (data.get(key) or "").split(":") if path and os.path.isdir(path))
+        return self._layers
+
     def container_options(self, submission: Submission, limits: Limits, network: Network,
                           fifos: str | None = None, command: list[str] | None = None,
                           agent_dir: str | None = None, runner_dir: str | None = None) -> dict:
@@ -253,7 +272,7 @@ class DockerSandbox:
                    agent_dir or str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
         if command is None:
             command = ["python3", "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
-                       "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=True)]
+                       "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=False)]
             if fifos is not None:
                 command += ["--fifos", FIFO_MOUNT]
         if fifos is not None:
@@ -306,6 +325,8 @@ class DockerSandbox:
                 else:  # an arena run by a user in the docker group: the folder's name is the secret
                     os.chmod(io / name, 0o666)
             agent, runner = stage_session(folder, submission.path)
+            # Whatever earlier sessions read of the image and the runner is read from the disk again.
+            pagecache.evict(pagecache.files_under(self.layer_roots() + (str(runner),)))
             # The host's readers first, so the runner's writers open at once.
             fds += [os.open(io / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) for name in ("out", "err")]
             try:

@@ -33,7 +33,7 @@ from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_S
                                  PopenProcess, check_network, runner_rlimits, session_folder,
                                  staged_copy, staged_files, stage_session, sweep_sessions,
                                  user_temp_folder)
-from grader.sandbox import pinning
+from grader.sandbox import pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -283,6 +283,8 @@ class LocalSandbox:
             raise LaunchError(f"cannot make the sandbox's session folder: {exc}") from exc
         try:
             agent, runner = stage_session(folder, Path(agent_dir))
+            # Whatever earlier sessions read of the shared runtime is read from the disk again.
+            pagecache.evict(pagecache.files_under(tuple(src for src, _ in runtime_binds()) + (str(runner),)))
             return self.spawn(self.argv(agent, limits, network, command, runner_dir=runner), limits, folder)
         except OSError as exc:  # the host's side (a full disk, say): the arena's failure
             shutil.rmtree(folder, ignore_errors=True)

@@ -104,8 +104,9 @@ class Check:
     required: bool = True
 
 
-def probe_code(limits: Limits) -> str:
-    return PROBE % {"namespaces": NAMESPACES, "rlimits": runner_rlimits(limits, per_user_nproc=True),
+def probe_code(limits: Limits, per_user_nproc: bool = True) -> str:
+    """The probe's Python source, confined with the runner's rlimits as the backend sets them."""
+    return PROBE % {"namespaces": NAMESPACES, "rlimits": runner_rlimits(limits, per_user_nproc),
                     "host_path": str(RUNNER_DIR), "newuser": CLONE_NEWUSER, "newns": CLONE_NEWNS}
 
 
@@ -114,12 +115,14 @@ def probe_local(sandbox, limits: Limits = DEFAULT_LIMITS) -> dict[str, bool]:
     return {c.name: c.ok for c in local_checks(sandbox, limits)}
 
 
-INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp filter", "rlimits inside",
+INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp filter", "rlimits inside", "own process count",
           "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "no network")
 
 
-def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...]) -> list[Check]:
-    """The checks read from the probe's report (the same for every backend)."""
+def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...],
+                   per_user_nproc: bool = True) -> list[Check]:
+    """The checks read from the probe's report (the same for every backend; `per_user_nproc`
+    says whether the backend sets RLIMIT_NPROC, as `runner_rlimits` does)."""
     if isinstance(inside, str):
         return ([Check(name, False, "sandbox did not start" if name != "sandbox starts" else inside) for name in INSIDE]
                 + [Check(f"{ns} namespace", False, "sandbox did not start") for ns in namespaces])
@@ -146,9 +149,10 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     checks.append(Check("seccomp filter", status.get("Seccomp") == "2" and not allowed,
                         f"{len(calls) - len(allowed)} of {len(calls)} refused calls refused" if not allowed else
                         f"seccomp mode {status.get('Seccomp')}; NOT refused: {', '.join(allowed)}"))
-    wanted = json.loads(runner_rlimits(limits, per_user_nproc=True))
+    wanted = json.loads(runner_rlimits(limits, per_user_nproc))
     wrong = [n for n, v in wanted.items() if inside["rlimits"].get(n) != v]
     checks.append(Check("rlimits inside", not wrong, "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
+    checks.append(own_processes_check(inside, limits, own_userns="user" in namespaces))
     checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
                         f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes}), {inside['tmp_inodes']} inodes"))
     # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
@@ -163,6 +167,29 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     interfaces = [name for name in inside["interfaces"] if name != "lo"]
     checks.append(Check("no network", not interfaces, "interfaces: " + (", ".join(inside["interfaces"]) or "none")))
     return checks
+
+
+def own_processes_check(inside: dict, limits: Limits, own_userns: bool) -> Check:
+    """Whether the sandbox's process count is its own: its own pids cgroup holds it at the
+    limit (read from the host), and no limit inside counts the processes of others. The
+    kernel counts RLIMIT_NPROC per uid of a user namespace: in a sandbox with a user namespace
+    of its own that is the sandbox's alone; without one (a container) its uid is shared with
+    every other container and the host, so the arena sets none there and an inherited one is
+    reported (the engine's own, per uid on the host)."""
+    pids_max = inside.get("pids_max")
+    nproc = inside["rlimits"].get("nproc")
+    own_cgroup = pids_max == limits.pids
+    where = f"pids cgroup of its own at {pids_max}" if own_cgroup else (
+        f"its pids cgroup is at {pids_max}, not {limits.pids}" if pids_max is not None else
+        "NO pids cgroup of its own read from the host")
+    if own_userns:
+        ok = own_cgroup or nproc == limits.pids
+        counted = f"RLIMIT_NPROC {nproc}, counted in its own user namespace"
+    else:
+        ok = own_cgroup and nproc != limits.pids
+        counted = ("RLIMIT_NPROC " + ("unlimited" if nproc in (None, -1) else f"{nproc}, the engine's, per host uid")
+                   + (" - SET BY THE ARENA on a uid it shares" if nproc == limits.pids else ", not set by the arena"))
+    return Check("own process count", ok, f"{where}; {counted}")
 
 
 def leftovers_check(removed: list[str]) -> Check:
@@ -236,6 +263,7 @@ def _read_probe(process):
         return (err.decode(errors="replace").strip() or "no output from the probe")[-300:], None
     pids = process.cgroup.pids() if process.cgroup is not None else [process.pid]
     found["host_uids"] = sorted({_host_uid(pid) for pid in pids} - {None})
+    found["pids_max"] = process.cgroup.pids_max() if process.cgroup is not None else None
     return found, process
 
 
@@ -267,7 +295,7 @@ def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     checks.append(Check("agent image", True, record.describe()))
     checks.append(Check("base python:3.11-slim", not record.stand_in, record.base, required=False))
     inside, process = _run_docker_probe(sandbox, limits)
-    checks += _inside_checks(inside, limits, tuple(ns for ns in NAMESPACES if ns != "user"))
+    checks += _inside_checks(inside, limits, tuple(ns for ns in NAMESPACES if ns != "user"), per_user_nproc=False)
     if process is not None:
         cpu = process.cpu_seconds()
         checks.append(Check("cgroup accounting", cpu is not None and process.cgroup is not None and
@@ -283,7 +311,8 @@ def _run_docker_probe(sandbox, limits: Limits):
     """(the probe's findings or the error text, the still-running DockerProcess or None)."""
     probe_dir = Submission(path=Path(__file__).resolve().parent, digest="probe", files=())
     try:
-        process = sandbox.start(probe_dir, limits, command=["python3", "-I", "-S", "-c", probe_code(limits)])
+        process = sandbox.start(probe_dir, limits, command=["python3", "-I", "-S", "-c",
+                                                               probe_code(limits, per_user_nproc=False)])
     except LaunchError as exc:
         return str(exc), None
     return _read_probe(process)

@@ -19,12 +19,15 @@ CPU_CHECK_INTERVAL = 0.5
 
 @dataclass
 class ActStats:
-    """Timing of the agent's act() replies, as the host measured them."""
+    """Timing of the agent's act() replies, as the host measured them: the time charged
+    (wall time less the run-queue delay, grader.policy.own_act_seconds) and the delay not
+    charged."""
 
     count: int = 0
     total_seconds: float = 0.0
     max_seconds: float = 0.0
     soft_overruns: int = 0
+    queued_seconds: float = 0.0
 
     @property
     def mean_seconds(self) -> float:
@@ -33,7 +36,7 @@ class ActStats:
     def to_dict(self) -> dict[str, Any]:
         return {"count": self.count, "total_seconds": round(self.total_seconds, 6),
                 "mean_seconds": round(self.mean_seconds, 6), "max_seconds": round(self.max_seconds, 6),
-                "soft_overruns": self.soft_overruns}
+                "soft_overruns": self.soft_overruns, "queued_seconds": round(self.queued_seconds, 6)}
 
 
 class Ledger:
@@ -56,12 +59,13 @@ class Ledger:
         self.phase = phase
         self.current = self.phase_stats.setdefault(phase, ActStats())
 
-    def count_act(self, elapsed: float) -> ActStats:
-        """One act reply that took `elapsed` seconds, in the phase under way (whose stats are
-        returned)."""
+    def count_act(self, elapsed: float, queued: float = 0.0) -> ActStats:
+        """One act reply charged `elapsed` seconds, `queued` more seconds of run-queue delay
+        not charged, in the phase under way (whose stats are returned)."""
         stats = self.current
         stats.count += 1
         stats.total_seconds += elapsed
+        stats.queued_seconds += queued
         if elapsed > stats.max_seconds:
             stats.max_seconds = elapsed
         if elapsed > self.limits.act_soft_seconds:
@@ -73,7 +77,8 @@ class Ledger:
         """Every act of the session: its phases' together."""
         phases = self.phase_stats.values()
         return ActStats(sum(s.count for s in phases), sum(s.total_seconds for s in phases),
-                        max(s.max_seconds for s in phases), sum(s.soft_overruns for s in phases))
+                        max(s.max_seconds for s in phases), sum(s.soft_overruns for s in phases),
+                        sum(s.queued_seconds for s in phases))
 
     def far_over_pace(self, shape: tuple[int, int]) -> Fault | None:
         """The early stop of the phase under way: its mean act time over the board's pace times

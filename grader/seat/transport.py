@@ -23,6 +23,7 @@ import numpy as np
 from grader import protocol
 from grader.faults import Fault, FaultKind
 from grader.limits import Limits, size_text
+from grader.sandbox import schedstat
 from grader.sandbox.base import SandboxProcess
 
 _POLLIN = select.POLLIN | select.POLLPRI | select.POLLHUP | select.POLLERR
@@ -93,6 +94,8 @@ class PipeTransport:
         self._poll.register(self._stdout, _POLLIN)
         self._poll.register(self._stderr, _POLLIN)
         self._stderr_open = True
+        # The run-queue delay the pace does not charge (None: this kernel keeps no schedstat).
+        self.sched = schedstat.SchedClock(process.pids) if schedstat.available() else None
 
     # -- calls --------------------------------------------------------------
     def act(self, frame: ActFrame, obs: np.ndarray, mask: np.ndarray, deadline: float, now: float) -> ActReply:
@@ -285,12 +288,16 @@ class PipeTransport:
         if self.process is not None:
             self.process.close()
             self.process = None
+        if self.sched is not None:
+            self.sched.close()
 
 
 class InProcessTransport:
     """A trusted Python agent object in this process, answering as the runner would: its
     exceptions become `error` replies, a move that is not an integer `bad_action`. There is no
     deadline to enforce and no CPU share to read; its prints are its output, kept for its owner."""
+
+    sched = None  # its time is this process's own: nothing to tell apart
 
     def __init__(self, agent: Any, limits: Limits):
         self.agent = agent

@@ -26,6 +26,9 @@ class PipesOnly:
         self.stdout_fd, self.agent_stdout = os.pipe()
         self.stderr_fd, self.agent_stderr = os.pipe()
 
+    def pids(self) -> list[int]:
+        return []  # no process of its own: no run-queue delay to read
+
     def close(self) -> None:
         for fd in (self.agent_stdin, self.stdin_fd, self.stdout_fd, self.agent_stdout, self.stderr_fd,
                    self.agent_stderr):

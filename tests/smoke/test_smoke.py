@@ -43,9 +43,10 @@ def sleeper(tmp_path, seconds: float, extra: str = "") -> str:
                 print("preparing", env_info["rows"], "x", env_info["cols"], file=sys.stderr)
 
             def act(self, obs, action_mask):
-                # A busy wait: sleep() in the sandbox overshoots by milliseconds.
-                end = time.perf_counter() + {seconds}
-                while time.perf_counter() < end:
+                # A busy wait on its own CPU time: sleep() in the sandbox overshoots by
+                # milliseconds, and the pace charges the agent's own time, not the host's.
+                end = time.thread_time() + {seconds}
+                while time.thread_time() < end:
                     pass
                 return int(np.flatnonzero(action_mask)[0])
 
@@ -85,8 +86,9 @@ def test_far_over_the_pace_is_stopped_early_on_the_first_board(sandbox, tmp_path
 
 
 def test_over_the_pace_but_not_far_fails_at_the_end_of_the_board(sandbox, tmp_path):
-    # 6x8 pace 4.8 ms. The early stop is put out of reach (1000x the pace): a 6.5 ms sleep is
-    # 13-20 ms on a loaded machine, over the default 3x, and the board would stop early instead.
+    # 6x8 pace 4.8 ms. The early stop is put out of reach (1000x the pace): 6.5 ms of CPU may
+    # take 13-20 ms on a loaded machine, and the run-queue delay is only credited where the
+    # host's schedstat is read.
     limits = dataclasses.replace(FAST.limits, pace_stop_factor=1000.0)
     report = run_smoke(sleeper(tmp_path, 0.0065), sandbox, dataclasses.replace(FAST, limits=limits))
     board = report.first_failure
