@@ -24,9 +24,10 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import yaml
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
+
+from grader.documents import DocumentError, decode_text, dump_yaml, load_yaml
 
 SCHEMA_VERSION = 1
 SEALED_NAME = "submission.sealed"
@@ -132,16 +133,16 @@ class Manifest:
         return {"schema_version": SCHEMA_VERSION} | asdict(self)
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.to_dict(), sort_keys=False)
+        return dump_yaml(self.to_dict())
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = MANIFEST_NAME) -> "Manifest":
         if len(data) > MAX_MANIFEST_BYTES:
             raise SealError(f"{source}: {len(data)} bytes, more than {MAX_MANIFEST_BYTES}")
         try:
-            doc = yaml.safe_load(data.decode("utf-8"))
-        except (UnicodeDecodeError, yaml.YAMLError) as exc:
-            raise SealError(f"{source}: not YAML: {str(exc)[:200]}") from None
+            doc = load_yaml(decode_text(data, source), source)
+        except DocumentError as exc:
+            raise SealError(str(exc)[:300]) from None
         if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
             raise SealError(f"{source}: schema_version must be {SCHEMA_VERSION}")
         problems = []

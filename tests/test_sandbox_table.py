@@ -33,7 +33,7 @@ def test_the_table_names_every_backend():
 def test_commands_take_their_choices_from_the_table():
     choices = sandbox_choices()
     assert set(choices) == {"smoke --sandbox", "field --smoke", "demo --sandbox", "round --sandbox",
-                            "doctor --sandbox", "play --sandbox"}
+                            "doctor --sandbox", "play --sandbox", "capacity --sandbox"}
     assert choices.pop("play --sandbox") == BACKENDS  # play may be asked for unsafe by name
     assert set(choices.values()) == {ISOLATING}
 

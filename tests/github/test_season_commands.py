@@ -73,9 +73,9 @@ def test_the_round_workflow_checks_its_inputs_before_taking_the_field():
 
 
 @pytest.mark.parametrize("fixture, refused, reasons", [
-    ("public-335bc0b253", True, ["is private (played on 2 environments", "has no standing (a field of 3"]),
-    ("ladder-98372ca747", True, ["has no standing (a field of 1"]),
-    ("final-798f9b8b7a", False, []),
+    ("public-ad9894db26", True, ["is private (played on 2 environments", "has no standing (a field of 3"]),
+    ("ladder-6ee91850e0", True, ["has no standing (a field of 1"]),
+    ("final-2148ae60c8", False, []),
 ])
 def test_a_final_that_ranks_nobody_needs_force(tmp_path, capsys, fixture, refused, reasons):
     rounds = tmp_path / "rounds"
