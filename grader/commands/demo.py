@@ -1,10 +1,11 @@
 """arena demo --out DIR --site DIR: play a small public round, verify it, and build the site.
 
 The field is the example agents (examples/*/agent.py, in the embedded sandbox) and the
-reference players random, greedy and minimax; a handful of public environments at a reduced
-budget. The round goes to DIR/rounds (public) and DIR/private (staff), never into the
-repository's own rounds/. With --site, the site is built from DIR/rounds into that folder, with
-the demo round as its series' round.
+reference players random, greedy and minimax: 5 and 3, a field of 8, the least for which a
+round publishes a standing. 8 public environments (the least for a round that is not private)
+at a reduced budget. The round goes to DIR/rounds (public) and DIR/private (staff), never into
+the repository's own rounds/. With --site, the site is built from DIR/rounds into that folder;
+a public round of the series with a standing, the demo round leads its board.
 """
 
 from __future__ import annotations
@@ -20,13 +21,14 @@ import yaml
 
 from grader.cli import ARENA_FAILED, UsageError
 from grader.rounds.orchestrate import make_plan, run_round
+from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
 from grader.sandbox import ISOLATING
 from grader.schedule import parse_checkpoints
 from grader.session import REFERENCE_NAMES, Entrant, parse_entrant
 from grader.verify import Difference, verify
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO_ENVS = "8"  # 8 or more: a round that is not private, so the public site lists it and builds its pages
+DEMO_ENVS = str(MIN_ENVS_FOR_PUBLIC)  # a round that is not private: the public site lists it and builds its pages
 DEMO_BUDGET = 100
 DEMO_CHECKPOINTS = "0,20,50,100"
 DEMO_GAMES = 10
@@ -50,6 +52,11 @@ def example_agents() -> list[Entrant]:
     entrants = [parse_entrant(str(d)) for d in sorted(folder.iterdir()) if (d / "agent.py").is_file()]
     # An example called like a reference player (examples/random) is renamed, not dropped.
     return [replace(e, name=f"example-{e.name}") if e.name in REFERENCE_NAMES else e for e in entrants]
+
+
+def demo_field() -> list[Entrant]:
+    """The demo's field: the example agents, then the reference players."""
+    return example_agents() + [parse_entrant(name) for name in REFERENCE_NAMES]
 
 
 def demo_site_config(out: Path, round_id: str) -> Path:
@@ -79,12 +86,15 @@ def run(args: argparse.Namespace) -> int:
     if out == repo_rounds or repo_rounds in out.parents or out == REPO:
         raise UsageError(f"--out {args.out}: the demo never writes into the repository's own rounds/")
     start = time.monotonic()
-    examples = example_agents()
-    field = examples + [parse_entrant(name) for name in REFERENCE_NAMES]
-    print(f"demo: {len(examples)} example agent(s) and {len(REFERENCE_NAMES)} reference players on "
+    field = demo_field()
+    examples = len(field) - len(REFERENCE_NAMES)
+    print(f"demo: {examples} example agent(s) and {len(REFERENCE_NAMES)} reference players on "
           f"{DEMO_ENVS} public environments, budget {DEMO_BUDGET}", file=sys.stderr)
     if not examples:
         print("demo: no examples/ folder with agents: the field is the reference players only", file=sys.stderr)
+    if len(field) < MIN_FIELD_FOR_STANDING:
+        print(f"demo: a field of {len(field)}, fewer than {MIN_FIELD_FOR_STANDING}: the round publishes no "
+              "standing, so the site's board stays empty", file=sys.stderr)
     plan = make_plan("public", field, DEMO_ENVS, DEMO_BUDGET, parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
                      DEMO_GAMES, DEMO_GAMES, "0", None, args.sandbox)
     outcome = run_round(plan, out / "rounds", out / "private", args.jobs, None,

@@ -97,9 +97,13 @@ def private(r: RoundSource) -> bool:
                 or config.get("environments", 0) < MIN_ENVS_FOR_PUBLIC)
 
 
+SERIES_TIERS = ("public", "ladder", "final")
+
+
 def in_series(r: RoundSource) -> bool:
-    """A round of the professor's series: the ladder or the final, not a requested run."""
-    return r.tier in ("ladder", "final") and not r.summary["provenance"]["config"].get("requested")
+    """A round of the professor's series: a public, ladder or final round (round.yml lets staff
+    dispatch any of the three), never a paper round (research) nor a requested run."""
+    return r.tier in SERIES_TIERS and not r.summary["provenance"]["config"].get("requested")
 
 
 def can_lead(r: RoundSource) -> bool:
@@ -154,10 +158,11 @@ def leaderboard_round(rounds: dict[str, RoundSource], config: SiteConfig,
         if r.tier == "final" and final.status == "published" and final.round_id == r.id:
             return r
     order = {e.id: i for i, e in enumerate(config.series)}
-    ladder = [r for r in eligible if r.tier == "ladder"]
-    if not ladder:
+    # A final leads only once published; until then the newest public or ladder round does.
+    before_final = [r for r in eligible if r.tier != "final"]
+    if not before_final:
         return None
-    return max(ladder, key=lambda r: (round_date(r, config.series_entry(r.id), config, added) or "",
+    return max(before_final, key=lambda r: (round_date(r, config.series_entry(r.id), config, added) or "",
                                       order.get(r.id, -1), r.id))
 
 

@@ -63,7 +63,15 @@ def reference_board(spec: EnvSpec, board: np.ndarray, side: int) -> RefBoard:
     return ref
 
 
-@pytest.mark.parametrize("name", ["random", "greedy", "adaptive"])
+EXAMPLE_NAMES = ["random", "greedy", "positional", "learner", "adaptive"]
+
+
+def test_every_example_is_tested():
+    """A new examples/<name>/ is added to the lists these tests run over."""
+    assert sorted(d.name for d in EXAMPLES.iterdir() if (d / "agent.py").is_file()) == sorted(EXAMPLE_NAMES)
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
 def test_examples_import_only_stdlib_and_numpy(name):
     """They run in python:3.11-slim with numpy and nothing else, and ship a README."""
     tree = ast.parse((EXAMPLES / name / "agent.py").read_text())
@@ -190,7 +198,7 @@ def test_greedy_counts_standard_flips_like_the_engine():
             assert agent.flips(own, opp, *divmod(cell, cols)) == len(ref.flips(cell, side))
 
 
-@pytest.mark.parametrize("name", ["random", "greedy"])
+@pytest.mark.parametrize("name", ["random", "greedy", "positional", "learner"])
 def test_simple_agents_are_legal_and_deterministic(name):
     spec = public("random-2", "most", "short-1")
     first = harness.run_session(name, spec, budget=5, checkpoints=(0, 5), games_per_checkpoint=6)
@@ -204,6 +212,70 @@ def test_greedy_beats_random_on_most_standard():
     session = harness.run_session("greedy", spec, budget=0, checkpoints=(0,), games_per_checkpoint=40)
     w, d, l = session.curve[0]
     assert w > l
+
+
+def test_positional_values_cells_by_the_lines_the_layout_closes():
+    """Corners (all four lines closed) top the table, edges next, the centre least; a cell
+    boxed in by obstacles counts as a corner, and its neighbours are guarded while it is empty."""
+    agent = harness.load_agent_class("positional")()
+    agent.prepare({"rows": 6, "cols": 6, "obstacles": [[1, 1], [1, 2], [1, 3], [2, 1]],
+                   "interaction_budget": 0, "env_index": 0, "env_count": 1})
+    value = agent.value.reshape(6, 6)
+    assert value[0, 0] == value[5, 5] == max(agent.value)
+    assert value[0, 0] > value[0, 3] > value[4, 4]
+    assert 2 * 6 + 2 in agent.corners  # (2, 2): each of its four lines ends at an obstacle above or left
+    assert 3 * 6 + 3 in agent.guards[2 * 6 + 2] and 1 * 6 + 1 not in agent.guards[2 * 6 + 2]
+
+
+@pytest.mark.parametrize("layout", ["standard", "random-1"])
+def test_positional_beats_random_on_most_standard(layout):
+    spec = public(layout, "most", "standard")
+    session = harness.run_session("positional", spec, budget=0, checkpoints=(0,), games_per_checkpoint=20)
+    w, d, l = session.curve[0]
+    assert w >= 15, session.curve
+
+
+def test_positional_avoids_the_cell_next_to_an_empty_corner():
+    """Of two legal cells of equal value, the one beside an empty corner is not played."""
+    agent = harness.load_agent_class("positional")()
+    agent.prepare({"rows": 8, "cols": 8, "obstacles": [], "interaction_budget": 0, "env_index": 0, "env_count": 1})
+    obs = np.zeros((3, 8, 8), dtype=np.float32)
+    mask = np.zeros(64, dtype=np.int8)
+    mask[[0 * 8 + 1, 0 * 8 + 4]] = 1  # b1 (beside the empty a1) and e1: both edge cells
+    assert agent.act(obs, mask) == 4
+    obs[1, 0, 0] = 1.0  # the corner taken: b1 is an ordinary edge cell again, the lowest index
+    assert agent.act(obs, mask) == 1
+
+
+@pytest.mark.parametrize("win,expect", [("most", "most"), ("fewest", "fewest")])
+@pytest.mark.parametrize("layout", ["standard", "random-2"])
+def test_learner_infers_the_objective_from_self_play(layout, win, expect):
+    spec = public(layout, win, "standard")
+    agent = harness.load_agent_class("learner")()
+    agent.prepare(harness.env_info(spec, 10))
+    assert agent.objective() == "most"  # before any outcome
+    session = harness.Session(env="", rules="")
+    for _ in range(10):
+        harness.play_self(agent, spec, session)
+    assert agent.objective() == expect, agent.votes
+
+
+def test_learner_votes_only_on_decisive_outcomes():
+    agent = harness.load_agent_class("learner")()
+    agent.prepare({"rows": 8, "cols": 8, "obstacles": [], "interaction_budget": 4, "env_index": 0, "env_count": 1})
+    agent.observe_outcome({"winner": "draw", "black_discs": 40, "white_discs": 24, "your_color": "both"})
+    agent.observe_outcome({"winner": "white", "black_discs": 32, "white_discs": 32, "your_color": "both"})
+    assert agent.votes == {"most": 0, "fewest": 0}
+    agent.observe_outcome({"winner": "white", "black_discs": 40, "white_discs": 24, "your_color": "both"})
+    assert agent.objective() == "fewest"
+
+
+def test_learner_beats_random_under_fewest_once_it_has_learnt():
+    """Under `fewest` it loses while it plays for `most` (zero-shot) and wins after 20 games."""
+    spec = public("standard", "fewest", "standard")
+    session = harness.run_session("learner", spec, budget=20, checkpoints=(0, 20), games_per_checkpoint=20)
+    assert session.curve[0][0] < 10 and session.curve[20][0] >= 15, session.curve
+    assert session.illegal == 0
 
 
 @pytest.mark.slow

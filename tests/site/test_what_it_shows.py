@@ -52,7 +52,8 @@ def test_the_board_is_the_newest_round_that_the_rules_let_stand(tmp_path):
         source("ladder-000000000c", field=2, published=False),  # a field under 8: no standing
         source("ladder-000000000d", envs=7),  # fewer than 8 environments
         source("ladder-000000000e", private=True), source("ladder-000000000f", requested=True, field=1),
-        source("ladder-0000000010", status="partial"), source("public-0000000011", tier="public"))}
+        source("ladder-0000000010", status="partial"), source("paper-0000000011", tier="paper"),
+        source("public-0000000012", tier="public", requested=True))}
     newer = {rid: f"2026-11-{n:02d}" for n, rid in enumerate(sorted(rounds), 1)}
     config = settings(tmp_path, newer)
     assert leaderboard_round(rounds, config).id == "ladder-000000000b"  # every later one may not stand
@@ -61,6 +62,18 @@ def test_the_board_is_the_newest_round_that_the_rules_let_stand(tmp_path):
     assert leaderboard_round(rounds, config, newer).id == "ladder-000000000b"
     assert leaderboard_round(rounds, config, {"ladder-000000000a.yaml": "2026-12-01"} | {
         k: v for k, v in newer.items() if k != "ladder-000000000a.yaml"}).id == "ladder-000000000a"
+
+
+def test_a_public_round_of_the_series_leads_when_it_is_the_newest(tmp_path):
+    """round.yml lets staff dispatch a public round: it is the professor's series too (the
+    demo's round is one), and the newest round that may stand leads, whatever its tier."""
+    rounds = {r.id: r for r in (source("ladder-000000000a"), source("public-000000000b", tier="public"),
+                                source("public-000000000c", tier="public", field=7, published=False))}
+    config = settings(tmp_path, {"ladder-000000000a": "2026-11-01", "public-000000000b": "2026-11-02",
+                                 "public-000000000c": "2026-11-03"})
+    assert leaderboard_round(rounds, config).id == "public-000000000b"
+    config = settings(tmp_path, {"ladder-000000000a": "2026-11-04", "public-000000000b": "2026-11-02"})
+    assert leaderboard_round(rounds, config).id == "ladder-000000000a"
 
 
 def test_the_published_final_leads_and_a_pending_one_does_not(tmp_path):
