@@ -200,6 +200,18 @@ class AgentHandle:
         self.frozen = True
         return self._simple_call({"op": protocol.OP_FREEZE}, "freeze")
 
+    def begin_pairing(self) -> Fault | None:
+        """Start a pairing from the frozen agent: the runner forks it, and the pairing's games
+        are played by the fork, which ends with `end_pairing`; nothing it does reaches the
+        next pairing."""
+        if not self.frozen:
+            raise ValueError("begin_pairing before freeze: a pairing starts from the frozen agent")
+        return self._simple_call({"op": protocol.OP_PAIRING}, "the start of a pairing")
+
+    def end_pairing(self) -> Fault | None:
+        """End the pairing begun by `begin_pairing`: its fork exits, the frozen agent is back."""
+        return self._simple_call({"op": protocol.OP_END_PAIRING}, "the end of a pairing")
+
     def end_session(self, rows: int, cols: int) -> Fault | None:
         """The end of the session on a rows x cols board: over the CPU share (read now, so
         that CPU burnt since the last check is charged while the round still records it) is

@@ -136,6 +136,15 @@ class Session(ABC):
     @abstractmethod
     def freeze(self) -> Fault | None: ...
 
+    def begin_pairing(self) -> Fault | None:
+        """A pairing starts: it is played from the frozen entrant, and nothing of it reaches
+        the next pairing (a sandboxed agent's runner forks for it)."""
+        return None
+
+    def end_pairing(self) -> Fault | None:
+        """The pairing begun by `begin_pairing` is over: the frozen entrant is back."""
+        return None
+
     def enter_phase(self, phase: str) -> None:
         """The entrant's moves from now on belong to `phase` (grader.policy.PHASES), whose
         pace is judged on its own."""
@@ -186,6 +195,12 @@ class HandleSession(Session):
 
     def freeze(self) -> Fault | None:
         return self.handle.freeze()
+
+    def begin_pairing(self) -> Fault | None:
+        return self.handle.begin_pairing()
+
+    def end_pairing(self) -> Fault | None:
+        return self.handle.end_pairing()
 
     def enter_phase(self, phase: str) -> None:
         self.handle.enter_phase(phase)

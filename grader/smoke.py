@@ -255,9 +255,12 @@ def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board:
     if handle.freeze() is not None:
         return
     handle.enter_phase(PAIRING)  # frozen games against random stand in for the pairings
+    if handle.begin_pairing() is not None:  # and are played as a pairing is: by a fork of the frozen agent
+        return
     for i in range(settings.frozen_games):
         black, white = ("random", handle) if i % 2 == 0 else (handle, "random")
         play_game(spec, black, white, derive_seed(settings.seed, spec.id, "frozen", i))
         board.games += 1
         if not handle.alive:
             return
+    handle.end_pairing()

@@ -211,24 +211,42 @@ class _EnvPlay:
             sb.resume()
             sa.enter_phase(PAIRING)
             sb.enter_phase(PAIRING)
-            games = pairing_games(a, b, plan.pairing_games)
-            seats = []
-            for game in games:
-                seed = pairing_seed(plan.seed, self.spec.id, a, b, game.index)
-                seats.append((self.sessions[game.black].seat(Color.BLACK, seed),
-                              self.sessions[game.white].seat(Color.WHITE, seed), seed))
-            for game, record in zip(games, play_games(self.spec, seats)):
-                black, white = self.sessions[game.black], self.sessions[game.white]
-                dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
-                self.games.append(ScoredGame.of(record, self.entry.label, "pairing", None, game.index,
-                                                game.black, game.white, dead).to_doc())
-                self._tick(f"pairing {a} v {b}")
-                alive_a = self._check(a, f"pairing with {b} game {game.index}")
-                alive_b = self._check(b, f"pairing with {a} game {game.index}")
-                if not (alive_a and alive_b):
+            # Each side plays from its frozen state (design §5): neither the pairings before
+            # this one nor the other entrants change its games.
+            begun = []
+            for name, other, session in ((a, b, sa), (b, a, sb)):
+                session.begin_pairing()
+                if not self._check(name, f"the start of the pairing with {other}"):
                     break
+                begun.append((name, other, session))
+            if len(begun) == 2:
+                self._pairing_games(a, b)
+            for name, other, session in begun:
+                if session.alive:
+                    session.end_pairing()
+                    self._check(name, f"the end of the pairing with {other}")
             sa.idle()
             sb.idle()
+
+    def _pairing_games(self, a: str, b: str) -> None:
+        """The games of the pairing a v b, until either side dies."""
+        plan = self.plan
+        games = pairing_games(a, b, plan.pairing_games)
+        seats = []
+        for game in games:
+            seed = pairing_seed(plan.seed, self.spec.id, a, b, game.index)
+            seats.append((self.sessions[game.black].seat(Color.BLACK, seed),
+                          self.sessions[game.white].seat(Color.WHITE, seed), seed))
+        for game, record in zip(games, play_games(self.spec, seats)):
+            black, white = self.sessions[game.black], self.sessions[game.white]
+            dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
+            self.games.append(ScoredGame.of(record, self.entry.label, "pairing", None, game.index,
+                                            game.black, game.white, dead).to_doc())
+            self._tick(f"pairing {a} v {b}")
+            alive_a = self._check(a, f"pairing with {b} game {game.index}")
+            alive_b = self._check(b, f"pairing with {a} game {game.index}")
+            if not (alive_a and alive_b):
+                break
 
 
 def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, sandbox=None) -> EnvRecord | HeldEnv:

@@ -11,6 +11,7 @@ short is `EXPIRED` (the handle knows which limit that was). Nothing raises out o
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import io
 import os
@@ -294,6 +295,7 @@ class InProcessTransport:
 
     def __init__(self, agent: Any, limits: Limits):
         self.agent = agent
+        self.frozen_agent: Any = None  # the frozen agent while a copy of it plays a pairing
         self.process = None
         self.log = OutputLog(limits.log_keep_bytes)
 
@@ -328,6 +330,16 @@ class InProcessTransport:
             error = self._invoke("observe_outcome", dict(header["outcome"]))[1]
         elif op == protocol.OP_FREEZE:
             error = self._invoke("freeze")[1] if hasattr(self.agent, "freeze") else None
+        elif op == protocol.OP_PAIRING and self.frozen_agent is None:
+            # As the runner's fork: the pairing is played by a copy, the frozen agent is kept.
+            try:
+                self.frozen_agent, self.agent = self.agent, copy.deepcopy(self.agent)
+                error = None
+            except Exception as exc:
+                error = {"op": protocol.OP_ERROR, "error": f"copying the frozen agent: {type(exc).__name__}: {exc}"}
+        elif op == protocol.OP_END_PAIRING and self.frozen_agent is not None:
+            self.agent, self.frozen_agent = self.frozen_agent, None
+            error = None
         else:
             return {"op": protocol.OP_REFUSED, "detail": f"unknown op {op!r}"}
         return error if error is not None else {"op": protocol.OP_OK}
