@@ -180,6 +180,11 @@ class AgentHandle:
             self.transport.resume()
         self.clock.resume()
 
+    def pin(self, core: int) -> None:
+        """Move the agent's sandbox to `core` (the round gives it another between phases)."""
+        if self.transport is not None:
+            self.transport.pin(core)
+
     def enter_phase(self, phase: str) -> None:
         """The acts from now on belong to `phase` (grader.policy.PHASES), whose pace is
         judged on its own mean."""

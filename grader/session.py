@@ -155,6 +155,9 @@ class Session(ABC):
     def resume(self) -> None:
         """The round turns back to this entrant."""
 
+    def pin(self, core: int) -> None:
+        """The entrant's sandbox moves to `core` (a pairing plays on the cores it is given)."""
+
     def end(self, spec: EnvSpec) -> Fault | None:
         """Apply the end-of-session rules (the pace of each phase); the fault, which
         the session then carries, or None."""
@@ -210,6 +213,9 @@ class HandleSession(Session):
 
     def resume(self) -> None:
         self.handle.resume()
+
+    def pin(self, core: int) -> None:
+        self.handle.pin(core)
 
     def end(self, spec: EnvSpec) -> Fault | None:
         return self.handle.end_session(spec.layout.rows, spec.layout.cols)

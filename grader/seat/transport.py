@@ -16,6 +16,7 @@ import errno
 import io
 import os
 import select
+import threading
 import time
 from typing import Any, Final, Union
 
@@ -241,6 +242,11 @@ class PipeTransport:
         if self.process is not None:
             self.process.resume()
 
+    def pin(self, core: int) -> None:
+        """Move the sandbox to `core`."""
+        if self.process is not None:
+            self.process.pin(core)
+
     def _died(self, what: str, before_start: bool = False) -> Fault:
         """The runner's output closed: find out why and say which kind of fault it is (an
         `eof`, or `launch_failed` before the runner started, may still be the CPU share's)."""
@@ -288,6 +294,9 @@ class PipeTransport:
             self.process = None
 
 
+_IN_PROCESS = threading.Lock()
+
+
 class InProcessTransport:
     """A trusted Python agent object in this process, answering as the runner would: its
     exceptions become `error` replies, a move that is not an integer `bad_action`. There is no
@@ -302,7 +311,8 @@ class InProcessTransport:
     def _invoke(self, what: str, *args: Any) -> tuple[Any, dict[str, Any] | None]:
         output = io.StringIO()
         try:
-            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            # sys.stdout is the process's: one in-process agent at a time may have it redirected.
+            with _IN_PROCESS, contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
                 return getattr(self.agent, what)(*args), None
         except Exception as exc:  # whatever the agent raises is the agent's fault
             return None, {"op": protocol.OP_ERROR, "error": f"{type(exc).__name__}: {exc}"}
@@ -355,6 +365,9 @@ class InProcessTransport:
 
     def resume(self) -> None:
         pass
+
+    def pin(self, core: int) -> None:
+        pass  # it runs in the round's own thread
 
     def kill(self) -> None:
         pass
