@@ -258,6 +258,8 @@ class _EnvPlay:
     def _pairing(self, index: int, pair: tuple[str, str], cores: tuple[int | None, int | None]) -> None:
         a, b = pair
         sa, sb = self.sessions[a], self.sessions[b]
+        if self.core_of.get(a) == cores[1] or self.core_of.get(b) == cores[0]:
+            cores = (cores[1], cores[0])  # fewer moves (each is an engine call in docker)
         self._pin(a, cores[0])
         self._pin(b, cores[1])
         sa.resume()
