@@ -211,7 +211,7 @@ class AgentHandle:
         next pairing."""
         if not self.frozen:
             raise ValueError("begin_pairing before freeze: a pairing starts from the frozen agent")
-        return self._simple_call({"op": protocol.OP_PAIRING}, "the start of a pairing")
+        return self._simple_call({"op": protocol.OP_PAIRING}, "the pairing's fork")
 
     def end_pairing(self) -> Fault | None:
         """End the pairing begun by `begin_pairing`: its fork exits, the frozen agent is back."""
