@@ -83,10 +83,13 @@ def main() -> int:
             shutil.copytree(ROOT / "examples" / "random", target)
             field.append(parse_entrant(f"r{i:02d}={target}"))
         results = {}
+        load = [pinning.load_average()]
         for jobs in sorted({1, cores}):
             results[jobs] = _round(jobs, field, folder / f"jobs{jobs}")
+        load.append(pinning.load_average())
     print(f"one environment ({ENV}, 6x8) of {ENTRANTS} agents in the local sandbox, budget {BUDGET}, "
-          f"checkpoints {CHECKPOINTS} x {GAMES}, pairings of {PAIRING}:")
+          f"checkpoints {CHECKPOINTS} x {GAMES}, pairings of {PAIRING}; host load average {load[0]} to {load[1]} "
+          f"on {cores} cores:")
     for jobs, (wall, games, moves, host, _) in results.items():
         print(f"  {jobs} core{'s' if jobs > 1 else ''}: {wall:.1f} s, {games} games, {games / wall:.1f} games/s, "
               f"{moves / wall:.0f} moves/s; host CPU {host * 1e6 / moves:.1f} us a move "
