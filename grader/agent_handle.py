@@ -184,6 +184,11 @@ class AgentHandle:
         self.clock.resume()
         self._sched_mark = None  # the next act starts a run of its own
 
+    def pin(self, core: int) -> None:
+        """Move the agent's sandbox to `core` (the round gives it another between phases)."""
+        if self.transport is not None:
+            self.transport.pin(core)
+
     def enter_phase(self, phase: str) -> None:
         """The acts from now on belong to `phase` (grader.policy.PHASES), whose pace is
         judged on its own mean."""
@@ -203,6 +208,18 @@ class AgentHandle:
         """End feedback: after this the runner refuses outcomes."""
         self.frozen = True
         return self._simple_call({"op": protocol.OP_FREEZE}, "freeze")
+
+    def begin_pairing(self) -> Fault | None:
+        """Start a pairing from the frozen agent: the runner forks it, and the pairing's games
+        are played by the fork, which ends with `end_pairing`; nothing it does reaches the
+        next pairing."""
+        if not self.frozen:
+            raise ValueError("begin_pairing before freeze: a pairing starts from the frozen agent")
+        return self._simple_call({"op": protocol.OP_PAIRING}, "the pairing's fork")
+
+    def end_pairing(self) -> Fault | None:
+        """End the pairing begun by `begin_pairing`: its fork exits, the frozen agent is back."""
+        return self._simple_call({"op": protocol.OP_END_PAIRING}, "the end of a pairing")
 
     def end_session(self, rows: int, cols: int) -> Fault | None:
         """The end of the session on a rows x cols board: over the CPU share (read now, so

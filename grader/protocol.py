@@ -30,6 +30,8 @@ OP_PREPARE = "prepare"
 OP_ACT = "act"
 OP_OUTCOME = "outcome"
 OP_FREEZE = "freeze"
+OP_PAIRING = "pairing"
+OP_END_PAIRING = "end_pairing"
 # Runner -> host.
 OP_STARTED = "started"
 OP_READY = "ready"

@@ -136,6 +136,15 @@ class Session(ABC):
     @abstractmethod
     def freeze(self) -> Fault | None: ...
 
+    def begin_pairing(self) -> Fault | None:
+        """A pairing starts: it is played from the frozen entrant, and nothing of it reaches
+        the next pairing (a sandboxed agent's runner forks for it)."""
+        return None
+
+    def end_pairing(self) -> Fault | None:
+        """The pairing begun by `begin_pairing` is over: the frozen entrant is back."""
+        return None
+
     def enter_phase(self, phase: str) -> None:
         """The entrant's moves from now on belong to `phase` (grader.policy.PHASES), whose
         pace is judged on its own."""
@@ -145,6 +154,9 @@ class Session(ABC):
 
     def resume(self) -> None:
         """The round turns back to this entrant."""
+
+    def pin(self, core: int) -> None:
+        """The entrant's sandbox moves to `core` (a pairing plays on the cores it is given)."""
 
     def end(self, spec: EnvSpec) -> Fault | None:
         """Apply the end-of-session rules (the pace of each phase); the fault, which
@@ -187,6 +199,12 @@ class HandleSession(Session):
     def freeze(self) -> Fault | None:
         return self.handle.freeze()
 
+    def begin_pairing(self) -> Fault | None:
+        return self.handle.begin_pairing()
+
+    def end_pairing(self) -> Fault | None:
+        return self.handle.end_pairing()
+
     def enter_phase(self, phase: str) -> None:
         self.handle.enter_phase(phase)
 
@@ -195,6 +213,9 @@ class HandleSession(Session):
 
     def resume(self) -> None:
         self.handle.resume()
+
+    def pin(self, core: int) -> None:
+        self.handle.pin(core)
 
     def end(self, spec: EnvSpec) -> Fault | None:
         return self.handle.end_session(spec.layout.rows, spec.layout.cols)

@@ -397,6 +397,8 @@ def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board:
     if not settings.frozen_games:
         return
     handle.enter_phase(PAIRING)  # frozen games against random stand in for the pairings
+    if handle.begin_pairing() is not None:  # and are played as a pairing is: by a fork of the frozen agent
+        return
     before = output_bytes(handle)
     for i in range(settings.frozen_games):
         black, white = ("random", handle) if i % 2 == 0 else (handle, "random")
@@ -406,3 +408,4 @@ def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board:
             return
         phases[PAIRING].games += 1
     phases[PAIRING].output_bytes += output_bytes(handle) - before
+    handle.end_pairing()

@@ -23,6 +23,7 @@ from grader.cli import ARENA_FAILED, UsageError
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
 from grader.sandbox import ISOLATING
+from grader.sandbox.pinning import available_cores
 from grader.schedule import parse_checkpoints
 from grader.session import REFERENCE_NAMES, Entrant, parse_entrant
 from grader.verify import Difference, verify
@@ -39,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", required=True, type=Path, help="folder for the demo round (git-ignored; not rounds/)")
     p.add_argument("--site", type=Path, help="folder to build the site into, if the site builder exists")
-    p.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    p.add_argument("--jobs", type=int, default=None, help="cores to play on (default: every core this machine gives)")
     p.add_argument("--sandbox", choices=ISOLATING, default="local")
     p.set_defaults(func=run)
 
@@ -97,8 +98,9 @@ def run(args: argparse.Namespace) -> int:
               "standing, so the site's board stays empty", file=sys.stderr)
     plan = make_plan("public", field, DEMO_ENVS, DEMO_BUDGET, parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
                      DEMO_GAMES, DEMO_GAMES, "0", None, args.sandbox)
-    outcome = run_round(plan, out / "rounds", out / "private", args.jobs, None,
-                        f"arena demo --out {args.out} --jobs {args.jobs}")
+    jobs = args.jobs or len(available_cores())
+    outcome = run_round(plan, out / "rounds", out / "private", jobs, None,
+                        f"arena demo --out {args.out} --jobs {jobs}")
     if outcome.status != "published" or outcome.public_path is None:
         return ARENA_FAILED  # the bundled agents' round: only the arena can fail it
     try:

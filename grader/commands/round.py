@@ -27,6 +27,7 @@ from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_base
 from grader.rounds.capacity import plan_of_round
 from grader.rounds.plan import MAX_ARENA_FAULTS
 from grader.sandbox import ISOLATING
+from grader.sandbox.pinning import available_cores
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
                              parse_checkpoints, parse_shard, sae_warning)
 from grader.session import REFERENCE_NAMES, parse_entrant
@@ -47,7 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                          "(default: the canonical ones below the budget, then the budget)")
     p.add_argument("--games-per-checkpoint", type=int, default=DEFAULT_GAMES_PER_CHECKPOINT)
     p.add_argument("--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)")
-    p.add_argument("--jobs", type=int, default=1, help="worker processes; environments are the unit (default 1)")
+    p.add_argument("--jobs", type=int, default=None,
+                   help="cores to play on: an environment's entrants play at once, one core each, and small "
+                        "fields' environments share the cores out (default: every core this machine gives)")
     p.add_argument("--seed", help="round seed (default on public and paper: drawn fresh, printed and recorded; "
                                   "required, or ARENA_ROUND_SEED, on ladder and final and for a shard)")
     p.add_argument("--tier-seed", help="generation seed of a ladder or final tier (secret; or ARENA_TIER_SEED)")
@@ -180,6 +183,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"arena round: round seed {seed} (drawn fresh; --seed {seed} resumes or replays this round)",
               file=sys.stderr)
     tier_seed = args.tier_seed or (os.environ.get("ARENA_TIER_SEED") if hidden else None)
+    if args.jobs is None:
+        args.jobs = len(available_cores())
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     field = [parse_entrant(text) for text in args.agents]

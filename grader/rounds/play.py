@@ -30,10 +30,12 @@ from grader.faults import Fault, FaultKind
 from grader.games import ScoredGame
 from grader.match import env_info, play_games
 from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
+from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
                              pairing_games, pairing_seed, pairs, self_play_seed)
+from grader.sandbox import pinning
 from grader.session import Entrant, Session, open_session, python_entrant
 from grader.submission import load_submission
 
@@ -100,24 +102,32 @@ def arena_works(plan: RoundPlan, entry: EnvEntry, sandbox, kind: str) -> bool:
 
 
 class _EnvPlay:
-    """One attempt at one environment; `charged` is an entrant played without, its fault recorded."""
+    """One attempt at one environment; `charged` is an entrant played without, its fault recorded.
+    Its sessions play at once on `cores` (grader.rounds.lanes); its record is put together in
+    the canonical order, whatever finished first."""
 
     def __init__(self, plan: RoundPlan, entry: EnvEntry, report: Report | None, sandbox,
-                 charged: dict | None = None):
+                 charged: dict | None = None, cores: list[int] | None = None):
         self.plan, self.entry, self.spec = plan, entry, entry.spec
         self.report = report or (lambda *_: None)
         self.sandbox = sandbox
         self.charged = charged
+        self.cores = cores or [pinning.core()]  # type: ignore[list-item]
         self.sessions: dict[str, Session] = {}
         self.entrants: dict[str, EntrantEnv] = {}
-        self.games: list[dict] = []
+        self.core_of: dict[str, object] = {}  # the core each live sandbox is on
+        self.checkpoint_games: dict[str, list[dict]] = {}
+        self.pairing_games: dict[int, list[dict]] = {}
         self.pending = 0
+        self.lanes = Lanes()
 
     def _tick(self, what: str) -> None:
-        self.pending += 1
-        if self.pending >= PROGRESS_EVERY:
-            self.report(self.entry.label, self.pending, what)
-            self.pending = 0
+        self.lanes.check()  # another lane failed: stop between games
+        with self.lanes.lock:
+            self.pending += 1
+            if self.pending >= PROGRESS_EVERY:
+                self.report(self.entry.label, self.pending, what)
+                self.pending = 0
 
     def _check(self, name: str, phase: str) -> bool:
         """True while `name` is alive. Its first agent fault is recorded; an arena fault raises."""
@@ -132,40 +142,55 @@ class _EnvPlay:
         return False
 
     def run(self) -> tuple[dict[str, EntrantEnv], list[dict], dict[str, str]]:
-        info = env_info(self.spec, self.plan.budget)
         stderr: dict[str, str] = {}
+        names = [entrant.name for entrant in self.plan.field]
+        learners = []
+        for entrant in self.plan.field:
+            self.entrants[entrant.name] = status = EntrantEnv()
+            if self.charged is not None and self.charged["entrant"] == entrant.name:
+                status.fault = self.charged["fault"].to_dict()
+                status.fault_phase = self.charged["phase"]
+                continue  # no session: its pairings are void for the others
+            learners.append(entrant)
         try:
-            for entrant in self.plan.field:
-                name = entrant.name
-                self.entrants[name] = EntrantEnv()
-                if self.charged is not None and self.charged["entrant"] == name:
-                    self.entrants[name].fault = self.charged["fault"].to_dict()
-                    self.entrants[name].fault_phase = self.charged["phase"]
-                    continue  # no session: its pairings are void for the others
-                self.sessions[name] = session = open_session(entrant, self.spec, self.plan.limits, self.sandbox)
-                if self._check(name, "launch"):
-                    session.prepare(info)
-                if self._check(name, "prepare") and self._learn(name):
-                    session.freeze()
-                    self._check(name, "freeze")
-                session.idle()
+            each_on_a_core(self.lanes, [c for c in self.cores], learners, self._learner)
+            self.sessions = {n: self.sessions[n] for n in names if n in self.sessions}
             self._pairings()
             for name, session in self.sessions.items():
                 if session.alive:  # the rules at the end of a session: the pace of each phase
                     session.end(self.spec)
                     self._check(name, "end of session")
         finally:
-            for name, session in self.sessions.items():
-                stderr[name] = session.stderr_text()
-                session.close()
-                self.entrants[name].agent_seconds = round(session.agent_seconds(), 6)
+            for name in [n for n in names if n in self.sessions]:
+                opened = self.sessions[name]
+                stderr[name] = opened.stderr_text()
+                opened.close()
+                self.entrants[name].agent_seconds = round(opened.agent_seconds(), 6)
         if self.pending:
             self.report(self.entry.label, self.pending, "done")
-        return self.entrants, self.games, stderr
+        games = [g for n in names for g in self.checkpoint_games.get(n, [])]
+        games += [g for i in sorted(self.pairing_games) for g in self.pairing_games[i]]
+        return self.entrants, games, stderr
+
+    def _learner(self, entrant: Entrant) -> None:
+        """An entrant's session, on this lane's core: launch, prepare, learn, freeze; then it
+        waits, stopped, for its pairings."""
+        name = entrant.name
+        session = open_session(entrant, self.spec, self.plan.limits, self.sandbox)
+        with self.lanes.lock:
+            self.sessions[name] = session
+            self.core_of[name] = pinning.core()
+        if self._check(name, "launch"):
+            session.prepare(env_info(self.spec, self.plan.budget))
+        if self._check(name, "prepare") and self._learn(name):
+            session.freeze()
+            self._check(name, "freeze")
+        session.idle()
 
     def _learn(self, name: str) -> bool:
         """Checkpoints and budget self-play; False when the entrant died on the way."""
         plan, session, status = self.plan, self.sessions[name], self.entrants[name]
+        kept_games = self.checkpoint_games.setdefault(name, [])
         used = 0
         for checkpoint in plan.checkpoints:
             seeds = [self_play_seed(plan.seed, self.spec.id, name, i) for i in range(used, checkpoint)]
@@ -194,7 +219,7 @@ class _EnvPlay:
             for i, record in enumerate(play_games(self.spec, games)):
                 color = checkpoint_color(i)
                 black, white = (name, CHECKPOINT_LABEL) if color is Color.BLACK else (CHECKPOINT_LABEL, name)
-                self.games.append(ScoredGame.of(record, self.entry.label, "checkpoint", checkpoint, i, black, white,
+                kept_games.append(ScoredGame.of(record, self.entry.label, "checkpoint", checkpoint, i, black, white,
                                                 set() if session.alive else {color.label}).to_doc())
                 self._tick(f"{name} checkpoint {checkpoint}")
                 if not self._check(name, f"checkpoint {checkpoint} game {i}"):
@@ -202,37 +227,91 @@ class _EnvPlay:
         return True
 
     def _pairings(self) -> None:
-        plan = self.plan
-        for a, b in pairs(plan.names):
-            sa, sb = self.sessions.get(a), self.sessions.get(b)
-            if sa is None or sb is None or not (sa.alive and sb.alive):
-                continue  # void for the survivor, zero for the dead one: nothing to play
-            sa.resume()
-            sb.resume()
-            sa.enter_phase(PAIRING)
-            sb.enter_phase(PAIRING)
-            games = pairing_games(a, b, plan.pairing_games)
-            seats = []
-            for game in games:
-                seed = pairing_seed(plan.seed, self.spec.id, a, b, game.index)
-                seats.append((self.sessions[game.black].seat(Color.BLACK, seed),
-                              self.sessions[game.white].seat(Color.WHITE, seed), seed))
-            for game, record in zip(games, play_games(self.spec, seats)):
-                black, white = self.sessions[game.black], self.sessions[game.white]
-                dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
-                self.games.append(ScoredGame.of(record, self.entry.label, "pairing", None, game.index,
-                                                game.black, game.white, dead).to_doc())
-                self._tick(f"pairing {a} v {b}")
-                alive_a = self._check(a, f"pairing with {b} game {game.index}")
-                alive_b = self._check(b, f"pairing with {a} game {game.index}")
-                if not (alive_a and alive_b):
+        """Every pairing of the live entrants, as many at once as there are pairs of cores;
+        each agent's own pairings in the canonical order (grader.rounds.lanes.PairQueue)."""
+        order = pairs(self.plan.names)
+        queue = PairQueue(order, lambda name: name in self.sessions and self.sessions[name].alive)
+
+        def lane(_: int, cores: object) -> None:
+            try:
+                while True:
+                    self.lanes.check()
+                    index = queue.take()
+                    if index is None:
+                        return
+                    try:
+                        self._pairing(index, order[index], cores)  # type: ignore[arg-type]
+                    finally:
+                        queue.done(index)
+            except BaseException:
+                queue.stop()
+                raise
+
+        self.lanes.run(pairing_cores(self.cores), lane)
+
+    def _pin(self, name: str, core: int | None) -> None:
+        """Move `name`'s sandbox to `core` unless it is there (a docker move is an engine call)."""
+        if core is not None and self.core_of.get(name) != core:
+            self.sessions[name].pin(core)
+            self.core_of[name] = core
+
+    def _pairing(self, index: int, pair: tuple[str, str], cores: tuple[int | None, int | None]) -> None:
+        a, b = pair
+        sa, sb = self.sessions[a], self.sessions[b]
+        if self.core_of.get(a) == cores[1] or self.core_of.get(b) == cores[0]:
+            cores = (cores[1], cores[0])  # fewer moves (each is an engine call in docker)
+        self._pin(a, cores[0])
+        self._pin(b, cores[1])
+        sa.resume()
+        sb.resume()
+        sa.enter_phase(PAIRING)
+        sb.enter_phase(PAIRING)
+        # Each side plays from its frozen state (design §5): neither the pairings before
+        # this one nor the other entrants change its games.
+        begun = []
+        try:
+            for name, other, session in ((a, b, sa), (b, a, sb)):
+                session.begin_pairing()
+                if not self._check(name, f"the start of the pairing with {other}"):
                     break
+                begun.append((name, other, session))
+            if len(begun) == 2:
+                self.pairing_games[index] = self._pairing_games(a, b)
+            for name, other, session in begun:
+                if session.alive:
+                    session.end_pairing()
+                    self._check(name, f"the end of the pairing with {other}")
+        finally:
             sa.idle()
             sb.idle()
 
+    def _pairing_games(self, a: str, b: str) -> list[dict]:
+        """The games of the pairing a v b, until either side dies."""
+        plan = self.plan
+        games = pairing_games(a, b, plan.pairing_games)
+        seats = []
+        played: list[dict] = []
+        for game in games:
+            seed = pairing_seed(plan.seed, self.spec.id, a, b, game.index)
+            seats.append((self.sessions[game.black].seat(Color.BLACK, seed),
+                          self.sessions[game.white].seat(Color.WHITE, seed), seed))
+        for game, record in zip(games, play_games(self.spec, seats)):
+            black, white = self.sessions[game.black], self.sessions[game.white]
+            dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
+            played.append(ScoredGame.of(record, self.entry.label, "pairing", None, game.index,
+                                        game.black, game.white, dead).to_doc())
+            self._tick(f"pairing {a} v {b}")
+            alive_a = self._check(a, f"pairing with {b} game {game.index}")
+            alive_b = self._check(b, f"pairing with {a} game {game.index}")
+            if not (alive_a and alive_b):
+                break
+        return played
 
-def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, sandbox=None) -> EnvRecord | HeldEnv:
-    """Play `entry` to a record, re-running it after an arena fault up to the plan's retries."""
+
+def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, sandbox=None,
+             cores: list[int] | None = None) -> EnvRecord | HeldEnv:
+    """Play `entry` to a record, re-running it after an arena fault up to the plan's retries;
+    its sessions play at once on `cores` (default: this thread's core, one thing at a time)."""
     faults: list[dict] = []
     charged = None
     attempt = 0
@@ -240,7 +319,7 @@ def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, san
         attempt += 1
         start = time.monotonic()
         try:
-            entrants, games, stderr = _EnvPlay(plan, entry, report, sandbox, charged).run()
+            entrants, games, stderr = _EnvPlay(plan, entry, report, sandbox, charged, cores).run()
         except ArenaFault as exc:
             faults.append(exc.record | {"attempt": attempt})
             # A fault with the entrant left out is another entrant's: no one is charged then.

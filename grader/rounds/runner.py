@@ -1,7 +1,8 @@
 """Run a round's environments over worker processes, with resume and progress.
 
-The environment is the unit of work: a worker plays one environment start to finish and
-hands back its record, which the parent writes atomically into the staff folder. A round
+The environment is the unit of work: a worker plays one environment start to finish on a
+group of cores of its own (its entrants' sessions at once, one core each: grader.rounds.lanes)
+and hands back its record, which the parent writes atomically into the staff folder. A round
 started again with the same arguments finds its plan and its finished environments there
 and plays only the rest; nothing already recorded is played twice. Progress (environments,
 games, elapsed, estimated time left) goes to stderr, naming environments by label only.
@@ -125,9 +126,9 @@ def _sandbox(plan: RoundPlan):
 
 
 def _play(plan: RoundPlan, index: int, report) -> EnvRecord | HeldEnv:
-    """Play one environment, with the host's load over it kept in its record."""
+    """Play one environment on this worker's cores, with the host's load over it kept in its record."""
     before = pinning.sample()
-    result = play_env(plan, plan.envs[index], report, _sandbox(plan))
+    result = play_env(plan, plan.envs[index], report, _sandbox(plan), pinning.group())
     if isinstance(result, EnvRecord):
         result.host = pinning.load_over(before, pinning.sample(), len(pinning.available_cores()))
     return result
@@ -139,10 +140,25 @@ def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:
     return _play(plan, index, report)
 
 
-def _init_worker(parent: int, cores) -> None:
-    """A worker's start: die with the round, and take a core of its own for its sandboxes."""
+def _init_worker(parent: int, groups) -> None:
+    """A worker's start: die with the round, and take a group of cores of its own for its sandboxes."""
     die_with_parent(parent)
-    pinning.set_core(cores.get())
+    group = groups.get()
+    pinning.set_group(group)
+    pinning.set_core(group[0])
+
+
+def core_groups(cores: list[int], jobs: int, envs: int, entrants: int) -> list[list[int]]:
+    """The cores of each worker: `jobs` of `cores` (at most all of them) in groups of as many
+    as an environment's entrants can use at once (one each), one group per worker, no more
+    workers than environments. A field as large as the cores plays its environments one
+    after another on all of them; a small field's environments share the cores out."""
+    given = cores[:max(1, jobs)]
+    if jobs == 1:
+        return [given]
+    per = min(len(given), max(1, entrants))
+    workers = max(1, min(envs, len(given) // per))
+    return [given[i * per:(i + 1) * per] for i in range(workers)]
 
 
 def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream: TextIO | None = None) -> list[HeldEnv]:
@@ -171,25 +187,29 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
     cores = pinning.available_cores()
     if jobs > len(cores):
         print(f"round {plan.round_id}: {jobs} jobs asked for, {len(cores)} cores to pin them to: "
-              f"running {len(cores)} workers, one sandbox core each", file=stream, flush=True)
-    workers = min(jobs, len(todo), len(cores))
-    if workers <= 1:
+              f"using {len(cores)} cores, one sandbox each", file=stream, flush=True)
+    if jobs == 1:
+        cores = [pinning.current_cpu(cores)]  # several one-core rounds on a host spread out
+    groups = core_groups(cores, jobs, len(todo), len(plan.field))
+    if len(groups) <= 1:
         previous = pinning.core()
-        pinning.set_core(pinning.current_cpu(cores))
+        pinning.set_group(groups[0])
+        pinning.set_core(groups[0][0])
         try:
             for i in todo:
                 finish(_play(plan, i, progress.games))
         finally:
+            pinning.set_group(None)
             pinning.set_core(previous)
         return held
     ctx = multiprocessing.get_context("spawn")
     with SyncManager(ctx=ctx) as manager:
         events = manager.Queue()
-        free_cores = manager.Queue()
-        for c in cores[:workers]:
-            free_cores.put(c)
-        with cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                    initializer=_init_worker, initargs=(os.getpid(), free_cores)) as pool:
+        free_groups = manager.Queue()
+        for group in groups:
+            free_groups.put(group)
+        with cf.ProcessPoolExecutor(max_workers=len(groups), mp_context=ctx,
+                                    initializer=_init_worker, initargs=(os.getpid(), free_groups)) as pool:
             pending = {pool.submit(_worker, plan, i, events) for i in todo}
             while pending:
                 finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)

@@ -12,7 +12,10 @@ stdio (`--fifos`). It
    RLIMIT_NPROC, per user inside this user namespace, so they must be set here) and
    installs the arena's seccomp filter (syscall_filter.py), in every backend;
 3. says `started`, imports `agent.py`, builds `Agent()` and says `ready`;
-4. answers `prepare`, `act`, `outcome` and `freeze` until its input closes.
+4. answers `prepare`, `act`, `outcome` and `freeze` until its input closes;
+5. after `freeze`, serves each pairing from a fork of the frozen agent (`pairing` ...
+   `end_pairing`): the child plays the pairing's games and exits at its end, the parent
+   waits with the frozen state untouched, so no pairing sees what another one did.
 
 An exception in the agent's code is reported as an `error` frame (and its
 traceback goes to the log); SystemExit and KeyboardInterrupt end the process,
@@ -170,12 +173,62 @@ def action_frame(action) -> bytes:
 
 
 OK = wire.encode({"op": "ok"})
+PAIRING_OUTSIDE = "pairing before freeze, or inside another pairing"
 
 
-def serve(agent, proto_in: int, proto_out: int) -> int:
-    """Answer host requests until the input closes; returns the exit status."""
+def flush_output() -> None:
+    """Flush the agent's buffered prints to the log (before a fork, so that no buffered line
+    is written twice, and after every reply, so the log keeps up)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass  # the agent's own stream is broken or replaced: its log, not the protocol, suffers
+
+
+def cpu_used() -> float:
+    """CPU seconds this process and the children it reaped used (what RLIMIT_CPU would have
+    counted had they been one process)."""
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
+
+
+def fork_pairing() -> int | None:
+    """Fork for a pairing. In the child: None, with RLIMIT_CPU lowered to what the session has
+    left (a fork's counter starts at zero, and the limit is the session's). In the parent:
+    wait for the child, then 0 when it ended the pairing, else the status the runner must end
+    with (a child the agent's code ended or the kernel killed ends the session as it would
+    have without the fork: the host sees end of file)."""
+    flush_output()
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    used = cpu_used()
+    child = os.fork()
+    if child == 0:
+        if soft != resource.RLIM_INFINITY:
+            left = max(1, int(soft - used))
+            resource.setrlimit(resource.RLIMIT_CPU, (left, min(hard, left + 5) if hard != resource.RLIM_INFINITY
+                                                     else resource.RLIM_INFINITY))
+        return None
+    while True:
+        try:
+            _, status = os.waitpid(child, 0)
+            break
+        except ChildProcessError:  # the agent reaped it itself (a SIGCHLD handler): it ended somehow
+            return 1
+        except InterruptedError:
+            continue
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0:
+        return 0
+    if os.WIFSIGNALED(status):
+        return 128 + os.WTERMSIG(status)
+    return os.WEXITSTATUS(status) or 1
+
+
+def serve(agent, proto_in: int, proto_out: int, in_pairing: bool = False) -> int:
+    """Answer host requests until the input closes (or, in a pairing's fork, until the
+    pairing ends); returns the exit status."""
     reader = wire.FrameReader(cached_ops=frozenset({"act"}))
-    frozen = False
+    frozen = in_pairing
     flush = sys.stdout.flush
     while True:
         try:
@@ -205,6 +258,23 @@ def serve(agent, proto_in: int, proto_out: int) -> int:
                 if callable(freeze):
                     freeze()
                 reply = OK
+            elif op == "pairing":
+                if not frozen or in_pairing:
+                    reply = wire.encode({"op": "refused", "detail": PAIRING_OUTSIDE})
+                else:
+                    ended = fork_pairing()
+                    if ended is None:  # the fork: it answers the whole pairing, then exits
+                        wire.write_all(proto_out, OK)
+                        os._exit(serve_pairing(agent, proto_in, proto_out))
+                    if ended:
+                        return ended
+                    continue  # the parent, after the fork: the frozen agent is untouched
+            elif op == "end_pairing":
+                if not in_pairing:
+                    reply = wire.encode({"op": "refused", "detail": "end_pairing outside a pairing"})
+                else:
+                    wire.write_all(proto_out, OK)
+                    return 0  # the parent reads the next frame; this process reads nothing more
             else:
                 reply = wire.encode({"op": "refused", "detail": f"unknown op {op!r}"})
         except Exception as exc:  # the agent's bug, reported, not fatal to the runner
@@ -216,6 +286,24 @@ def serve(agent, proto_in: int, proto_out: int) -> int:
         written = os.write(proto_out, reply)
         if written != len(reply):
             wire.write_all(proto_out, reply[written:])
+
+
+def serve_pairing(agent, proto_in: int, proto_out: int) -> int:
+    """A pairing's fork: serve until `end_pairing` (0) or end of file (0: the parent then sees
+    it too); however else it ends (the agent's SystemExit, even with status 0, or anything
+    uncaught) is a status that ends the runner, as that end would have without the fork."""
+    try:
+        status = serve(agent, proto_in, proto_out, in_pairing=True)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) and exc.code else 1
+    except BaseException:
+        try:
+            traceback.print_exc()
+        except BaseException:
+            pass
+        status = 1
+    flush_output()
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -75,6 +75,10 @@ class SandboxProcess(Protocol):
     def resume(self) -> None:
         """Let the processes `suspend` stopped run again."""
 
+    def pin(self, core: int) -> None:
+        """Move every process of the sandbox to `core` and hold it there (a session that
+        changes core between phases of a round)."""
+
     def close(self) -> None:
         """Kill, then release pipes and any per-sandbox resources."""
 
@@ -326,6 +330,18 @@ class PopenProcess:
             self.cgroup.resume()
         else:
             self._signal_group(signal.SIGCONT)
+
+    def pin(self, core: int) -> None:
+        # The cpuset holds every process of the sandbox to the core; without one, each process
+        # the arena can see is moved (advice only: an agent may move itself back).
+        if self.cgroup is not None and self.cgroup.pin(core):
+            return
+        pids = self.cgroup.pids() if self.cgroup is not None else [self.popen.pid]
+        for pid in pids:
+            try:
+                os.sched_setaffinity(pid, {core})
+            except OSError:
+                pass  # it ended meanwhile, or is not ours to move
 
     def _signal_group(self, sig: int) -> None:
         try:

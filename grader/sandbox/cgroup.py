@@ -1,6 +1,7 @@
 """Per-sandbox control groups (v1 or v2, whichever the host lets us create).
 
-One `Cgroup` holds one sandbox: memory (no swap), processes, CPU quota, and the
+One `Cgroup` holds one sandbox: memory (no swap), processes, CPU quota, the core it may
+run on (cpuset: an agent's `sched_setaffinity` cannot leave it; `pin` moves it), and the
 accounting the host reads back (CPU time, OOM kills). It is created beside this
 process's own cgroup in each controller, joined by the sandbox's first process
 before it execs bwrap (see `attaching`), and removed after every process in it is
@@ -21,7 +22,7 @@ from grader import owner
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PREFIX = "arena-"
-V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct")
+V1_CONTROLLERS = ("memory", "pids", "cpu", "cpuacct", "cpuset")
 # /proc/<pid>/stat states of a process that runs no more code until it is continued (or never).
 STOPPED_STATES = frozenset({"T", "t", "Z", "X", None})
 CFS_PERIOD_US = 100_000
@@ -80,8 +81,9 @@ class Cgroup:
         return cls(dirs, 1) if dirs else None
 
     @classmethod
-    def create(cls, memory_bytes: int, pids: int, cpu_cores: float) -> "Cgroup | None":
-        """A new cgroup with the limits applied, or None when the host lets us create none.
+    def create(cls, memory_bytes: int, pids: int, cpu_cores: float, core: int | None = None) -> "Cgroup | None":
+        """A new cgroup with the limits applied (and its processes held to `core`, where the
+        host has the cpuset controller), or None when the host lets us create none.
         Its name carries this process's owner tag; the first one a process makes sweeps
         the empty groups of arenas that were killed (`sweep_leftovers`)."""
         _swept_once()
@@ -94,6 +96,7 @@ class Cgroup:
             return None
         try:
             group._apply(memory_bytes, pids, cpu_cores)
+            group._apply_cpuset(core)
         except OSError:
             group.remove()
             raise
@@ -120,7 +123,8 @@ class Cgroup:
         parent = CGROUP_ROOT / _own_paths().get("", "/").lstrip("/")
         try:
             enabled = set(_read(parent / "cgroup.subtree_control").split())
-            wanted = {"memory", "pids", "cpu"} - enabled
+            offered = set(_read(parent / "cgroup.controllers").split())
+            wanted = ({"memory", "pids", "cpu"} | ({"cpuset"} & offered)) - enabled
             if wanted:
                 # Fails when our own cgroup holds processes ("no internal processes" rule).
                 _write(parent / "cgroup.subtree_control", " ".join("+" + c for c in sorted(wanted)))
@@ -129,7 +133,7 @@ class Cgroup:
         except OSError:
             return None
         controllers = set(_read(path / "cgroup.controllers").split())
-        dirs: dict[str, Path] = {c: path for c in ("memory", "pids", "cpu") if c in controllers}
+        dirs: dict[str, Path] = {c: path for c in ("memory", "pids", "cpu", "cpuset") if c in controllers}
         dirs["cpuacct"] = path  # cpu.stat is always there on v2
         return cls(dirs, 2)
 
@@ -157,6 +161,28 @@ class Cgroup:
                 _write(path / "pids.max", str(pids))
             if "cpu" in self.dirs:
                 _write(path / "cpu.max", f"{quota} {CFS_PERIOD_US}")
+
+    def _apply_cpuset(self, core: int | None) -> None:
+        """Hold the group to `core` (None: the parent's cores). A v1 cpuset starts empty and
+        takes no process until its cores and memory nodes are written; a v2 one inherits."""
+        path = self.dirs.get("cpuset")
+        if path is None:
+            return
+        if self.version == 1:
+            _write(path / "cpuset.mems", _read(path.parent / "cpuset.mems").strip())
+            if core is None:
+                _write(path / "cpuset.cpus", _read(path.parent / "cpuset.cpus").strip())
+        if core is not None:
+            self.pin(core)
+
+    def pin(self, core: int) -> bool:
+        """Move every process of the group to `core` (and hold them there); False where the
+        host gave the group no cpuset."""
+        path = self.dirs.get("cpuset")
+        if path is None:
+            return False
+        _write(path / "cpuset.cpus", str(core))
+        return True
 
     # -- use --------------------------------------------------------------
     def attaching(self, argv: list[str]) -> list[str]:

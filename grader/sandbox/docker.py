@@ -188,6 +188,15 @@ class DockerProcess:
         if self.cgroup is not None:
             self.cgroup.resume()
 
+    def pin(self, core: int) -> None:
+        # The container's own CPU set, which the engine changes live; an engine that cannot
+        # is the arena's failure, said as the transport's other engine failures are.
+        try:
+            self.container.update(cpuset_cpus=str(core))
+        except Exception as exc:
+            self._lost = f"the docker engine could not move the container to core {core}: {str(exc)[:150]}"
+            self.kill()
+
     def memory_kill(self) -> str | None:
         verdict = None if self.cgroup is None else self.cgroup.memory_kill()
         if verdict is not None:
@@ -278,7 +287,7 @@ class DockerSandbox:
         if fifos is not None:
             # Read-only: a FIFO on a read-only mount still opens for writing, and nothing else can be made there.
             volumes[fifos] = {"bind": FIFO_MOUNT, "mode": "ro"}
-        pinned = {} if pinning.core() is None else {"cpuset_cpus": str(pinning.core())}  # this worker's core
+        pinned = {} if pinning.core() is None else {"cpuset_cpus": str(pinning.core())}  # this session's core
         return dict(
             **pinned,
             image=self.image_tag,

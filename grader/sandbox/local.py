@@ -18,6 +18,7 @@ with no network, like "none", and `capabilities()["egress"]` says so.
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
 import hashlib
 import os
@@ -26,6 +27,7 @@ import stat
 import subprocess
 import sys
 import sysconfig
+import threading
 from pathlib import Path
 
 from grader.limits import Limits
@@ -213,6 +215,24 @@ def _root_symlinks() -> list[str]:
     return args
 
 
+_SPAWNERS: dict[int, concurrent.futures.ThreadPoolExecutor] = {}
+
+
+def _spawner() -> concurrent.futures.ThreadPoolExecutor:
+    """The one thread that starts this process's sandboxes. bwrap's --die-with-parent is the
+    parent-death signal, which the kernel sends when the *thread* that started it ends: a
+    round's threads come and go (grader.rounds.lanes), this one lives as long as the process
+    (one per process id: a forked child has not its parent's threads)."""
+    pid = os.getpid()
+    with _SPAWNER_LOCK:
+        if pid not in _SPAWNERS:
+            _SPAWNERS[pid] = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-spawner")
+        return _SPAWNERS[pid]
+
+
+_SPAWNER_LOCK = threading.Lock()
+
+
 class LocalSandbox:
     """bubblewrap + cgroup + runner rlimits; see the module docstring for the policy."""
 
@@ -305,17 +325,22 @@ class LocalSandbox:
         cgroup = None
         if self.use_cgroup:
             try:
-                cgroup = Cgroup.create(limits.memory_bytes, limits.pids, limits.cpu_cores)
+                cgroup = Cgroup.create(limits.memory_bytes, limits.pids, limits.cpu_cores, pinning.core())
             except OSError as exc:
                 raise LaunchError(f"cannot set up the sandbox's cgroup: {exc}") from exc
         if cgroup is not None:
             argv = cgroup.attaching(argv)
-        try:
-            with pinning.spawning_pinned():  # the sandbox inherits this worker's one core
-                popen = subprocess.Popen(
+        core = pinning.core()
+
+        def start() -> subprocess.Popen:
+            with pinning.spawning_pinned(core):  # the sandbox starts on its core; its cpuset holds it there
+                return subprocess.Popen(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                     bufsize=0, env=BWRAP_ENV, cwd="/", close_fds=True, pass_fds=(args_fd,), start_new_session=True,
                 )
+
+        try:
+            popen = _spawner().submit(start).result()
         except (OSError, subprocess.SubprocessError) as exc:
             if cgroup is not None:
                 cgroup.remove()

@@ -1,10 +1,13 @@
-"""Each worker's sandboxes on a core of their own, and the host's load while they ran.
+"""Each live sandbox on a core of its own, and the host's load while they ran.
 
-A round runs no more workers than the cores the arena may use, and every sandbox a worker
-starts is pinned to that worker's core: an agent's moves then take the same time whatever
-else the round plays at once. The local sandbox pins by starting bwrap from a thread whose
-affinity is the core for that instant (a child inherits its parent thread's affinity, and
-the spawning thread gets its mask back at once); the docker sandbox passes `cpuset_cpus`.
+A worker of a round is given a group of cores (`set_group`), and its environment's sessions
+play at once on them, one core each: a thread of the round's host process takes a core
+(`set_core`, per thread) and every sandbox it starts is pinned to that core; a live sandbox
+is moved to another core with its process's `pin`. The local sandbox pins by starting bwrap
+from a thread whose affinity is the core for that instant (a child inherits its parent
+thread's affinity, and the spawning thread gets its mask back at once), and enforces it with
+the sandbox's cpuset cgroup, which the agent cannot leave (`sched_setaffinity` can only
+choose among its cpuset's cores); the docker sandbox passes `cpuset_cpus`, updated live.
 What the host did besides is not the arena's to stop, so it is measured: the 1-minute load
 average and the busy fraction of every CPU (from /proc/stat) over each environment, which
 the round's provenance records.
@@ -14,9 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from typing import Iterator
 
-_core: int | None = None  # this process's core for its sandboxes; None: unpinned
+_thread = threading.local()  # `core`: this thread's core for its sandboxes
+_default: int | None = None  # the core of threads that took none (a worker's own thread)
+_group: list[int] | None = None  # this worker's cores; None: every available core
 
 
 def available_cores() -> list[int]:
@@ -41,25 +47,40 @@ def current_cpu(cores: list[int]) -> int:
 
 
 def set_core(core: int | None) -> None:
-    """Pin the sandboxes this process starts from now on to `core` (None: do not pin)."""
-    global _core
-    _core = core
+    """Pin the sandboxes this thread starts from now on to `core` (None: do not pin); in a
+    process's first thread it is also the core of threads that take none."""
+    global _default
+    _thread.core = core
+    if threading.current_thread() is threading.main_thread():
+        _default = core
 
 
 def core() -> int | None:
-    """The core this process's sandboxes are pinned to, or None."""
-    return _core
+    """The core this thread's sandboxes are pinned to, or None."""
+    return getattr(_thread, "core", _default)
+
+
+def set_group(cores: list[int] | None) -> None:
+    """The cores this worker's environments may use (None: every available core)."""
+    global _group
+    _group = None if cores is None else list(cores)
+
+
+def group() -> list[int]:
+    """The cores this worker's environments may use, in order."""
+    return list(_group) if _group is not None else available_cores()
 
 
 @contextlib.contextmanager
-def spawning_pinned() -> Iterator[None]:
-    """While inside, the calling thread runs on this process's core, so a process it starts
-    inherits that one core; its own affinity is restored on the way out."""
-    if _core is None or not hasattr(os, "sched_setaffinity"):
+def spawning_pinned(on: int | None = -1) -> Iterator[None]:
+    """While inside, the calling thread runs on `on` (default: its own core), so a process it
+    starts inherits that one core; its own affinity is restored on the way out."""
+    pinned = core() if on == -1 else on
+    if pinned is None or not hasattr(os, "sched_setaffinity"):
         yield
         return
     before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {_core})  # pid 0: the calling thread only
+    os.sched_setaffinity(0, {pinned})  # pid 0: the calling thread only
     try:
         yield
     finally:
@@ -101,5 +122,5 @@ def load_over(start: dict, end: dict, cores: int) -> dict:
     busy = None
     if start["cpu"] and end["cpu"] and end["cpu"][1] > start["cpu"][1]:
         busy = round((end["cpu"][0] - start["cpu"][0]) / (end["cpu"][1] - start["cpu"][1]), 3)
-    return {"cores": cores, "core": _core, "loadavg_start": start["loadavg"], "loadavg_end": end["loadavg"],
+    return {"cores": cores, "core": core() if _group is None else list(_group), "loadavg_start": start["loadavg"], "loadavg_end": end["loadavg"],
             "busy": busy}

@@ -11,10 +11,12 @@ short is `EXPIRED` (the handle knows which limit that was). Nothing raises out o
 from __future__ import annotations
 
 import contextlib
+import copy
 import errno
 import io
 import os
 import select
+import threading
 import time
 from typing import Any, Final, Union
 
@@ -243,6 +245,11 @@ class PipeTransport:
         if self.process is not None:
             self.process.resume()
 
+    def pin(self, core: int) -> None:
+        """Move the sandbox to `core`."""
+        if self.process is not None:
+            self.process.pin(core)
+
     def _died(self, what: str, before_start: bool = False) -> Fault:
         """The runner's output closed: find out why and say which kind of fault it is (an
         `eof`, or `launch_failed` before the runner started, may still be the CPU share's)."""
@@ -292,6 +299,9 @@ class PipeTransport:
             self.sched.close()
 
 
+_IN_PROCESS = threading.Lock()
+
+
 class InProcessTransport:
     """A trusted Python agent object in this process, answering as the runner would: its
     exceptions become `error` replies, a move that is not an integer `bad_action`. There is no
@@ -301,13 +311,15 @@ class InProcessTransport:
 
     def __init__(self, agent: Any, limits: Limits):
         self.agent = agent
+        self.frozen_agent: Any = None  # the frozen agent while a copy of it plays a pairing
         self.process = None
         self.log = OutputLog(limits.log_keep_bytes)
 
     def _invoke(self, what: str, *args: Any) -> tuple[Any, dict[str, Any] | None]:
         output = io.StringIO()
         try:
-            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+            # sys.stdout is the process's: one in-process agent at a time may have it redirected.
+            with _IN_PROCESS, contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
                 return getattr(self.agent, what)(*args), None
         except Exception as exc:  # whatever the agent raises is the agent's fault
             return None, {"op": protocol.OP_ERROR, "error": f"{type(exc).__name__}: {exc}"}
@@ -335,6 +347,16 @@ class InProcessTransport:
             error = self._invoke("observe_outcome", dict(header["outcome"]))[1]
         elif op == protocol.OP_FREEZE:
             error = self._invoke("freeze")[1] if hasattr(self.agent, "freeze") else None
+        elif op == protocol.OP_PAIRING and self.frozen_agent is None:
+            # As the runner's fork: the pairing is played by a copy, the frozen agent is kept.
+            try:
+                self.frozen_agent, self.agent = self.agent, copy.deepcopy(self.agent)
+                error = None
+            except Exception as exc:
+                error = {"op": protocol.OP_ERROR, "error": f"copying the frozen agent: {type(exc).__name__}: {exc}"}
+        elif op == protocol.OP_END_PAIRING and self.frozen_agent is not None:
+            self.agent, self.frozen_agent = self.frozen_agent, None
+            error = None
         else:
             return {"op": protocol.OP_REFUSED, "detail": f"unknown op {op!r}"}
         return error if error is not None else {"op": protocol.OP_OK}
@@ -350,6 +372,9 @@ class InProcessTransport:
 
     def resume(self) -> None:
         pass
+
+    def pin(self, core: int) -> None:
+        pass  # it runs in the round's own thread
 
     def kill(self) -> None:
         pass

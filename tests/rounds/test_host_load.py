@@ -1,8 +1,8 @@
-"""Each worker's sandboxes run on a core of their own, and the round records the host's load.
+"""Each sandbox runs on a core of its own, and the round records the host's load.
 
-A round of two workers on two environments, with an agent that prints the cores it may run
-on: each environment's agent ran on exactly one core, its worker's, the two workers on
-different cores; no more workers than cores; the results carry the host's load (cores, the
+A round on two environments, with an agent that tries to leave its core and prints the cores
+it may run on: each environment's agent ran on exactly one core, one of its environment's;
+no more cores than the machine gives; the results carry the host's load (cores, the
 load average and the CPUs' busy fraction), the round page shows it, and verify still passes.
 """
 
@@ -41,16 +41,12 @@ def test_sandboxes_are_pinned_and_the_host_load_is_recorded(tmp_path, capsys):
     assert f"{len(cores) + 1} jobs asked for, {len(cores)} cores to pin them to" in captured.err
     path = Path(captured.out.strip())
     data = yaml.safe_load(path.read_text())
-    used = []
     for index in range(2):
         record = read_record(record_path(private / data["round"]["id"], index))
         seen = re.findall(r"affinity: \[([0-9, ]*)\]", record.stderr["pin"])
         assert seen, record.stderr["pin"]
-        assert all(s == str(record.host["core"]) for s in seen), (seen, record.host)  # one core, the worker's
+        assert len(set(seen)) == 1 and int(seen[0]) in record.host["core"], (seen, record.host)  # one core, held
         assert record.host["cores"] == len(cores) and record.host["busy"] is not None
-        used.append(record.host["core"])
-    if len(cores) > 1:
-        assert len(set(used)) == 2, used  # two workers, two cores
     host = data["provenance"]["execution"]["host"]
     assert host["environments"] == 2 and host["pinned"] is True and host["cores"] == len(cores)
     assert 0 <= host["busy"]["min"] <= host["busy"]["mean"] <= host["busy"]["max"] <= 1
@@ -62,7 +58,7 @@ def test_sandboxes_are_pinned_and_the_host_load_is_recorded(tmp_path, capsys):
     config.write_text(f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {data['round']['id']}, date: 2026-10-01}}\n")
     build(tmp_path / "out", site, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT, log=lambda m: None)
     page = (site / "rounds" / f"{data['round']['id']}.html").read_text()
-    assert "Host load" in page and "every sandbox pinned to its worker's own core" in page
+    assert "Host load" in page and "every sandbox pinned to a core of its own" in page
     assert f"1-minute load average {host['loadavg']['min']} to {host['loadavg']['max']}" in page
 
 

@@ -66,6 +66,9 @@ def _apart(name: str):
     groups = list(dict.fromkeys(home.resolve() / name for home in homes))  # cpu and cpuacct may be one
     for group in groups:
         group.mkdir(exist_ok=True)
+        for name in ("cpuset.cpus", "cpuset.mems"):  # a v1 cpuset takes no process until they are set
+            if not v2 and (group / name).exists() and not (group / name).read_text().strip():
+                (group / name).write_text((group.parent / name).read_text().strip())
     tmp = Path(tempfile.mkdtemp(prefix="killed-round-"))
     os.chmod(tmp, 0o755)  # the sandbox's user reads the runner staged in it
 

@@ -39,17 +39,17 @@ def test_a_killed_round_resumes_from_finished_environments(tmp_path, monkeypatch
     real = runner.play_env
     played = []
 
-    def dies_on_second(plan_, entry, report=None, sandbox=None):
+    def dies_on_second(plan_, entry, report=None, sandbox=None, cores=None):
         if len(played) == 1:
             raise KeyboardInterrupt  # the runner is killed in the middle of the second environment
         played.append(entry.label)
-        return real(plan_, entry, report, sandbox)
+        return real(plan_, entry, report, sandbox, cores)
 
     monkeypatch.setattr(runner, "play_env", dies_on_second)
     with pytest.raises(KeyboardInterrupt):
         run_round(plan, tmp_path / "out", tmp_path / "private", command="first")
     assert not (tmp_path / "out").exists()  # nothing published from a partial round
-    monkeypatch.setattr(runner, "play_env", lambda plan_, entry, report=None, sandbox=None:
+    monkeypatch.setattr(runner, "play_env", lambda plan_, entry, report=None, sandbox=None, cores=None:
                         played.append(entry.label) or real(plan_, entry, report, sandbox))
     resumed = run_round(plan, tmp_path / "out", tmp_path / "private", command="again")
     assert played == ["E01", "E02", "E03"]  # E01 was not played twice

@@ -146,3 +146,61 @@ def test_an_act_frame_sent_from_a_games_views_is_the_frame_built_by_copying():
     header, arrays = reader.pop()
     assert header["op"] == "act" and np.array_equal(arrays[0], game.agent_view()[0])
     assert np.array_equal(arrays[1], game.agent_view()[1])
+
+
+def _pairing_moves(handle, moves: int = 15) -> list[int]:
+    assert handle.begin_pairing() is None
+    played = []
+    for _ in range(moves):
+        action, fault = handle.act(*board())
+        assert fault is None, fault
+        played.append(action)
+    assert handle.end_pairing() is None
+    return played
+
+
+def test_every_pairing_starts_from_the_frozen_agent(launch):
+    handle = launch("stateful_counter")
+    assert handle.prepare(ENV_INFO) is None
+    for _ in range(7):  # the frozen state is not the state after prepare
+        assert handle.act(*board())[1] is None
+    assert handle.freeze() is None
+    first = _pairing_moves(handle)
+    assert len(set(first)) > 1  # the RNG moves within a pairing
+    assert _pairing_moves(handle) == first
+    assert _pairing_moves(handle) == first
+    # Outside a pairing the frozen agent itself plays, and moves on as it always did.
+    outside = [handle.act(*board())[0] for _ in range(15)]
+    assert outside == first
+    assert _pairing_moves(handle) != first
+    # Each pairing's buffered print reached the log once, from the fork.
+    assert handle.stderr_text().count("moves 8 in a pairing") == 3
+
+
+def test_a_pairing_needs_the_frozen_agent_and_cannot_nest(launch):
+    handle = launch("random_agent")
+    assert handle.prepare(ENV_INFO) is None
+    with pytest.raises(ValueError, match="before freeze"):
+        handle.begin_pairing()
+    # Below the handle's own guard, the runner refuses as well.
+    reply = handle.transport.call({"op": "pairing"}, time.monotonic() + 5.0, "the start of a pairing")
+    assert reply["op"] == "refused" and "before freeze" in reply["detail"]
+    assert handle.freeze() is None
+    assert handle.begin_pairing() is None
+    reply = handle.transport.call({"op": "pairing"}, time.monotonic() + 5.0, "the start of a pairing")
+    assert reply["op"] == "refused" and "inside another pairing" in reply["detail"]
+    assert handle.end_pairing() is None
+    reply = handle.transport.call({"op": "end_pairing"}, time.monotonic() + 5.0, "the end of a pairing")
+    assert reply["op"] == "refused"
+    assert handle.act(*board())[1] is None
+
+
+def test_an_agent_that_exits_in_a_pairing_ends_its_session_at_once(launch):
+    handle = launch("exit_mid_game")
+    assert handle.prepare(ENV_INFO) is None
+    assert handle.freeze() is None
+    assert handle.begin_pairing() is None
+    faults = [handle.act(*board())[1] for _ in range(4)]
+    assert faults[:3] == [None, None, None]
+    # End of file (not a deadline's timeout): the runner ended with its fork, as without one.
+    assert faults[3] is not None and faults[3].kind is FaultKind.EOF, faults[3]
