@@ -49,7 +49,9 @@ def commit_and_push(repo: Path, branch: str, change: Callable[[], list[str] | No
         pushed = _git(repo, "push", "--quiet", remote, f"HEAD:{branch}", check=False)
         if pushed.returncode == 0:
             return True
+        lines = pushed.stderr.strip().splitlines()
+        why = next((line.strip() for line in lines if "rejected" in line), lines[-1] if lines else "")
         (log or (lambda line: print(line, file=sys.stderr)))(
-            f"push to {branch} refused (attempt {attempt} of {attempts}; main moved?): {pushed.stderr.strip()}")
+            f"push to {branch} refused (attempt {attempt} of {attempts}; main moved?): {why}")
         time.sleep(min(2 ** attempt, 30) / 4)
     raise PushError(f"{branch}: the push was refused {attempts} times; nothing was recorded")
