@@ -226,3 +226,17 @@ def summary(payload: dict, handle: str) -> str:
     faults = {k: v for k, v in (agent.get("faults") or {}).items() if v}
     parts.append("faults " + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) if faults else "none"))
     return "; ".join(parts)
+
+
+def merge(source: Path, into: Path) -> list[Path]:
+    """Add every entry of `source`/history/*.yaml to `into`/history/; the files changed."""
+    changed = []
+    for path in sorted((source / FOLDER).glob("*.yaml")):
+        incoming = load_history(path)
+        target = history_path(into, incoming.handle)
+        history: History = load_history(target, incoming.handle)
+        for entry in incoming.entries:
+            history = history.add(entry)
+        write_history(target, history)
+        changed.append(target)
+    return changed

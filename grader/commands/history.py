@@ -16,8 +16,7 @@ import sys
 from pathlib import Path
 
 from grader.documents import format_time, utc_now
-from grader.history import FOLDER, History, HistoryError, history_path, load_history, seal_entry, summary, \
-    write_history
+from grader.history import HistoryError, history_path, load_history, merge, seal_entry, summary, write_history
 from grader.results import load_results
 from grader.rounds.records import read_record
 from grader.sealing import MANIFEST_NAME, Manifest, private_key
@@ -87,20 +86,6 @@ def run_seal(args: argparse.Namespace) -> int:
         sealed += 1
     print(f"round {round_id}: sealed to {sealed} owner(s) at {format_time(now)}", file=sys.stderr)
     return 0
-
-
-def merge(source: Path, into: Path) -> list[Path]:
-    """Add every entry of `source`/history/*.yaml to `into`/history/; the files changed."""
-    changed = []
-    for path in sorted((source / FOLDER).glob("*.yaml")):
-        incoming = load_history(path)
-        target = history_path(into, incoming.handle)
-        history: History = load_history(target, incoming.handle)
-        for entry in incoming.entries:
-            history = history.add(entry)
-        write_history(target, history)
-        changed.append(target)
-    return changed
 
 
 def run_merge(args: argparse.Namespace) -> int:
