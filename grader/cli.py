@@ -41,6 +41,7 @@ COMMAND_MODULES = [
     "grader.commands.competition",
     "grader.commands.grades",
     "grader.commands.appeal",
+    "grader.commands.history",
     "grader.commands.kit",
     "grader.commands.open_submission",
 ]

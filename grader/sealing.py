@@ -114,8 +114,12 @@ def owner_public_key(path: Path) -> str:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as out:
             out.write(encode_key(bytes(PrivateKey.generate())) + "\n")
-    key = PrivateKey(_decode_key(path.read_text(encoding="ascii", errors="replace"), str(path)))
-    return encode_key(bytes(key.public_key))
+    return encode_key(bytes(read_key_file(path).public_key))
+
+
+def read_key_file(path: Path) -> PrivateKey:
+    """The private key kept in the file at `path` (base64)."""
+    return PrivateKey(_decode_key(Path(path).read_text(encoding="ascii", errors="replace"), str(path)))
 
 
 @dataclass(frozen=True)

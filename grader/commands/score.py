@@ -3,7 +3,8 @@
 `request` reads the issue_comment payload, checks the commenter (approved, owns the merged
 submission), counts the rolling quota from the committed request log, replies, and on success
 appends the request to the log (the workflow commits it) and sets step outputs for the run
-(queued, request_id, handle, commit). `finish` records how the run ended and replies; a run
+(queued, request_id, handle, commit). `finish` records how the run ended, adds the owner's
+sealed history entry (`--history`, from `arena history seal`) to history/, and replies; a run
 the arena failed is not counted.
 
 With `--push BRANCH` (the workflow's way) each commits its change to the log and pushes it,
@@ -14,7 +15,6 @@ replies only once the push went through: a request is queued only when it is rec
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from grader.field import SUBMISSIONS, export_tree
 from grader.github import workflow
 from grader.github.events import comment_event, load_event
 from grader.github.push import commit_and_push
+from grader.history import merge as merge_history
 from grader.github.score import ScoreDecision, decide, finish_reply
 from grader.quota import STATUSES, load_log, write_log
 
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--results-url", help="where the round's results can be read")
     f.add_argument("--repository", required=True, help="OWNER/NAME")
     f.add_argument("--round-file", type=Path, help="the round's results file: the reply carries the owner's numbers")
-    f.add_argument("--round-dir", type=Path, help="the requested round's files, copied into requests/rounds/")
+    f.add_argument("--history", type=Path, help="the owner's sealed history entry (`arena history seal`'s --out), "
+                   "added to history/<handle>.yaml")
     _common(f)
     f.set_defaults(func=run_finish)
     t = actions.add_parser("take", help="write a merged submission's folder from a commit's blobs (as data)")
@@ -106,9 +108,8 @@ def run_finish(args: argparse.Namespace) -> int:
 
     def change() -> list[str]:
         paths = [str(args.log)]
-        if args.round_dir:
-            shutil.copytree(args.round_dir, Path("requests/rounds"), dirs_exist_ok=True)
-            paths.append("requests/rounds")
+        if args.history:
+            paths += [str(p) for p in merge_history(args.history, Path("."))]
         write_log(args.log, load_log(args.log).finish(args.request, args.status, args.round_id))
         return paths
 

@@ -137,7 +137,8 @@ def finish_reply(request: Request, status: str, log: RequestLog, competition: Co
     quota = log.quota(request.account_id, now, competition.runs_per_window, competition.window)
     who = f"@{owner_login}: " if owner_login else ""
     if status == "published":
-        where = f" Results: {results_url}" if results_url else ""
+        where = (f" It is kept in your history, sealed to your key (`make history` in your kit opens it, "
+                 f"with your agent's own log): {results_url}" if results_url else "")
         numbers = results_summary(results, request.handle) if results is not None else ""
         what = ("the staff re-run of your submission, ladder round" if request.staff_rerun
                 else "your requested ladder round")

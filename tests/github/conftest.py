@@ -79,7 +79,7 @@ def plain_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes
 
 
 def agent_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes] | None = None,
-                key: str | None = None) -> dict[str, bytes]:
+                key: str | None = None, owner_key: str | None = None) -> dict[str, bytes]:
     """submissions/<handle>/ as `make package` makes it: tests/agents/<agent> plus `extra`,
     sealed to `key` (default: this session's arena key), and its manifest."""
     import tempfile
@@ -97,7 +97,7 @@ def agent_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes
         archive = write_submission_zip(folder, sorted(plain), Path(tmp, "submission.zip"))
         digest = load_submission(archive, extract_to=Path(tmp, "check")).digest
         write_sealed_package(archive, digest, handle, "2030.01.02-0123456789", key or public_key_text(),
-                             Path(tmp, "sealed"))
+                             Path(tmp, "sealed"), owner_key)
         return {prefix + p.name: p.read_bytes() for p in sorted(Path(tmp, "sealed").iterdir())}
 
 

@@ -2,7 +2,8 @@
 competition freezes, staff dispatch the final with two shards (the field read from main at the
 freeze, smoke-tested in the docker sandbox), the shards are merged, verified and committed as the
 final pending review, the site is deployed; staff publish it; once the appeal window has closed
-the competition is closed. A re-run by a writer who is not staff is refused."""
+the competition is closed; an entrant's own log reaches their history, sealed to them. A re-run
+by a writer who is not staff is refused."""
 
 from __future__ import annotations
 
@@ -11,11 +12,28 @@ import time
 
 import pytest
 import yaml
+from nacl.public import PrivateKey
 
 from grader.documents import format_time
+from grader.history import parse_history
+from grader.sealing import encode_key
 from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
+# bob's agent: a line of its own output per environment, which reaches bob's history only.
+BOB_AGENT = b"""import sys
+import numpy as np
+
+class Agent:
+    def prepare(self, env_info):
+        print(f"bob's own note: a {env_info['rows']}x{env_info['cols']} board", file=sys.stderr)
+
+    def act(self, obs, action_mask):
+        return int(np.flatnonzero(action_mask)[0])
+
+    def observe_outcome(self, outcome):
+        pass
+"""
 
 
 def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, scratch, act_docker):
@@ -23,8 +41,11 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     final_at = now - dt.timedelta(hours=1)  # the final's date has come; the field froze 48 h before it
     config = CONFIG | {"final_at": format_time(final_at), "appeal_days": 0.0002}  # appeals close ~17 s after
     before_freeze = format_time(final_at - dt.timedelta(hours=72))
+    bob_key = PrivateKey.generate()  # bob's own key, as his kit keeps it; alice's kit is older (none)
     scratch.commit({"config/competition.yaml": yaml.safe_dump(config, sort_keys=False),
-                    **agent_files("alice"), **agent_files("bob", "stderr_chatty")}, "the field", date=before_freeze)
+                    **agent_files("alice"), **agent_files("bob", extra={"agent.py": BOB_AGENT},
+                                                        owner_key=encode_key(bytes(bob_key.public_key)))},
+                   "the field", date=before_freeze)
     frozen = scratch.head()
     # Merged after the freeze: it cannot change which submission is active in the final.
     scratch.commit({"submissions/bob/late.txt": "after the freeze\n"}, "late change")
@@ -61,6 +82,13 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert competition["final"] == {"status": "pending_review", "round_id": round_id, "published_at": None,
                                     "published_by": None}
     assert seeds_absent(run)
+    # bob's own log of the round reached bob's history, sealed to him; alice's package has no owner key.
+    assert scratch.files("history") == ["history/bob.yaml"]
+    (entry,) = parse_history(scratch.show("history/bob.yaml").encode(), "history/bob.yaml").entries
+    assert entry.round == round_id and entry.kind == "round" and entry.tier == "final"
+    log = entry.open(bob_key)["log"]
+    assert len(log) == 2 and all("bob's own note: a " in text for text in log.values())
+    assert "bob's own note" not in scratch.show("history/bob.yaml")
     assert (run.pages / "index.html").is_file()
     assert "Final standings pending review." in (run.pages / "index.html").read_text()
     assert round_id not in (run.pages / "rounds" / "index.html").read_text()  # not shown until published

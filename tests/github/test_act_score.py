@@ -19,9 +19,9 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 SMALL = {"ARENA_REQUESTED_BUDGET": "200", "ARENA_REQUESTED_ENVS": "1"}  # checkpoints 0, 100, 200: an SAE window
 
 
-def merged_submission(scratch, hub, number: int):
+def merged_submission(scratch, hub, number: int, owner_key: str | None = None):
     """alice's submission merged on main: the pull request's merge commit is main's commit."""
-    files = agent_files("alice")
+    files = agent_files("alice", owner_key=owner_key)
     sha = scratch.commit(files, "merge alice's submission")
     pull = hub.add_pull(number, ALICE, files, merged=True)
     pull.merge_commit_sha = sha
@@ -33,7 +33,12 @@ def replies(hub, number):
 
 
 def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub, scratch, act_docker):
-    merged_submission(scratch, hub, 40)
+    from nacl.public import PrivateKey
+
+    from grader.history import parse_history
+    from grader.sealing import encode_key
+    owner = PrivateKey.generate()  # alice's own key, as her kit keeps it
+    merged_submission(scratch, hub, 40, encode_key(bytes(owner.public_key)))
     seen = {"merged": False, "recorded_at_reply": None}
 
     def meanwhile(method: str, path: str) -> None:
@@ -59,15 +64,20 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
                                  "a merge lands on main"]
     assert seen["recorded_at_reply"] is True, "the reply came before the request was on main"
     assert "refused (attempt 1 of" in run.log  # the first push met the moved main
-    # Off the site: nothing under rounds/, the round under requests/rounds/, private.
+    # Off the site: nothing under rounds/; the round and alice's log in her history, sealed to her.
     assert scratch.files("rounds") == []
-    results = yaml.safe_load(scratch.show(f"requests/rounds/{entry['round_id']}.yaml"))
+    history = parse_history(scratch.show("history/alice.yaml").encode(), "history/alice.yaml")
+    (kept,) = history.entries
+    assert kept.round == entry["round_id"] and kept.kind == "requested" and kept.request == "c-5001"
+    payload = kept.open(owner)
+    results = payload["results"]
     assert results["round"]["private"] is True and results["provenance"]["commit"] != "unknown"
+    assert list(payload["log"]) and "win_rate" not in scratch.show("history/alice.yaml")
     queued, done = replies(hub, 40)
     assert "queued a private ladder round of one" in queued
     assert done.splitlines()[1].startswith("@alice-gh: ")
     for expected in ("| games used | win rate | draw rate |", "Zero-shot point (at 0 games)", "over the window",
-                     "Faults:", "It is a private round"):
+                     "Faults:", "It is a private round", "history/alice.yaml", "make history"):
         assert expected in done, done
     print(f"act: score.yml (accepted, played) ran in {run.timing}")
 

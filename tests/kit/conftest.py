@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 KIT_SOURCE = REPO / "kit"
 # What `arena kit build` reads of a checkout.
 TREE = ("pyproject.toml", "README.md", "engine", "grader", "kit")
-SCRIPTS = ("kitenv", "check", "package", "play")
+SCRIPTS = ("kitenv", "check", "package", "play", "history")
 
 
 def copy_tree(dest: Path) -> Path:

@@ -1,0 +1,242 @@
+"""An owner's history: their requested runs and their own logs, sealed to them in the repository.
+
+A requested run is private (its owner and staff), and a public repository's files are readable
+by everyone, so what the arena keeps of it for its owner is sealed: `history/<handle>.yaml`
+holds one entry per round, each carrying the round's results document and the owner's own
+log (the agent's stderr and prints, by environment label) twice, sealed with libsodium's
+sealed box to the owner's key (`owner_key` of the submission's manifest, whose private half
+the kit keeps beside it) and to the arena's key (the manifest's `recipient`: staff's copy).
+Only the round's id, kind, tier and time are plain; the request log names them already.
+
+The kit's `history.py` lists and opens the owner's entries with the owner's key; staff open
+any entry with `arena history open`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import gzip
+import io
+import json
+import re
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nacl.exceptions import CryptoError
+from nacl.public import PrivateKey, PublicKey, SealedBox
+
+from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, load_yaml, parse_time
+from grader.files import atomic_write_bytes
+from grader.sealing import SealError, encode_key
+
+SCHEMA_VERSION = 1
+PAYLOAD_VERSION = 1
+FOLDER = "history"
+KINDS = ("requested", "round")
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_PAYLOAD_BYTES = 64 * 1024 * 1024  # unpacked: a round's results and its logs (64 KiB per environment)
+ENTRY_FIELDS = ("round", "kind", "tier", "request", "finished_at", "owner_key", "owner", "staff_key", "staff")
+HANDLE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$")
+
+
+class HistoryError(ValueError):
+    """A history file or entry that cannot be read, or one that does not open with a key."""
+
+
+def history_path(root: Path, handle: str) -> Path:
+    """The history file of `handle` under the repository's top folder `root`."""
+    if not HANDLE_RE.match(handle):
+        raise HistoryError(f"{handle!r} is not a handle")
+    return Path(root) / FOLDER / f"{handle}.yaml"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One round in an owner's history: plain what it is, sealed what it holds."""
+
+    round: str
+    kind: str  # "requested" (a /score run) or "round" (a round staff ran)
+    tier: str
+    request: str | None
+    finished_at: dt.datetime
+    owner_key: str  # the owner's public key the `owner` copy is sealed to
+    owner: str  # base64 of the sealed payload, for the owner
+    staff_key: str  # the arena's public key the `staff` copy is sealed to
+    staff: str  # base64 of the sealed payload, for staff
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"finished_at": format_time(self.finished_at)}
+
+    def open(self, key: PrivateKey) -> dict:
+        """The payload (`round`, `results`, `log`) opened with `key`, the owner's or the arena's."""
+        public = encode_key(bytes(key.public_key))
+        if public == self.owner_key:
+            sealed = self.owner
+        elif public == self.staff_key:
+            sealed = self.staff
+        else:
+            raise HistoryError(f"round {self.round}: sealed to the owner's key {self.owner_key[:12]}... and the "
+                               f"arena's {self.staff_key[:12]}..., not to this key ({public[:12]}...)")
+        try:
+            packed = SealedBox(key).decrypt(base64.b64decode(sealed, validate=True))
+            plain = _gunzip(packed)
+            payload = json.loads(plain.decode("utf-8"))
+        except (CryptoError, binascii.Error, ValueError, zlib.error, EOFError, OSError):
+            raise HistoryError(f"round {self.round}: its sealed copy does not open (damaged)") from None
+        if not isinstance(payload, dict) or payload.get("schema_version") != PAYLOAD_VERSION \
+                or payload.get("round") != self.round:
+            raise HistoryError(f"round {self.round}: its sealed copy is not this round's (payload version "
+                               f"{payload.get('schema_version') if isinstance(payload, dict) else None!r})")
+        return payload
+
+
+def _gunzip(data: bytes) -> bytes:
+    # Bounded: a payload is ours, but the file is in a repository anyone can send a pull request to.
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as f:
+        out = f.read(MAX_PAYLOAD_BYTES + 1)
+    if len(out) > MAX_PAYLOAD_BYTES:
+        raise ValueError("payload too large")
+    return out
+
+
+def _seal(blob: bytes, recipient: str, what: str) -> str:
+    try:
+        raw = base64.b64decode(recipient, validate=True)
+        box = SealedBox(PublicKey(raw))
+    except (binascii.Error, ValueError, TypeError) as exc:
+        raise SealError(f"{what}: not a public key ({type(exc).__name__})") from None
+    return base64.b64encode(box.encrypt(blob)).decode("ascii")
+
+
+def seal_entry(results: dict, log: dict[str, str], kind: str, owner_key: str, staff_key: str,
+               finished_at: dt.datetime, request: str | None = None) -> Entry:
+    """An entry for a finished round: `results` (its results document as published for its
+    entrants) and `log` (environment label -> the owner's agent's output there), sealed to
+    `owner_key` and to `staff_key`."""
+    if kind not in KINDS:
+        raise HistoryError(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
+    round_info = results.get("round") or {}
+    round_id, tier = round_info.get("id"), round_info.get("tier")
+    if not isinstance(round_id, str) or not isinstance(tier, str):
+        raise HistoryError("the results document names no round id and tier")
+    payload = {"schema_version": PAYLOAD_VERSION, "round": round_id, "results": results, "log": log}
+    blob = gzip.compress(json.dumps(payload, sort_keys=False).encode("utf-8"), mtime=0)
+    return Entry(round_id, kind, tier, request, finished_at.astimezone(dt.timezone.utc).replace(microsecond=0),
+                 owner_key, _seal(blob, owner_key, "the owner's key"), staff_key,
+                 _seal(blob, staff_key, "the arena's key"))
+
+
+def _entry(doc: Any, where: str, problems: list[str]) -> Entry | None:
+    if not isinstance(doc, dict):
+        problems.append(f"{where}: expected a mapping")
+        return None
+    start = len(problems)
+    problems += [f"{where}.{k}: unknown field" for k in doc if k not in ENTRY_FIELDS]
+    for name in ("round", "tier", "owner_key", "owner", "staff_key", "staff"):
+        if not isinstance(doc.get(name), str) or not doc[name]:
+            problems.append(f"{where}.{name}: a non-empty string is required")
+    if doc.get("kind") not in KINDS:
+        problems.append(f"{where}.kind: must be one of {', '.join(KINDS)}, got {doc.get('kind')!r}")
+    if doc.get("request") is not None and not isinstance(doc.get("request"), str):
+        problems.append(f"{where}.request: a string or null is required")
+    when = parse_time(doc.get("finished_at"), f"{where}.finished_at", problems)
+    if len(problems) > start or when is None:
+        return None
+    return Entry(doc["round"], doc["kind"], doc["tier"], doc.get("request"), when, doc["owner_key"], doc["owner"],
+                 doc["staff_key"], doc["staff"])
+
+
+@dataclass(frozen=True)
+class History:
+    """An owner's history file: their entries, oldest first."""
+
+    handle: str
+    entries: tuple[Entry, ...] = ()
+
+    def add(self, entry: Entry) -> "History":
+        """This history with `entry` (an entry of the same round and kind is replaced: a round
+        recorded again, as a push retried from a newer main does, is one entry)."""
+        kept = tuple(e for e in self.entries if (e.round, e.kind) != (entry.round, entry.kind))
+        return History(self.handle, tuple(sorted(kept + (entry,), key=lambda e: (e.finished_at, e.round))))
+
+    def get(self, round_id: str) -> Entry | None:
+        return next((e for e in reversed(self.entries) if e.round == round_id), None)
+
+    def to_yaml(self) -> str:
+        return dump_yaml({"schema_version": SCHEMA_VERSION, "handle": self.handle,
+                          "entries": [e.to_dict() for e in self.entries]}, width=1 << 30)
+
+
+def parse_history(blob: bytes, source: str) -> History:
+    """A history file's text, checked (HistoryError naming every problem)."""
+    if len(blob) > MAX_FILE_BYTES:
+        raise HistoryError(f"{source}: {len(blob)} bytes, more than {MAX_FILE_BYTES}")
+    try:
+        data = load_yaml(blob.decode("utf-8"), source)
+        problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "handle", "entries"))
+    except (DocumentError, UnicodeDecodeError) as exc:
+        raise HistoryError(f"{source}: not a history file: {str(exc)[:300]}") from None
+    handle = data.get("handle")
+    if not isinstance(handle, str) or not HANDLE_RE.match(handle):
+        problems.append(f"handle: not a handle: {handle!r}")
+    entries = data.get("entries")
+    if not isinstance(entries, list):
+        problems.append("entries: a list is required")
+        entries = []
+    read = [_entry(doc, f"entries[{i}]", problems) for i, doc in enumerate(entries)]
+    if problems:
+        raise HistoryError(f"{source}: " + "; ".join(problems[:20]))
+    return History(str(handle), tuple(e for e in read if e is not None))
+
+
+def load_history(path: Path, handle: str | None = None) -> History:
+    """The history file at `path`; an empty history of `handle` when there is none yet."""
+    path = Path(path)
+    if not path.exists():
+        if handle is None:
+            raise HistoryError(f"{path}: no such history file")
+        return History(handle)
+    history = parse_history(path.read_bytes(), str(path))
+    if handle is not None and history.handle != handle:
+        raise HistoryError(f"{path}: the history of {history.handle!r}, not of {handle!r}")
+    return history
+
+
+def write_history(path: Path, history: History) -> None:
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(Path(path), history.to_yaml().encode("utf-8"))
+
+
+def summary(payload: dict, handle: str) -> str:
+    """One line of an opened entry: the owner's SAE with its window, final win rate, faults."""
+    results = payload.get("results") or {}
+    agent = next((a for a in results.get("agents") or () if a.get("name") == handle), None)
+    if agent is None:
+        return "no row for you in this round"
+    sae = agent.get("sae") or {}
+    curve = agent.get("curve") or []
+    parts = [f"SAE {sae['value']:.4f} over {sae['b0']}..{sae['b_max']} games" if sae.get("value") is not None
+             else "SAE none"]
+    if curve:
+        parts.append(f"win rate {curve[-1]['win_rate']:.3f} at {curve[-1]['games']} games")
+    faults = {k: v for k, v in (agent.get("faults") or {}).items() if v}
+    parts.append("faults " + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) if faults else "none"))
+    return "; ".join(parts)
+
+
+def merge(source: Path, into: Path) -> list[Path]:
+    """Add every entry of `source`/history/*.yaml to `into`/history/; the files changed."""
+    changed = []
+    for path in sorted((source / FOLDER).glob("*.yaml")):
+        incoming = load_history(path)
+        target = history_path(into, incoming.handle)
+        history: History = load_history(target, incoming.handle)
+        for entry in incoming.entries:
+            history = history.add(entry)
+        write_history(target, history)
+        changed.append(target)
+    return changed

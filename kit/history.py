@@ -1,0 +1,116 @@
+"""Your history: your requested runs and your own logs, opened with your key.
+
+    python history.py --from ARENA            (or: make history FROM=ARENA)
+    python history.py --from ARENA ROUND_ID   (or: make history FROM=ARENA ROUND=ROUND_ID)
+
+ARENA is your up-to-date clone of the arena's repository (`git pull` first), or the file
+`history/<your handle>.yaml` itself. The arena keeps each of your requested runs (and the
+rounds staff ran with your submission) there, sealed to the key `make package` made for you
+(`.arena-owner.key`, in this kit folder, never packaged): anyone can read the repository, but
+only you (and staff) can open your entries. Keep that key; a lost one cannot open them.
+
+Without ROUND_ID: one line per round (its id, whether you asked for it, the tier, when it
+finished, your SAE with its window, your last win rate and faults). With ROUND_ID: that line,
+your win rate at each checkpoint, and your agent's own output (stderr and prints) in each
+environment, by label. `--save DIR` also writes the round's results file and your logs there.
+
+Your handle is read from `submission/manifest.yaml` (what `make package` wrote), or give it
+with --handle. Exit status: 0 shown, 1 nothing to open (no history, another key), 2 the kit
+could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import kitenv
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="history.py", description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("round", nargs="?", help="a round's id: open it (its curve and your logs)")
+    p.add_argument("--from", dest="source", type=Path, default=Path(os.environ["FROM"]) if os.environ.get("FROM")
+                   else None, help="your clone of the arena's repository, or your history file ($FROM)")
+    p.add_argument("--handle", default=os.environ.get("HANDLE") or None,
+                   help="your handle (default: $HANDLE, else submission/manifest.yaml's)")
+    p.add_argument("--key", type=Path, default=None, help="your key (default: .arena-owner.key in this kit folder)")
+    p.add_argument("--save", type=Path, help="with ROUND: write its results file and your logs into this folder")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        kitenv.start(__file__)
+    except kitenv.KitSetupError as exc:
+        return kitenv.fail(exc)
+
+    from grader.history import HistoryError, history_path, load_history, summary
+    from grader.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
+
+    if args.source is None:
+        print("say where your history is: python history.py --from <your clone of the arena's repository> "
+              "(make history FROM=...); `git pull` it first", file=sys.stderr)
+        return 1
+    key_file = args.key or kitenv.KIT_DIR / OWNER_KEY_FILE
+    try:
+        handle = args.handle
+        if handle is None:
+            manifest_path = kitenv.KIT_DIR / "submission" / MANIFEST_NAME
+            if not manifest_path.is_file():
+                print("no handle: give --handle (or HANDLE=...), or run `make package HANDLE=<your handle>` first",
+                      file=sys.stderr)
+                return 1
+            handle = Manifest.from_bytes(manifest_path.read_bytes(), str(manifest_path)).handle
+        if not key_file.is_file():
+            print(f"no key at {key_file}: your entries are sealed to the key `make package` made there; "
+                  "without it they cannot be opened", file=sys.stderr)
+            return 1
+        key = read_key_file(key_file)
+        path = args.source if args.source.is_file() else history_path(args.source, handle)
+        if not path.exists():
+            print(f"{handle} has no history yet ({path} does not exist): it gets an entry when a run you "
+                  "asked for with /score has finished; `git pull` your clone to see a new one", file=sys.stderr)
+            return 1
+        history = load_history(path, handle)
+        if args.round is None:
+            print(f"history of {handle}: {len(history.entries)} round(s)")
+            for entry in history.entries:
+                payload = entry.open(key)
+                what = "requested" if entry.kind == "requested" else "staff's round"
+                print(f"{entry.round}  {what}  {entry.tier}  {entry.finished_at:%Y-%m-%d %H:%M}Z  "
+                      f"{summary(payload, handle)}")
+            return 0
+        entry = history.get(args.round)
+        if entry is None:
+            print(f"{handle} has no round {args.round} in its history", file=sys.stderr)
+            return 1
+        payload = entry.open(key)
+    except (HistoryError, SealError) as exc:
+        print(f"history: {exc}", file=sys.stderr)
+        return 1
+    print(f"{entry.round} ({entry.tier}, {entry.finished_at:%Y-%m-%d %H:%M}Z): {summary(payload, handle)}")
+    agent = next((a for a in payload["results"].get("agents") or () if a.get("name") == handle), None)
+    for point in (agent or {}).get("curve") or ():
+        print(f"  at {point['games']:>5} games: win rate {point['win_rate']:.3f}, draw rate {point['draw_rate']:.3f}")
+    for label, text in payload["log"].items():
+        print(f"--- your output in {label} ---")
+        print(text if text else "(nothing)", end="" if text.endswith("\n") else "\n")
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
+        (args.save / f"{entry.round}.json").write_text(json.dumps(payload["results"], indent=1), encoding="utf-8")
+        for label, text in payload["log"].items():
+            if not label.replace("-", "").replace("_", "").isalnum():
+                continue  # a label is the arena's own short name; anything else is not a file name
+            (args.save / f"{entry.round}-{label}.log").write_text(text, encoding="utf-8")
+        print(f"saved into {args.save}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,94 @@
+"""`make history` as a student runs it, against a history the arena wrote: a requested round
+of one played from the sealed package `make package` made, sealed to its owner with their log,
+merged into the repository's history/, then listed and opened with the owner's key only."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+
+import pytest
+
+from grader.cli import main as arena
+
+pytestmark = pytest.mark.slow  # a round in the sandbox
+
+CHATTY = textwrap.dedent("""\
+    import sys
+    import numpy as np
+
+    class Agent:
+        def prepare(self, env_info):
+            print(f"alice's own note: a {env_info['rows']}x{env_info['cols']} board", file=sys.stderr)
+
+        def act(self, obs, action_mask):
+            return int(np.flatnonzero(action_mask)[0])
+
+        def observe_outcome(self, outcome):
+            pass
+    """)
+
+
+@pytest.fixture
+def history_repo(kit_scripts, tmp_path, capsys):
+    """The kit's package of alice's agent, played in a requested round, sealed and merged into a
+    repository's history/; (kit folder, modules, repository, round id)."""
+    folder, _, modules = kit_scripts
+    (folder / "agent.py").write_text(CHATTY)
+    assert modules["package"].main(["--force"]) == 0
+    field = tmp_path / "field"
+    shutil.copytree(folder / "submission", field / "alice")
+    out, private = tmp_path / "requested", tmp_path / "private"
+    capsys.readouterr()
+    assert arena(["round", "--tier", "ladder", "--requested", "--agents", f"alice={field / 'alice'}",
+                  "--envs", "2", "--budget", "4", "--checkpoints", "0,2,4", "--games-per-checkpoint", "2",
+                  "--seed", "round-7", "--tier-seed", "tier-7", "--out", str(out), "--private-out", str(private)]) == 0
+    (results,) = out.glob("*.yaml")
+    round_id = results.stem
+    stage, repo = tmp_path / "stage", tmp_path / "repo"
+    assert arena(["history", "seal", "--results", str(results), "--private", str(private), "--field", str(field),
+                  "--request", "c-17", "--out", str(stage)]) == 0
+    assert arena(["history", "merge", str(stage), "--into", str(repo)]) == 0
+    capsys.readouterr()
+    return folder, modules, repo, round_id
+
+
+def test_the_owner_lists_and_opens_their_requested_run_and_log(history_repo, capsys):
+    folder, modules, repo, round_id = history_repo
+    stored = (repo / "history" / "alice.yaml").read_text()
+    # Readable by anyone, so sealed: neither the numbers nor the log are in the plain file.
+    assert round_id in stored and "alice's own note" not in stored and "win_rate" not in stored
+    assert modules["history"].main(["--from", str(repo)]) == 0
+    out = capsys.readouterr().out
+    assert "history of alice: 1 round(s)" in out
+    line = next(l for l in out.splitlines() if l.startswith(round_id))
+    assert "requested" in line and "ladder" in line and "faults none" in line and "win rate" in line
+    assert modules["history"].main(["--from", str(repo), round_id, "--save", str(folder / "mine")]) == 0
+    out = capsys.readouterr().out
+    assert "at     0 games: win rate" in out and "at     4 games: win rate" in out
+    assert out.count("alice's own note: a ") == 2  # one environment each, by label
+    assert "--- your output in " in out
+    assert (folder / "mine" / f"{round_id}.json").exists()
+
+
+def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, tmp_path, capsys):
+    from nacl.public import PrivateKey
+
+    from grader.sealing import encode_key
+    _, modules, repo, round_id = history_repo
+    other = tmp_path / "other.key"
+    other.write_text(encode_key(bytes(PrivateKey.generate())) + "\n")
+    assert modules["history"].main(["--from", str(repo), "--key", str(other)]) == 1
+    assert "not to this key" in capsys.readouterr().err
+    # Staff read it with the arena's key (the key the submission was sealed to).
+    assert arena(["history", "open", "--handle", "alice", "--root", str(repo), "--round", round_id]) == 0
+    out = capsys.readouterr().out
+    assert "alice's own note" in out and "faults none" in out
+
+
+def test_no_history_yet_says_how_one_comes(kit_scripts, tmp_path, capsys):
+    from grader.sealing import owner_public_key
+    folder, _, modules = kit_scripts
+    owner_public_key(folder / ".arena-owner.key")  # the key is there: what is missing is the history
+    assert modules["history"].main(["--from", str(tmp_path), "--handle", "alice"]) == 1
+    assert "alice has no history yet" in capsys.readouterr().err
