@@ -103,9 +103,13 @@ class Season:
         work = self.tmp / f"round-{tier}"
         assert self.arena("dispatch", "--config", self.config, "--now", now, "--tier", tier, "--budget", "10",
                           "--envs", envs, "--shards", str(shards)) == 0
+        # The field job writes field/ in its checkout of main (a fresh runner's: no earlier field),
+        # and field/ is never committed; the shards play it from the same place.
+        shutil.rmtree(self.repo / "field", ignore_errors=True)
         assert self.arena("field", "--tier", tier, "--config", self.config, "--now", now, "--smoke", "local",
-                          "--copy-to", str(work / "field" / "entrants"), "--out", str(work / "field" / "field.yaml"),
-                          "--agents-file", str(work / "field" / "agents.txt")) == 0
+                          "--copy-to", "field/entrants", "--out", "field/field.yaml",
+                          "--agents-file", "field/agents.txt") == 0
+        shutil.copytree(self.repo / "field", work / "field")  # the field's artifact
         agents = (work / "field" / "agents.txt").read_text().splitlines()
         monkeypatch.setenv("ARENA_TIER_SEED", SEEDS[f"ARENA_{tier.upper()}_SEED"])
         monkeypatch.setenv("ARENA_ROUND_SEED", f"season-round-seed-{tier}")
@@ -123,6 +127,11 @@ class Season:
         results = published.read_text().strip()
         assert self.arena("verify", results, "--private", str(work / "merged")) == 0
         round_id = Path(results).stem
+        # The command each shard records re-runs it: the entrants by the paths it played them from.
+        shards_run = yaml.safe_load((self.repo / results).read_text())["provenance"]["execution"]["shards"]
+        first = agents[0].split("=", 1)[0]
+        assert len(shards_run) == shards, shards_run
+        assert all(f" {first}=field/entrants/{first} " in command for command in shards_run), shards_run
         if tier == "final":
             assert self.arena("competition", "--config", self.config, "--now", now, "final-pending",
                               "--round", round_id) == 0
@@ -152,6 +161,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
               "ended": False}
     Path(s.config).write_text(yaml.safe_dump(config, sort_keys=False))
     git(s.repo, "init", "-q", "-b", "main")
+    (s.repo / ".git" / "info" / "exclude").write_text("field/\n")  # the round's field: never committed
     assert s.arena("accounts", "add", "--id", str(STAFF[0]), "--login", STAFF[1], "--handle", "prof", "--staff",
                    "--approved", "--registry", s.accounts) == 0
     s.commit("the arena", "2026-11-01T09:00:00Z")
@@ -285,6 +295,9 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
                    "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
                    "--now", "2026-12-13T10:00:00Z") == 0
     assert yaml.safe_load((collected / "decision.yaml").read_text())["frozen"] is True
+    smoke = tmp_path / "smoke-3.yaml"  # a practice smoke test is still run
+    with smoke.open("w") as out, redirect_stdout(out):
+        assert s.arena("smoke", str(collected / "submission"), "--sandbox", "local", "--withhold-output") == 0
     assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke),
                    "--api-url", hub.api) == 0
     assert "cannot become your active one" in s.bot_comments(3)[0]
