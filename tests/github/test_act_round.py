@@ -24,7 +24,7 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     config = CONFIG | {"final_at": format_time(final_at), "appeal_days": 0.0002}  # appeals close ~17 s after
     before_freeze = format_time(final_at - dt.timedelta(hours=72))
     scratch.commit({"config/competition.yaml": yaml.safe_dump(config, sort_keys=False),
-                    **agent_files("alice"), **agent_files("bob", "stderr_chatty")}, "the field", date=before_freeze)
+                    **agent_files("alice"), **agent_files("bob", "outcome_driven")}, "the field", date=before_freeze)
     frozen = scratch.head()
     # Merged after the freeze: it cannot change which submission is active in the final.
     scratch.commit({"submissions/bob/late.txt": "after the freeze\n"}, "late change")
@@ -77,7 +77,9 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert "publishing with --force although" in run.log
     competition = yaml.safe_load(scratch.show("config/competition.yaml"))
     assert competition["final"]["status"] == "published" and competition["final"]["published_by"] == STAFF[0]
-    assert round_id in (run.pages / "rounds" / "index.html").read_text()
+    assert "the final is published; appeals are open." in (run.pages / "index.html").read_text()
+    # Forced or not, a final on 2 environments is private: it stays off the public Rounds page.
+    assert round_id not in (run.pages / "rounds" / "index.html").read_text()
     print(f"act: competition.yml (publish-final, site) ran in {run.timing}")
 
     # The appeal window (appeal_days 0.0002, some 17 s) closes: wait only what is left of it.
