@@ -26,6 +26,10 @@ def assert_green(run, *jobs):
 
 
 SECRET_MARK = b"sk-live-only-alice-and-staff-read-this"
+AGENTS = Path(__file__).resolve().parents[1] / "agents"
+# stderr_chatty at a rate a round's session stays under the output cap with (20 KB a call is
+# over it: the smoke test refuses that), still writing a line to stderr on every call.
+CHATTY = (AGENTS / "stderr_chatty" / "agent.py").read_bytes().replace(b'"." * 20_000', b'"." * 40')
 
 
 def readable_by_anyone(hub, run) -> list[tuple[str, bytes]]:
@@ -40,7 +44,8 @@ def readable_by_anyone(hub, run) -> list[tuple[str, bytes]]:
 
 def test_a_passing_submission_gets_success_and_one_comment(act, hub, act_docker):
     pull = hub.add_pull(7, ALICE, agent_files("alice", "stderr_chatty",
-                                              extra={"api.json": b'{"key": "' + SECRET_MARK + b'"}'}))
+                                              extra={"agent.py": CHATTY,
+                                                     "api.json": b'{"key": "' + SECRET_MARK + b'"}'}))
     run = act.run("submission.yml", "pull_request_target", pr_payload(7, ALICE, pull.head_sha), actor=ALICE)
     assert_green(run, "collect", "smoke", "report")
     # Another account reads nothing of the submission, and the key is in no log.

@@ -1,0 +1,369 @@
+"""A whole season, in order, through the commands the workflows run, against the fake hub.
+
+One clone of main (a git repository whose commits carry the season's dates) and one fake
+GitHub live for the whole season; each step runs the `arena ...` invocation of the workflow
+step that does it in production (.github/workflows/*.yml) and asserts what its user sees: the
+pull request's comment and status, the built site's board, the grade CSV, the appeal text,
+verify's output. The rounds are small (8 entrants, so that a standing exists; 8 environments,
+so that the round is public; a budget of 10 self-play games) and play in the local sandbox.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import urllib.request
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.cli import main
+from tests.github.conftest import LABEL, STAFF, agent_files, comment_event, pr_event
+from tests.github.fakehub import OWNER, REPO
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+
+ROOT = Path(__file__).resolve().parents[2]
+STUDENTS = [(2001 + i, f"{name}-gh", name) for i, name in
+            enumerate(("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"))]
+MALLORY = (2099, "mallory-gh", "mallory")  # registered, never approved: never in a field
+SEEDS = {"ARENA_LADDER_SEED": "season-ladder-seed", "ARENA_FINAL_SEED": "season-final-seed"}
+FINAL_AT = "2026-12-14T09:00:00Z"
+# Tiny rounds: 3 checkpoints so that every SAE has a window ([5, 10]); 2 games per pair.
+SMALL = ["--budget", "10", "--checkpoints", "0,5,10", "--games-per-checkpoint", "2", "--pairing-games", "2",
+         "--jobs", "2"]
+
+
+def git(repo: Path, *args: str, date: str | None = None) -> str:
+    env = os.environ | {"GIT_AUTHOR_NAME": "arena-bot", "GIT_AUTHOR_EMAIL": "arena-bot@example.org",
+                        "GIT_COMMITTER_NAME": "arena-bot", "GIT_COMMITTER_EMAIL": "arena-bot@example.org"}
+    if date:
+        env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env,
+                          timeout=60).stdout
+
+
+class Season:
+    """The clone of main and the paths every command is given."""
+
+    def __init__(self, root: Path, hub) -> None:
+        self.tmp = root
+        self.repo = root / "main"
+        self.hub = hub
+
+    @property
+    def accounts(self) -> str:
+        return str(self.repo / "accounts.yaml")
+
+    @property
+    def config(self) -> str:
+        return str(self.repo / "config" / "competition.yaml")
+
+    @property
+    def log(self) -> str:
+        return str(self.repo / "requests" / "score.yaml")
+
+    def write(self, files: dict[str, bytes]) -> None:
+        for rel, data in files.items():
+            (self.repo / rel).parent.mkdir(parents=True, exist_ok=True)
+            (self.repo / rel).write_bytes(data)
+
+    def commit(self, message: str, date: str) -> str:
+        git(self.repo, "add", "-A")
+        git(self.repo, "commit", "-q", "-m", message, date=date)
+        return git(self.repo, "rev-parse", "HEAD").strip()
+
+    def arena(self, *argv: str) -> int:
+        """One `arena` command, run from the clone of main as the workflows run it."""
+        cwd = os.getcwd()
+        os.chdir(self.repo)
+        try:
+            return main(list(argv))
+        finally:
+            os.chdir(cwd)
+
+    def bot_comments(self, number: int) -> list[str]:
+        return [c["body"] for c in self.hub.comments.get(number, []) if c["user"] == self.hub.bot]
+
+    def site(self, name: str) -> Path:
+        """`arena site build` as site.yml runs it (the checkout holds main's whole history)."""
+        out = self.tmp / f"site-{name}"
+        assert self.arena("site", "build", "--rounds", "rounds", "--out", str(out), "--no-cache") == 0
+        return out
+
+    def round(self, tier: str, now: str, envs: str, shards: int, monkeypatch) -> str:
+        """round.yml: the inputs checked, the field taken (smoke-tested), the shards played,
+        merged and verified by replay; the final recorded as pending review. The round's id."""
+        work = self.tmp / f"round-{tier}"
+        assert self.arena("dispatch", "--config", self.config, "--now", now, "--tier", tier, "--budget", "10",
+                          "--envs", envs, "--shards", str(shards)) == 0
+        # The field job writes field/ in its checkout of main (a fresh runner's: no earlier field),
+        # and field/ is never committed; the shards play it from the same place.
+        shutil.rmtree(self.repo / "field", ignore_errors=True)
+        assert self.arena("field", "--tier", tier, "--config", self.config, "--now", now, "--smoke", "local",
+                          "--copy-to", "field/entrants", "--out", "field/field.yaml",
+                          "--agents-file", "field/agents.txt") == 0
+        shutil.copytree(self.repo / "field", work / "field")  # the field's artifact
+        agents = (work / "field" / "agents.txt").read_text().splitlines()
+        monkeypatch.setenv("ARENA_TIER_SEED", SEEDS[f"ARENA_{tier.upper()}_SEED"])
+        monkeypatch.setenv("ARENA_ROUND_SEED", f"season-round-seed-{tier}")
+        for shard in range(1, shards + 1):
+            assert self.arena("round", "--tier", tier, "--agents", *agents, *SMALL, "--envs", envs,
+                              "--shard", f"{shard}/{shards}", "--sandbox", "local",
+                              "--out", str(work / f"shard-{shard}" / "rounds"),
+                              "--private-out", str(work / f"shard-{shard}" / "private")) == 0
+        monkeypatch.delenv("ARENA_TIER_SEED")
+        monkeypatch.delenv("ARENA_ROUND_SEED")
+        parts = sorted(str(p) for p in work.glob("shard-*/private/*/") if p.is_dir())
+        published = work / "published.txt"
+        with published.open("w") as out, redirect_stdout(out):
+            assert self.arena("merge", *parts, "--out", "rounds", "--private-out", str(work / "merged")) == 0
+        results = published.read_text().strip()
+        assert self.arena("verify", results, "--private", str(work / "merged")) == 0
+        round_id = Path(results).stem
+        # The command each shard records re-runs it: the entrants by the paths it played them from.
+        shards_run = yaml.safe_load((self.repo / results).read_text())["provenance"]["execution"]["shards"]
+        first = agents[0].split("=", 1)[0]
+        assert len(shards_run) == shards, shards_run
+        assert all(f" {first}=field/entrants/{first} " in command for command in shards_run), shards_run
+        if tier == "final":
+            assert self.arena("competition", "--config", self.config, "--now", now, "final-pending",
+                              "--round", round_id) == 0
+        return round_id
+
+
+def standings_table(page: str) -> str:
+    return page[page.index("<table"):page.index("</table>")]
+
+
+def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token, monkeypatch, capsys):
+    from grader.sandbox.local import bwrap_problem
+    if bwrap_problem():
+        pytest.skip(bwrap_problem())
+    s = Season(tmp_path, hub)
+    hub.users.update({STAFF[0]: STAFF[1]} | {i: login for i, login, _ in STUDENTS + [MALLORY]})
+
+    # -- The arena on main: the staff account, no final date yet ----------------------------------
+    s.repo.mkdir()
+    for rel in ("site.yaml", "kit"):
+        (shutil.copytree if (ROOT / rel).is_dir() else shutil.copy)(ROOT / rel, s.repo / rel)
+    shutil.copytree(ROOT / "docs", s.repo / "docs")  # links followed: the site reads the schema through one
+    (s.repo / "config").mkdir()
+    config = {"schema_version": 1, "final_at": None, "freeze_hours": 48, "appeal_days": 7,
+              "requested_runs": {"per_window": 3, "window_days": 7}, "review_label": LABEL,
+              "final": {"status": "not_run", "round_id": None, "published_at": None, "published_by": None},
+              "ended": False}
+    Path(s.config).write_text(yaml.safe_dump(config, sort_keys=False))
+    git(s.repo, "init", "-q", "-b", "main")
+    (s.repo / ".git" / "info" / "exclude").write_text("field/\n")  # the round's field: never committed
+    assert s.arena("accounts", "add", "--id", str(STAFF[0]), "--login", STAFF[1], "--handle", "prof", "--staff",
+                   "--approved", "--registry", s.accounts) == 0
+    s.commit("the arena", "2026-11-01T09:00:00Z")
+
+    # -- Accounts: alice registers by pull request; staff approve ---------------------------------
+    registration = yaml.safe_load(Path(s.accounts).read_text())
+    registration["accounts"][STUDENTS[0][0]] = {"login": STUDENTS[0][1], "handle": "alice", "approved": False,
+                                                "staff": False}
+    pull = hub.add_pull(1, STUDENTS[0][:2], {"accounts.yaml": yaml.safe_dump(registration).encode()})
+    collected = tmp_path / "collect-1"
+    assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 1, STUDENTS[0][:2], pull.head_sha)),
+                   "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
+                   "--now", "2026-11-02T10:00:00Z") == 0
+    decision = yaml.safe_load((collected / "decision.yaml").read_text())
+    assert (decision["kind"], decision["verdict"]) == ("registration", "accepted"), decision
+    assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--api-url", hub.api) == 0
+    assert hub.statuses[-1]["state"] == "success" and hub.statuses[-1]["sha"] == pull.head_sha
+    # Merged: alice, and the other students registered the same way, unapproved.
+    for gid, login, handle in STUDENTS + [MALLORY]:
+        assert s.arena("accounts", "add", "--id", str(gid), "--login", login, "--handle", handle,
+                       "--registry", s.accounts) == 0
+    s.commit("accounts: registrations", "2026-11-02T12:00:00Z")
+    for _, _, handle in STUDENTS:  # mallory is never approved
+        assert s.arena("accounts", "approve", handle, "--registry", s.accounts) == 0
+    assert "approved alice" in capsys.readouterr().out
+    assert s.arena("accounts", "check", s.accounts) == 0
+    s.commit("accounts: approve the students", "2026-11-02T14:00:00Z")
+
+    # -- Submissions: alice's pull request is smoke-tested and commented on ------------------------
+    alice = agent_files("alice")
+    pull = hub.add_pull(2, STUDENTS[0][:2], alice)
+    collected = tmp_path / "collect-2"
+    assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 2, STUDENTS[0][:2], pull.head_sha)),
+                   "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
+                   "--now", "2026-11-03T10:00:00Z") == 0
+    assert yaml.safe_load((collected / "decision.yaml").read_text())["verdict"] == "smoke"
+    smoke = tmp_path / "smoke-2.yaml"
+    with smoke.open("w") as out, redirect_stdout(out):
+        assert s.arena("smoke", str(collected / "submission"), "--sandbox", "local", "--withhold-output") == 0
+    assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke),
+                   "--api-url", hub.api) == 0
+    (comment,) = s.bot_comments(2)
+    assert "smoke test passed" in comment, comment
+    assert hub.statuses[-1]["state"] == "success" and "becomes active when merged" in hub.statuses[-1]["description"]
+    # Merged, with every other student's (and mallory's, whose account is not approved).
+    for _, _, handle in STUDENTS[1:] + [MALLORY]:
+        s.write(agent_files(handle))
+    s.write(alice)
+    merged = s.commit("submissions", "2026-11-03T12:00:00Z")
+
+    # -- A requested run: alice comments /score on her merged pull request -------------------------
+    pull.merged, pull.merge_commit_sha = True, merged  # the hub names the clone's merge commit
+    outputs = tmp_path / "outputs.txt"
+    outputs.write_text("")
+    monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
+    event = comment_event(tmp_path, 2, STUDENTS[0][:2], STUDENTS[0][:2], 501, created_at="2026-11-04T10:00:00Z")
+    assert s.arena("score", "request", "--event", str(event), "--accounts", s.accounts, "--config", s.config,
+                   "--log", s.log, "--api-url", hub.api, "--now", "2026-11-04T10:00:00Z") == 0
+    request = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
+    monkeypatch.delenv("GITHUB_OUTPUT")
+    assert request == {"queued": "true", "request_id": "c-501", "handle": "alice", "commit": merged}
+    assert "2 of 3 requested runs left" in s.bot_comments(2)[-1], s.bot_comments(2)[-1]
+    s.commit("requests: c-501", "2026-11-04T10:01:00Z")
+    entry = tmp_path / "requested-entry"
+    assert s.arena("score", "take", "--commit", merged, "--handle", "alice", "--out", str(entry)) == 0
+    with (tmp_path / "smoke-501.yaml").open("w") as out, redirect_stdout(out):
+        assert s.arena("smoke", str(entry / "submissions" / "alice"), "--sandbox", "local") == 0
+    monkeypatch.setenv("ARENA_TIER_SEED", SEEDS["ARENA_LADDER_SEED"])
+    monkeypatch.setenv("ARENA_ROUND_SEED", "season-round-seed-c-501")
+    published = tmp_path / "requested-published.txt"
+    with published.open("w") as out, redirect_stdout(out):
+        assert s.arena("round", "--tier", "ladder", "--requested", "--agents",
+                       f"alice={entry / 'submissions' / 'alice'}", "--sandbox", "local", *SMALL, "--envs", "2",
+                       "--out", str(tmp_path / "requested"), "--private-out", str(tmp_path / "requested-private")) == 0
+    monkeypatch.delenv("ARENA_TIER_SEED")
+    monkeypatch.delenv("ARENA_ROUND_SEED")
+    requested_id = Path(published.read_text().strip()).stem
+    assert s.arena("score", "finish", "--request", "c-501", "--status", "published", "--round-id", requested_id,
+                   "--repository", "arena-org/arena",
+                   "--results-url", f"https://github.com/arena-org/arena/blob/main/requests/rounds/{requested_id}.yaml",
+                   "--round-dir", str(tmp_path / "requested"),
+                   "--round-file", str(tmp_path / "requested" / f"{requested_id}.yaml"),
+                   "--accounts", s.accounts, "--config", s.config, "--log", s.log, "--api-url", hub.api,
+                   "--now", "2026-11-04T11:00:00Z") == 0
+    s.commit(f"requests: c-501 {requested_id}", "2026-11-04T11:00:00Z")
+    reply = s.bot_comments(2)[-1]
+    assert reply.splitlines()[1].startswith("@alice-gh: "), reply
+    for expected in ("over the window 5..10 games", "It is a private round: it is not on the site"):
+        assert expected in reply, reply
+
+    # -- The owner finds the requested run again -------------------------------------------------
+    # Where the run is answered today: on the pull request (read here over the API, as its owner
+    # reads it, with no token) and in the request log on main, which names the round.
+    with urllib.request.urlopen(f"{hub.api}/repos/{OWNER}/{REPO}/issues/2/comments", timeout=30) as answer:
+        thread = json.load(answer)
+    found = [c["body"] for c in thread if requested_id in c["body"] and c["user"]["login"] == hub.bot[1]]
+    assert found and "@alice-gh" in found[-1], thread
+    log = yaml.safe_load(Path(s.log).read_text())
+    (logged,) = [r for r in log["requests"] if r["id"] == "c-501"]
+    assert (logged["status"], logged["handle"], logged["commit"], logged["round_id"]) == (
+        "published", "alice", merged, requested_id), logged
+
+    # -- The professor's round reaches the board without a hand edit -----------------------------
+    ladder = s.round("ladder", "2026-11-20T10:00:00Z", "8", 2, monkeypatch)
+    s.commit(f"round {ladder}", "2026-11-20T18:00:00Z")
+    assert yaml.safe_load((s.repo / "site.yaml").read_text())["series"]["rounds"] == []  # nobody listed it
+    site = s.site("ladder")
+    board = (site / "index.html").read_text()
+    assert ladder in board and requested_id not in board
+    table = standings_table(board)
+    for _, _, handle in STUDENTS:
+        assert handle in table, handle
+    assert "mallory" not in table and "prof" not in table
+    rounds_page = (site / "rounds" / "index.html").read_text()
+    assert requested_id not in rounds_page  # a requested run is private
+    assert "<td>2026-11-20</td>" in rounds_page[rounds_page.index(f"{ladder}.html"):][:400]
+    field = yaml.safe_load((tmp_path / "round-ladder" / "field" / "field.yaml").read_text())
+    assert {"handle": "mallory", "reason": "account not approved: staff approve it with "
+                                           "`arena accounts approve mallory`"} in field["excluded"]
+
+    # -- The final's date, then the freeze -------------------------------------------------------
+    assert s.arena("competition", "--config", s.config, "--now", "2026-11-25T10:00:00Z", "set",
+                   "--final-at", FINAL_AT) == 0
+    assert "the field freezes at 2026-12-12T09:00:00Z" in capsys.readouterr().out
+    s.commit("competition: the final's date", "2026-11-25T10:00:00Z")
+    bob = STUDENTS[1]
+    late = agent_files("bob", extra={"notes.txt": b"after the freeze\n"})
+    pull = hub.add_pull(3, bob[:2], late)
+    collected = tmp_path / "collect-3"
+    assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 3, bob[:2], pull.head_sha)),
+                   "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
+                   "--now", "2026-12-13T10:00:00Z") == 0
+    assert yaml.safe_load((collected / "decision.yaml").read_text())["frozen"] is True
+    smoke = tmp_path / "smoke-3.yaml"  # a practice smoke test is still run
+    with smoke.open("w") as out, redirect_stdout(out):
+        assert s.arena("smoke", str(collected / "submission"), "--sandbox", "local", "--withhold-output") == 0
+    assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke),
+                   "--api-url", hub.api) == 0
+    assert "cannot become your active one" in s.bot_comments(3)[0]
+    assert hub.statuses[-1]["state"] == "failure" and "frozen" in hub.statuses[-1]["description"]
+    frozen_digest = yaml.safe_load((s.repo / "submissions" / "bob" / "manifest.yaml").read_text())["digest"]
+    s.write(late)  # merged all the same: it cannot become bob's entry in the final
+    s.commit("bob: a change after the freeze", "2026-12-13T11:00:00Z")
+
+    # -- The final: played, pending review, published --------------------------------------------
+    final = s.round("final", "2026-12-14T10:00:00Z", "8", 2, monkeypatch)
+    field = yaml.safe_load((tmp_path / "round-final" / "field" / "field.yaml").read_text())
+    assert next(e for e in field["entrants"] if e["handle"] == "bob")["digest"] == frozen_digest
+    s.commit(f"round {final}", "2026-12-14T18:00:00Z")
+    assert "Final standings pending review." in (s.site("pending") / "index.html").read_text()
+    assert s.arena("competition", "--config", s.config, "--now", "2026-12-15T12:00:00Z", "publish-final",
+                   "--actor-id", str(STAFF[0]), "--accounts", s.accounts) == 0
+    s.commit("competition: the final published", "2026-12-15T12:00:00Z")
+    board = (s.site("final") / "index.html").read_text()
+    assert final in board and ladder not in standings_table(board)
+    assert "pending review" not in board
+
+    # -- The grade export -----------------------------------------------------------------------
+    grades = tmp_path / "grades.csv"
+    assert s.arena("grades", f"rounds/{ladder}.yaml", f"rounds/{final}.yaml", "--out", str(grades)) == 0
+    rows = list(csv.DictReader(io.StringIO(grades.read_text())))
+    assert {(r["student"], r["round"]) for r in rows} == {(h, r) for _, _, h in STUDENTS for r in (ladder, final)}
+    for row in rows:
+        assert (row["sae_b0"], row["sae_b_max"], row["field"], row["status"]) == ("5", "10", "8", "ok"), row
+        assert row["sae"] and row["standing"] and row["rank"], row
+
+    # -- An appeal's evidence -------------------------------------------------------------------
+    appeal = tmp_path / "appeal-alice.yaml"
+    with appeal.open("w") as out, redirect_stdout(out):
+        assert s.arena("appeal", "--round", f"rounds/{final}.yaml", "--student", "alice") == 0
+    text = appeal.read_text()
+    evidence = yaml.safe_load(text)
+    results = yaml.safe_load((s.repo / "rounds" / f"{final}.yaml").read_text())
+    record = next(a for a in results["agents"] if a["name"] == "alice")["record"]
+    assert {k: evidence["totals"][k] for k in ("wins", "draws", "losses", "games")} == record
+    assert [e["label"] for e in evidence["environments"]] == [e["label"] for e in results["environments"]]
+    # The staff record knows each environment; the student's evidence names none of them.
+    staff = yaml.safe_load((tmp_path / "round-final" / "merged" / f"{final}.yaml").read_text())
+    for env in staff["environments"]:
+        assert env["id"] and env["name"]
+        assert env["id"] not in text and env["name"] not in text, f"the appeal names {env['name']}"
+
+    # -- The end: the appeal window closes, the seeds are published and checked ------------------
+    end = "2026-12-23T12:00:00Z"
+    monkeypatch.setenv("ARENA_LADDER_SEED", SEEDS["ARENA_LADDER_SEED"])
+    monkeypatch.setenv("ARENA_FINAL_SEED", SEEDS["ARENA_FINAL_SEED"])
+    assert s.arena("competition", "--config", s.config, "--now", "2026-12-20T12:00:00Z", "publish-seeds",
+                   "--if-ended") == 0
+    assert not (s.repo / "seeds").exists()  # the window is still open: nothing published
+    assert s.arena("competition", "--config", s.config, "--now", end, "close") == 0
+    assert s.arena("competition", "--config", s.config, "--now", end, "publish-seeds", "--if-ended") == 0
+    monkeypatch.delenv("ARENA_LADDER_SEED")
+    monkeypatch.delenv("ARENA_FINAL_SEED")
+    s.commit("competition: ended; the seeds published", end)
+    capsys.readouterr()
+    for round_id, tier in ((ladder, "ladder"), (final, "final")):
+        assert s.arena("verify", f"rounds/{round_id}.yaml", "--seeds", "seeds/published.yaml") == 0
+        out = capsys.readouterr()
+        assert f"the tier seed commitment matches the published {tier} seed" in out.out + out.err
+    # With the published seed anyone lists the final's environments, as the round names them.
+    pool = str(results["provenance"]["config"]["pool"])
+    assert s.arena("envs", "--tier", "final", "--seed", SEEDS["ARENA_FINAL_SEED"], "--pool", pool) == 0
+    listed = capsys.readouterr().out
+    for env in staff["environments"]:
+        assert env["id"] in listed and env["name"] in listed, (env["id"], env["name"], listed)
