@@ -22,8 +22,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from nacl.public import PrivateKey
 
 from grader.cli import main
+from grader.history import HistoryError, parse_history
+from grader.sealing import encode_key
 from tests.github.conftest import LABEL, STAFF, agent_files, comment_event, pr_event
 from tests.github.fakehub import OWNER, REPO
 
@@ -191,7 +194,8 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     s.commit("accounts: approve the students", "2026-11-02T14:00:00Z")
 
     # -- Submissions: alice's pull request is smoke-tested and commented on ------------------------
-    alice = agent_files("alice")
+    alice_key = PrivateKey.generate()  # alice's own key pair, as her kit keeps it beside the kit
+    alice = agent_files("alice", owner_key=encode_key(bytes(alice_key.public_key)))
     pull = hub.add_pull(2, STUDENTS[0][:2], alice)
     collected = tmp_path / "collect-2"
     assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 2, STUDENTS[0][:2], pull.head_sha)),
@@ -239,14 +243,20 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     monkeypatch.delenv("ARENA_TIER_SEED")
     monkeypatch.delenv("ARENA_ROUND_SEED")
     requested_id = Path(published.read_text().strip()).stem
+    # The owner's history entry, as score.yml's run job seals it: the results and her agent's log.
+    history = tmp_path / "history-501"
+    assert s.arena("history", "seal", "--results", str(tmp_path / "requested" / f"{requested_id}.yaml"),
+                   "--private", str(tmp_path / "requested-private"), "--field", str(entry / "submissions"),
+                   "--request", "c-501", "--out", str(history)) == 0
     assert s.arena("score", "finish", "--request", "c-501", "--status", "published", "--round-id", requested_id,
                    "--repository", "arena-org/arena",
-                   "--results-url", f"https://github.com/arena-org/arena/blob/main/requests/rounds/{requested_id}.yaml",
-                   "--round-dir", str(tmp_path / "requested"),
+                   "--results-url", "https://github.com/arena-org/arena/blob/main/history/alice.yaml",
+                   "--history", str(history),
                    "--round-file", str(tmp_path / "requested" / f"{requested_id}.yaml"),
                    "--accounts", s.accounts, "--config", s.config, "--log", s.log, "--api-url", hub.api,
                    "--now", "2026-11-04T11:00:00Z") == 0
     s.commit(f"requests: c-501 {requested_id}", "2026-11-04T11:00:00Z")
+    assert not (s.repo / "requests" / "rounds").exists()  # a requested run is private: no plain results
     reply = s.bot_comments(2)[-1]
     assert reply.splitlines()[1].startswith("@alice-gh: "), reply
     for expected in ("over the window 5..10 games", "It is a private round: it is not on the site"):
@@ -263,6 +273,17 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     (logged,) = [r for r in log["requests"] if r["id"] == "c-501"]
     assert (logged["status"], logged["handle"], logged["commit"], logged["round_id"]) == (
         "published", "alice", merged, requested_id), logged
+    # And in her history on main, sealed to her key: her results and her agent's own log, which
+    # nobody else's key opens.
+    mine = parse_history((s.repo / "history" / "alice.yaml").read_bytes(), "history/alice.yaml")
+    (kept,) = [e for e in mine.entries if e.round == requested_id]
+    assert (kept.kind, kept.request) == ("requested", "c-501")
+    opened = kept.open(alice_key)
+    assert opened["results"]["round"]["id"] == requested_id and "log" in opened, sorted(opened)
+    with pytest.raises(HistoryError, match="not to this key"):
+        kept.open(PrivateKey.generate())
+    assert requested_id.encode() in (s.repo / "history" / "alice.yaml").read_bytes()
+    assert b"SAE" not in (s.repo / "history" / "alice.yaml").read_bytes()
 
     # -- The professor's round reaches the board without a hand edit -----------------------------
     ladder = s.round("ladder", "2026-11-20T10:00:00Z", "8", 2, monkeypatch)
