@@ -50,7 +50,7 @@ def test_a_passing_submission_gets_success_and_one_comment(act, hub, act_docker)
     assert_green(run, "collect", "smoke", "report")
     # Another account reads nothing of the submission, and the key is in no log.
     for where, data in readable_by_anyone(hub, run):
-        for secret in (SECRET_MARK, b"def act(", b"class Agent", b"call 1: ....."):
+        for secret in (SECRET_MARK, b"def act(", b"class Agent:", b"call 1: ....."):
             assert secret not in data, f"{secret!r} is readable in {where}"
     assert submission_key() not in run.log
     (body,) = bot_comments(hub, 7)

@@ -51,9 +51,14 @@ def test_evict_drops_a_files_pages(tmp_path):
 
 def test_a_session_finds_nothing_an_earlier_one_read(launch, sandbox):
     path = host_path(sandbox, "this.py")
-    sender = launch("runtime_reader")
-    assert sender.prepare(ENV_INFO) is None
-    sender.close()
+    # Any sandbox that starts drops the runtime's pages, a test's beside this one too (the suite
+    # runs two at a time): the sender reads again until its read is seen in the cache.
+    for _ in range(5):
+        sender = launch("runtime_reader")
+        assert sender.prepare(ENV_INFO) is None
+        sender.close()
+        if resident_bytes(path) > 0:
+            break
     assert resident_bytes(path) > 0, "the sender's read left nothing in the cache: nothing was tested"
     receiver = launch("random_agent")
     assert receiver.fault is None
