@@ -17,6 +17,7 @@ from grader.rounds.score import MIN_FIELD_FOR_STANDING
 from grader.sandbox import get_sandbox
 from grader.smoke import ROUND_FIELD, BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
 from grader.submission import SubmissionError, load_submission
+from tests.kit.test_messages import FAILS_LATER as MESSAGES_FAILS_LATER
 
 pytestmark = pytest.mark.timeout(300)
 # Fast, except in the checkpoint games that follow its self-play (before freeze), where each
@@ -72,24 +73,8 @@ NO_FREEZE = textwrap.dedent("""\
         def observe_outcome(self, outcome):
             pass
     """)
-FAILS_LATER = textwrap.dedent("""\
-    import numpy as np
-
-    class Agent:
-        def prepare(self, env_info):
-            self.outcomes = 0
-
-        def act(self, obs, action_mask):
-            if self.outcomes >= 3:  # only once it has "learned": the short gate never gets here
-                raise RuntimeError("the learned policy is broken")
-            return int(np.flatnonzero(action_mask)[0])
-
-        def observe_outcome(self, outcome):
-            self.outcomes += 1
-
-        def freeze(self):
-            pass
-    """)
+# test_messages' agent that fails once it has learned, with a freeze() (no note about a missing one).
+FAILS_LATER = MESSAGES_FAILS_LATER + textwrap.indent("\ndef freeze(self):\n    pass\n", "    ")
 
 
 def check(modules, capsys, *argv: str) -> tuple[int, str]:
