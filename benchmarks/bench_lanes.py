@@ -5,7 +5,7 @@ Prints, for each: the wall time, games per second, and the host's CPU time per m
 round's own process, every thread of it, over every move played: the host's side of a move
 against the agent's 6.4 ms pace on 8x8); then the speed-up of the most cores over one
 (target: at least 0.7 of the cores given, on a quiet machine; the learning phase runs one
-session per core, the pairings one pairing per two cores). Both runs must give the same
+session per core, the pairings one pairing per core). Both runs must give the same
 bytes (checked here too: the results do not depend on the cores).
 """
 

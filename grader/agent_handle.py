@@ -71,6 +71,7 @@ class AgentHandle:
         self.ledger = Ledger(limits)
         self.conduct = Conduct(limits)
         self.frozen = False
+        self.turns = False  # in a pairing: the sandbox runs only while its agent is to move
         self._boards: dict[tuple, tuple[ActFrame, float]] = {}  # per obs shape (3, rows, cols): frame, pace stop
         self._checked_obs: np.ndarray | None = None  # the arrays `act` last found fit to send
         self._checked_mask: np.ndarray | None = None
@@ -215,11 +216,19 @@ class AgentHandle:
         next pairing."""
         if not self.frozen:
             raise ValueError("begin_pairing before freeze: a pairing starts from the frozen agent")
-        return self._simple_call({"op": protocol.OP_PAIRING}, "the pairing's fork")
+        fault = self._simple_call({"op": protocol.OP_PAIRING}, "the pairing's fork")
+        if fault is None:
+            # From here to `end_pairing` the agent computes only on its own turns, so the two
+            # agents of a game can share one core (docs/rules.md, "Your sandbox runs ...").
+            self.turns = True
+            self.transport.turn(False)  # type: ignore[union-attr]
+        return fault
 
     def end_pairing(self) -> Fault | None:
         """End the pairing begun by `begin_pairing`: its fork exits, the frozen agent is back."""
-        return self._simple_call({"op": protocol.OP_END_PAIRING}, "the end of a pairing")
+        fault = self._simple_call({"op": protocol.OP_END_PAIRING}, "the end of a pairing")
+        self.turns = False
+        return fault
 
     def end_session(self, rows: int, cols: int) -> Fault | None:
         """The end of the session on a rows x cols board: over the CPU share (read now, so
@@ -254,11 +263,15 @@ class AgentHandle:
             if mark is None:
                 mark = sched.sample()
             own_start = sched.own()  # the arena's own thread: its delay counts only during the call
+        if self.turns:
+            transport.turn(True)  # type: ignore[union-attr]
         start = time.monotonic()
         deadline = self.clock.deadline(start, self.limits.act_hard_seconds)
         reply = transport.act(frame, obs, mask, deadline, start)  # type: ignore[union-attr]
         if reply is EXPIRED and mark is not None:
             reply, deadline = self._act_extended(mark, own_start, start, deadline)
+        if self.turns:
+            transport.turn(False)  # type: ignore[union-attr]
         now = time.monotonic()
         # The time charged is the agent's own: the host's contention (run-queue delay) is not.
         elapsed = charged = now - start
@@ -396,9 +409,13 @@ class AgentHandle:
         if self.fault is not None:
             return self.fault
         self._sched_mark = None  # what the agent computes in this call is no act's
+        if self.turns:
+            self.transport.turn(True)  # type: ignore[union-attr]
         start = time.perf_counter()
         deadline = self.clock.deadline(time.monotonic(), self.limits.prepare_seconds)
         reply = self.transport.call(header, deadline, what)  # type: ignore[union-attr]
+        if self.turns and header["op"] != protocol.OP_END_PAIRING:
+            self.transport.turn(False)  # type: ignore[union-attr]
         self.ledger.call_seconds += time.perf_counter() - start
         if not isinstance(reply, dict):
             return self._failed(reply, what, deadline)

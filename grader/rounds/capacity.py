@@ -9,8 +9,9 @@ The model is the schedule a round follows on its runners:
   checkpoint opponent (the arena's `random`, whose time is nothing beside an agent's), and the
   two agents of a pairing take turns.
 - Inside one environment, on a runner of C cores, the entrants' sessions play at the same time:
-  an entrant's checkpoints and self-play hold one core, a pairing game holds two (one per
-  agent; on one core, the one), and every agent plays one game at a time. The environment
+  an entrant's checkpoints and self-play hold one core, and so does a pairing game (its two
+  agents take turns on one core, the one not to move stopped); every agent plays one game at
+  a time. The environment
   takes the longer of its core time over C cores and its longest chain (an entrant's
   learning, then its pairings one after another).
 - The environments are shared over the runners as `grader.schedule.shard_indices` shares
@@ -95,6 +96,15 @@ class CapacityPlan:
         return sum(env.games for env in self.envs)
 
     @property
+    def floor_hours(self) -> float:
+        """The CPU hours at the pace over every core of every runner given: no sharing of the
+        work ends the round sooner. (An environment's frozen agents are processes of one
+        runner, so its work is not shared across runners, and its largest one can set a
+        wall time above this floor.)"""
+        cores = min(self.machines.runners, len(self.envs)) * self.machines.cores
+        return self.cpu_hours_at_pace / cores
+
+    @property
     def fits(self) -> bool:
         return self.machines.job_hours is None or self.wall_hours <= self.machines.job_hours
 
@@ -113,7 +123,9 @@ class CapacityPlan:
                + ("" if self.wall_hours_measured is None else
                   f", {duration(self.wall_hours_measured)} at the measured speed")
                + f" (slowest environment: {slowest.name}, {slowest.shape}, {duration(slowest.wall_seconds / 3600)})"
-               + ("" if m.job_hours is None else f"; job limit {m.job_hours:g} h")]
+               + ("" if m.job_hours is None else f"; job limit {m.job_hours:g} h"),
+               f"  floor: {duration(self.floor_hours)} (the CPU hours at the pace over all "
+               f"{min(m.runners, len(self.envs)) * m.cores:,} cores: no schedule ends sooner on these runners)"]
         if not self.shapes_known:
             out.append("  board shapes unknown without the tier seed: every environment planned as the largest "
                        "board the generator draws")
@@ -170,10 +182,9 @@ def env_cost(board: Board, entrants: int, checkpoints: list[int], per_checkpoint
     game = board.acts_per_game * act_seconds  # a game's wall time: its acts one after another
     learning = budget * game + len(checkpoints) * per_checkpoint * game / 2
     pairing_games = entrants * (entrants - 1) // 2 * per_pairing
-    cpu = entrants * learning + pairing_games * game
-    core_seconds = entrants * learning + pairing_games * game * min(2, cores)  # a pairing game holds two cores
+    cpu = entrants * learning + pairing_games * game  # a pairing game holds one core: its agents take turns
     chain = learning + (entrants - 1) * per_pairing * game
-    wall = max(core_seconds / cores, chain)
+    wall = max(cpu / cores, chain)
     return EnvCost(board.name, f"{board.rows}x{board.cols}",
                    games_per_env(entrants, checkpoints, per_checkpoint, per_pairing, budget), cpu, wall)
 

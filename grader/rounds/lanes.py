@@ -1,5 +1,5 @@
 """An environment's work on its cores: the entrants' sessions at once, one core each, then
-the pairings as many at once as there are free pairs of cores.
+the pairings as many at once as there are free cores (both agents of a game on one core).
 
 Threads of the round's host process do it: the host's side of a move is about ten
 microseconds against the agent's milliseconds, and a thread waiting on a sandbox's pipe
@@ -165,9 +165,7 @@ class PairQueue:
 
 
 def pairing_cores(cores: list[int]) -> list[tuple[int, int]]:
-    """The pairs of cores pairings are played on: both agents of a pairing on cores of their
-    own (only one computes at a time, but an opponent that spins must not slow the mover); on
-    one core, both on it."""
-    if len(cores) == 1:
-        return [(cores[0], cores[0])]
-    return [(cores[i], cores[i + 1]) for i in range(0, len(cores) - 1, 2)]
+    """The cores pairings are played on: one pairing per core, both its agents on it. They
+    take turns, and the one not to move is stopped (AgentHandle.turns), so a game holds one
+    core and an opponent that would spin takes nothing from the mover."""
+    return [(core, core) for core in cores]

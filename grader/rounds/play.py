@@ -227,7 +227,7 @@ class _EnvPlay:
         return True
 
     def _pairings(self) -> None:
-        """Every pairing of the live entrants, as many at once as there are pairs of cores;
+        """Every pairing of the live entrants, as many at once as there are cores;
         each agent's own pairings in the canonical order (grader.rounds.lanes.PairQueue)."""
         order = pairs(self.plan.names)
         queue = PairQueue(order, lambda name: name in self.sessions and self.sessions[name].alive)

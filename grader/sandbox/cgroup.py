@@ -297,6 +297,21 @@ class Cgroup:
         """Let them run again."""
         self.signal_all(signal.SIGCONT)
 
+    def signal_once(self, sig: int) -> None:
+        """Send `sig` once to every process the group holds now, read from one controller's
+        list (each is complete): a pairing stops and continues an agent at every turn, and
+        this is what that costs (tens of microseconds)."""
+        path = self.dirs.get("pids") or next(iter(self.dirs.values()))
+        try:
+            pids = _read(path / "cgroup.procs").split()
+        except OSError:
+            return  # the group is gone: nothing in it to signal
+        for pid in pids:
+            try:
+                os.kill(int(pid), sig)
+            except ProcessLookupError:
+                pass  # it ended meanwhile
+
     def kill_all(self, timeout: float = 5.0) -> bool:
         """SIGKILL every process in the group until it is empty; False if some survive."""
         if self.version == 2:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -187,6 +188,10 @@ class DockerProcess:
     def resume(self) -> None:
         if self.cgroup is not None:
             self.cgroup.resume()
+
+    def turn(self, running: bool) -> None:
+        if self.cgroup is not None:
+            self.cgroup.signal_once(signal.SIGCONT if running else signal.SIGSTOP)
 
     def pin(self, core: int) -> None:
         # The container's own CPU set, which the engine changes live; an engine that cannot

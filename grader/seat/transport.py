@@ -245,6 +245,11 @@ class PipeTransport:
         if self.process is not None:
             self.process.resume()
 
+    def turn(self, running: bool) -> None:
+        """A pairing's turns: the sandbox runs while its agent is to move (SandboxProcess.turn)."""
+        if self.process is not None:
+            self.process.turn(running)
+
     def pin(self, core: int) -> None:
         """Move the sandbox to `core`."""
         if self.process is not None:
@@ -371,6 +376,9 @@ class InProcessTransport:
         pass  # a trusted object runs only when called
 
     def resume(self) -> None:
+        pass
+
+    def turn(self, running: bool) -> None:
         pass
 
     def pin(self, core: int) -> None:

@@ -21,8 +21,9 @@ def test_one_environment_by_hand():
     learning = 4 * 0.384 + 4 * 0.192
     assert cost.games == 3 * (2 * 2 + 4) + 3 * 2
     assert cost.cpu_seconds == pytest.approx(3 * learning + 6 * 0.384)
-    # 2 cores: the core time (a pairing game holds two) over them, longer than any one chain.
-    assert cost.wall_seconds == pytest.approx((3 * learning + 6 * 0.384 * 2) / 2)
+    # 2 cores: the core time (a pairing game holds one: its agents take turns) over them,
+    # longer than any one chain.
+    assert cost.wall_seconds == pytest.approx((3 * learning + 6 * 0.384) / 2)
 
 
 def test_a_long_chain_bounds_the_wall_time_however_many_cores():
@@ -118,3 +119,12 @@ def test_capacity_reads_the_fields_measured_speed(tmp_path, capsys):
 def test_on_one_core_a_pairing_game_holds_the_one():
     cost = env_cost(EIGHT, 3, [0, 4], 2, 2, 4, cores=1, act_seconds=0.0064)
     assert cost.wall_seconds == pytest.approx(cost.cpu_seconds)  # every game one after another
+
+
+def test_the_floor_is_the_cpu_over_every_core_and_no_plan_beats_it():
+    boards = [EIGHT._replace(name="a"), Board("b", 12, 12, 0), EIGHT._replace(name="c")]
+    for runners in (1, 2, 3, 9):
+        p = plan(boards, 10, runners, 4)
+        assert p.floor_hours == pytest.approx(p.cpu_hours_at_pace / (min(runners, 3) * 4))
+        assert p.wall_hours >= p.floor_hours
+    assert any(line.startswith("  floor: ") for line in plan(boards, 10, 2, 4).lines())

@@ -1,0 +1,88 @@
+"""A pairing's two agents share one core and take turns: the agent not to move is stopped,
+every process of its sandbox, from its reply to its next request (docs/rules.md, "Your
+sandbox runs on a core of its own"). So an opponent that spins while you are to move gets
+nothing done and takes nothing from you, and a game holds one core (the capacity plan)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from engine import public_tier
+from grader.match import env_info, play_game
+from grader.policy import PAIRING
+from grader.sandbox import pinning
+from .conftest import TEST_LIMITS
+
+pytestmark = pytest.mark.timeout(300)
+SPEC = public_tier()[0]
+
+
+@pytest.fixture
+def one_core():
+    """The sandboxes started here on one core (a container: its CPU set), as a pairing's are."""
+    core = sorted(os.sched_getaffinity(0))[0]
+    pinning.set_core(core)
+    try:
+        yield core
+    finally:
+        pinning.set_core(None)
+
+
+def _frozen(launch, name):
+    handle = launch(name, limits=TEST_LIMITS)
+    assert handle.prepare(env_info(SPEC, 0)) is None
+    assert handle.freeze() is None
+    handle.enter_phase(PAIRING)
+    return handle
+
+
+def _cpu(handle) -> float:
+    seconds = handle.transport.cpu_seconds()
+    assert seconds is not None, "the sandbox's CPU time is not readable here: nothing can be tested"
+    return seconds
+
+
+def test_an_opponent_that_spins_on_your_turns_is_stopped_and_costs_you_nothing(launch, one_core):
+    # Two processes spinning from prepare (one in a session of its own) against 10 ms of work a
+    # move, both sandboxes on one core.
+    spinner, worker = _frozen(launch, "idle_spinner"), _frozen(launch, "fixed_work")
+    time.sleep(0.3)
+    assert _cpu(spinner) > 0.1, "the spinner's processes did not spin: nothing is tested"
+    for handle in (spinner, worker):
+        assert handle.begin_pairing() is None
+    spun = _cpu(spinner)
+    start = time.monotonic()
+    for seed in range(2):
+        play_game(SPEC, spinner, worker, seed)
+        play_game(SPEC, worker, spinner, seed)
+    wall = time.monotonic() - start
+    spun = _cpu(spinner) - spun
+    work = worker.phase_stats[PAIRING]
+    assert spinner.alive and worker.alive and work.count > 50
+    # Without turns, the spinner would take two thirds of the one core for the whole games.
+    assert spun < 0.25 * wall, f"the spinner used {spun:.2f} s of CPU in {wall:.2f} s of the worker's games"
+    # The worker's moves were its own work: no run-queue delay beside a stopped opponent.
+    assert work.queued_seconds < 0.2 * work.total_seconds, work.to_dict()
+    for handle in (spinner, worker):
+        assert handle.end_pairing() is None
+    # Between pairings the frozen agent runs as it ran before (the round's pause stops it).
+    spun = _cpu(spinner)
+    time.sleep(0.3)
+    assert _cpu(spinner) - spun > 0.1
+
+
+def test_a_pairing_plays_the_same_games_with_turns_as_one_process_would(launch, one_core):
+    """Stopping and continuing the sandbox at every turn changes no move."""
+    runs = []
+    for _ in range(2):
+        a, b = _frozen(launch, "random_agent"), _frozen(launch, "stateful_counter")
+        for handle in (a, b):
+            assert handle.begin_pairing() is None
+        runs.append([play_game(SPEC, a, b, seed).moves for seed in range(3)])
+        for handle in (a, b):
+            assert handle.end_pairing() is None
+            handle.close()
+    assert runs[0] == runs[1] and all(len(moves) > 20 for moves in runs[0])
