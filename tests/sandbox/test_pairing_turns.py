@@ -86,3 +86,27 @@ def test_a_pairing_plays_the_same_games_with_turns_as_one_process_would(launch, 
             assert handle.end_pairing() is None
             handle.close()
     assert runs[0] == runs[1] and all(len(moves) > 20 for moves in runs[0])
+
+
+def test_an_opponent_that_escapes_the_stop_costs_you_no_verdict(launch, one_core):
+    """The turn's stop is one signal a process, so a child forked meanwhile can wake the rest
+    (tests/agents/suspend_escaper): the escaper then computes on the mover's core, and the
+    pace still charges the mover its own work only (its run-queue delay is not charged)."""
+    import dataclasses
+
+    limits = dataclasses.replace(TEST_LIMITS, pace_seconds_per_cell=0.015 / 64, pace_min_acts=20,
+                                 pace_stop_factor=100.0, act_hard_seconds=5.0)
+    escaper = _frozen(launch, "suspend_escaper")
+    worker = launch("fixed_work", limits=limits)
+    assert worker.prepare(env_info(SPEC, 0)) is None and worker.freeze() is None
+    worker.enter_phase(PAIRING)
+    for handle in (escaper, worker):
+        assert handle.begin_pairing() is None
+    for seed in range(2):
+        play_game(SPEC, escaper, worker, seed)
+    work = worker.phase_stats[PAIRING]
+    assert worker.alive and work.count > 20
+    if work.queued_seconds < 0.05:
+        pytest.skip("the escaper's children did not wake it on the worker's turns here: nothing was tested")
+    assert work.mean_seconds < limits.pace_seconds(8, 8)
+    assert worker.end_session(8, 8) is None
