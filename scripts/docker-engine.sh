@@ -29,6 +29,17 @@ PY
 case "${1:-}" in
 start)
     if answers; then echo "DOCKER_HOST=$HOST"; exit 0; fi
+    # An engine of ours that runs but is slow to answer (a loaded machine) is waited for, never
+    # replaced: starting another would delete the socket the running one serves.
+    if [ -f "$RUN/engine.pid" ] && kill -0 "$(cat "$RUN/engine.pid")" 2>/dev/null; then
+        i=0
+        while [ $i -lt 60 ]; do
+            if answers; then echo "DOCKER_HOST=$HOST"; exit 0; fi
+            sleep 0.5; i=$((i + 1))
+        done
+        echo "docker-engine: dockerd (pid $(cat "$RUN/engine.pid")) runs but has not answered for 30 s; its log: $RUN/dockerd.log" >&2
+        exit 1
+    fi
     command -v dockerd >/dev/null 2>&1 || { echo "docker-engine: dockerd is not installed (apt install docker.io; here: scripts/system-deps.sh)" >&2; exit 1; }
     [ "$(id -u)" = 0 ] || { echo "docker-engine: starting dockerd needs root" >&2; exit 1; }
     mkdir -p "$RUN" "$DATA"
@@ -38,7 +49,7 @@ start)
         >"$RUN/dockerd.log" 2>&1 </dev/null &
     i=0
     while [ $i -lt 300 ]; do
-        if answers; then echo "DOCKER_HOST=$HOST"; exit 0; fi
+        if answers; then echo "docker-engine: started dockerd" >&2; echo "DOCKER_HOST=$HOST"; exit 0; fi
         sleep 0.1; i=$((i + 1))
     done
     echo "docker-engine: dockerd did not answer within 30 s; its log:" >&2

@@ -75,8 +75,10 @@ def engine() -> Iterator:
         proc = subprocess.run(["sh", str(SCRIPT), "start"], capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"could not start a private docker engine: {proc.stderr.strip()}")
-    if found is None:
-        STARTED.touch()  # started for tests: the last test run to use it stops it
+    if "started dockerd" in proc.stderr:
+        # Started for tests: the last test run to use it stops it. (Not when it was only slow
+        # to answer: an engine someone else started is never stopped here.)
+        STARTED.touch()
     key, _, value = proc.stdout.strip().splitlines()[-1].partition("=")
     previous = os.environ.get(key)
     os.environ[key] = value
