@@ -112,35 +112,81 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
     return acts
 
 
-def build_all(round_id: str, tier: str, names: list[str],
-              environments: list[tuple[str, EnvSpec, list[dict]]]) -> dict[str, dict]:
-    """The replays document of each of `names` in a round: for each environment (label, spec,
-    its scored games), the games each played there. Each game is replayed once, for both seats."""
-    wanted = set(names)
-    envs: dict[str, list[dict]] = {name: [] for name in names}
-    for label, spec, games in environments:
-        mine: dict[str, list[dict]] = {name: [] for name in names}
+class _Stream:
+    """One owner's document, written as it is built: JSON text packed by xz into a file, so
+    that a final's field (tens of megabytes each once packed) never sits in memory at once."""
+
+    def __init__(self, head: dict, path: Path):
+        self.path = path
+        self.file = path.open("wb")
+        # xz at its fast preset: 80% of gzip -6's bytes in the same time; the default preset packs
+        # another 28% but takes 25 times as long, hours over a final's field (docs/rules.md, section 8).
+        self.packer = lzma.LZMACompressor(preset=1)
+        self.label: str | None = None
+        self.envs = self.games = 0
+        self.write(_dumps(head)[:-1] + ',"environments":[')
+
+    def write(self, text: str) -> None:
+        self.file.write(self.packer.compress(text.encode("utf-8")))
+
+    def game(self, label: str, spec: EnvSpec, game: dict) -> None:
+        if label != self.label:
+            if self.label is not None:
+                self.write("]}")
+            self.write(("," if self.envs else "") + _dumps({"label": label, "rows": spec.layout.rows,
+                                                            "cols": spec.layout.cols})[:-1] + ',"games":[')
+            self.label, self.envs, self.games = label, self.envs + 1, 0
+        self.write(("," if self.games else "") + _dumps(game))
+        self.games += 1
+
+    def finish(self) -> bytes:
+        self.write("]}]}" if self.label is not None else "]}")
+        self.file.write(self.packer.flush())
+        self.file.close()
+        packed = self.path.read_bytes()
+        self.path.unlink()
+        return packed
+
+
+def _dumps(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+class Packer:
+    """Each of `names`' replays document of a round, packed (xz), built environment by
+    environment as the staff record is read (`add`), each game replayed once for both seats;
+    `finish(name)` gives one owner's packed document. `work` holds the packing files meanwhile."""
+
+    def __init__(self, round_id: str, tier: str, names: list[str], work: Path):
+        work.mkdir(parents=True, exist_ok=True)
+        self.streams = {name: _Stream({"schema_version": SCHEMA_VERSION, "round": round_id, "tier": tier,
+                                       "handle": name, "board_chars": dict(BOARD_CHARS)},
+                                      work / f"{i}.json.xz") for i, name in enumerate(names)}
+
+    def add(self, label: str, spec: EnvSpec, games: list[dict]) -> None:
+        """One environment's scored games (a staff record's game documents), for the owners seated in them."""
         for game in games:
-            seated = [c for c in ("black", "white") if game[c] in wanted]
+            seated = [c for c in ("black", "white") if game[c] in self.streams]
             if not seated:
                 continue
             acts = game_acts(spec, game)
             for colour in seated:
                 other = "white" if colour == "black" else "black"
-                mine[game[colour]].append({"phase": game["phase"], "checkpoint": game["checkpoint"],
-                                           "index": game["index"], "colour": colour, "opponent": game[other],
-                                           "moves": list(game["moves"]), "acts": acts[colour]})
-        for name, played in mine.items():
-            if played:
-                envs[name].append({"label": label, "rows": spec.layout.rows, "cols": spec.layout.cols,
-                                   "games": played})
-    return {name: {"schema_version": SCHEMA_VERSION, "round": round_id, "tier": tier, "handle": name,
-                   "board_chars": dict(BOARD_CHARS), "environments": envs[name]} for name in names}
+                self.streams[game[colour]].game(label, spec, {
+                    "phase": game["phase"], "checkpoint": game["checkpoint"], "index": game["index"],
+                    "colour": colour, "opponent": game[other], "moves": list(game["moves"]), "acts": acts[colour]})
+
+    def finish(self, name: str) -> bytes:
+        return self.streams.pop(name).finish()
 
 
-def build(round_id: str, tier: str, name: str, environments: list[tuple[str, EnvSpec, list[dict]]]) -> dict:
-    """`name`'s replays document of a round (build_all of one)."""
-    return build_all(round_id, tier, [name], environments)[name]
+def build(round_id: str, tier: str, name: str, environments: list[tuple[str, EnvSpec, list[dict]]],
+          work: Path) -> dict:
+    """`name`'s replays document of a round, as `Packer` packs it (`work`: a folder for its file)."""
+    packer = Packer(round_id, tier, [name], work)
+    for label, spec, games in environments:
+        packer.add(label, spec, games)
+    return json.loads(_unpack(packer.finish(name)))
 
 
 @dataclass(frozen=True)
@@ -166,18 +212,14 @@ class FileLock:
         return cls(data["file"], key)
 
 
-def lock(document: dict, tier_seed: str) -> tuple[bytes, FileLock]:
-    """The replays file's bytes for `document`, and what opens its outer layer."""
-    round_id = document["round"]
-    # xz at its fast preset: 80% of gzip -6's bytes in the same time; the default preset packs
-    # another 28% but takes 25 times as long, hours over a final's field (docs/rules.md, section 8).
-    plain = lzma.compress(json.dumps(document, separators=(",", ":")).encode("utf-8"), preset=1)
-    inner = SecretBox(round_key(tier_seed, round_id)).encrypt(plain)
+def lock(packed: bytes, round_id: str, handle: str, tier_seed: str) -> tuple[bytes, FileLock]:
+    """The replays file's bytes for `handle`'s packed document (`Packer.finish`), and what opens
+    its outer layer."""
+    inner = SecretBox(round_key(tier_seed, round_id)).encrypt(packed)
     key = random_bytes(SecretBox.KEY_SIZE)
     blob = MAGIC + bytes(SecretBox(key).encrypt(inner))
     if len(blob) > MAX_FILE_BYTES:
-        raise ReplaysError(f"round {round_id}: {document['handle']}'s replays take {len(blob)} bytes, more than "
-                           f"{MAX_FILE_BYTES}")
+        raise ReplaysError(f"round {round_id}: {handle}'s replays take {len(blob)} bytes, more than {MAX_FILE_BYTES}")
     return blob, FileLock(f"{round_id}{SUFFIX}", key)
 
 

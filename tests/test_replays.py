@@ -5,6 +5,8 @@ nothing that says who won or by how much."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import lzma
 import random
 
 import pytest
@@ -60,8 +62,15 @@ def all_keys(value) -> set:
     return set()
 
 
-def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(sources):
-    doc = replays.build(ROUND, "final", "alice", sources)
+def packed(sources, work, names=("alice",)) -> dict[str, bytes]:
+    packer = replays.Packer(ROUND, "final", list(names), work)
+    for label, spec, games in sources:
+        packer.add(label, spec, games)
+    return {name: packer.finish(name) for name in names}
+
+
+def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
     assert [e["label"] for e in doc["environments"]] == ["E01", "E02", "E03"]
     for (label, spec, games), env in zip(sources, doc["environments"]):
         assert [(g["phase"], g["index"], g["colour"], g["opponent"]) for g in env["games"]] == \
@@ -84,8 +93,8 @@ def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(source
     assert any(a["move"] == LOST for a in doc["environments"][0]["games"][0]["acts"])
 
 
-def test_a_replay_names_no_winner_disc_count_or_rule(sources):
-    doc = replays.build(ROUND, "final", "alice", sources)
+def test_a_replay_names_no_winner_disc_count_or_rule(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
     keys = all_keys(doc)
     assert not keys & replays.FORBIDDEN_KEYS, keys & replays.FORBIDDEN_KEYS
     assert keys == {"schema_version", "round", "tier", "handle", "board_chars", "own", "opponent", "obstacle", "empty",
@@ -97,9 +106,9 @@ def test_a_replay_names_no_winner_disc_count_or_rule(sources):
             and spec.rules.capture.value not in text
 
 
-def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources):
-    doc = replays.build(ROUND, "final", "alice", sources)
-    blob, lock = replays.lock(doc, SEED)
+def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
     assert b"alice" not in blob and b"@random" not in blob
     with pytest.raises(replays.ReplaysLocked, match="open when the competition has ended and the final seed is published"):
         replays.unlock(blob, lock, ROUND, "final", None)
@@ -122,7 +131,7 @@ def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources):
 
 def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tmp_path):
     owner, staff, stranger = PrivateKey.generate(), PrivateKey.generate(), PrivateKey.generate()
-    blob, lock = replays.lock(replays.build(ROUND, "final", "alice", sources), SEED)
+    blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
     entry = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
                        WHEN, None, lock)
     stage, repo = tmp_path / "stage", tmp_path / "repo"
@@ -150,8 +159,17 @@ def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tm
         open_replays(repo, "alice", entry, entry.open(owner), SEED)
 
 
+def test_one_pass_packs_each_owner_as_alone(sources, tmp_path):
+    both = packed(sources, tmp_path / "both", ("alice", "bob"))
+    for name in ("alice", "bob"):
+        assert both[name] == packed(sources, tmp_path / name, (name,))[name]
+    assert not list((tmp_path / "both").iterdir())  # the packing files are gone
+    nobody = json.loads(lzma.decompress(packed(sources, tmp_path / "dave", ("dave",))["dave"]))
+    assert nobody["environments"] == [] and nobody["handle"] == "dave"
+
+
 def test_the_text_names_cells_as_the_site_does(sources, tmp_path):
-    doc = replays.build(ROUND, "final", "alice", sources)
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
     written = replays.write_readable(doc, tmp_path / "out")
     assert [p.name for p in written] == ["E01.txt", "E02.txt", "E03.txt"]
     env = doc["environments"][0]
