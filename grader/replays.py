@@ -29,13 +29,17 @@ import json
 import lzma
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from nacl.exceptions import CryptoError
 from nacl.secret import SecretBox
 from nacl.utils import random as random_bytes
 
-from engine import LOST, PASS, Color, EnvSpec, Game, IllegalMoveError
+from engine.spec import EnvSpec
+
+if TYPE_CHECKING:
+    from engine.game import Game
 
 SCHEMA_VERSION = 1
 TIERS = ("ladder", "final")  # the tiers whose seeds are published at the end (grader.seeds.TIERS)
@@ -90,6 +94,9 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
     """Each colour's acts in one scored game (a staff record's game document): the ply, the
     board its agent was given there, the move it made; from the engine replaying the moves on
     `spec`, since the record keeps the moves alone."""
+    # Here, not at the top: the engine's game loads numba, which opening replays (the history,
+    # the kit's listing, `score finish`) does not need.
+    from engine import LOST, PASS, Color, Game, IllegalMoveError
     board = Game(spec)
     acts: dict[str, list[dict]] = {"black": [], "white": []}
     for ply, move in enumerate(game["moves"]):
