@@ -177,13 +177,17 @@ def run_open(args: argparse.Namespace) -> int:
     for label, text in payload["log"].items():
         print(f"--- {label} ---")
         print(text, end="" if text.endswith("\n") or not text else "\n")
-    if args.replays is not None:
-        seeds_file = args.root / SEEDS_PATH
-        published = load_seeds(seeds_file).tier_seeds if seeds_file.is_file() else {}
-        seed = published.get(found.tier) or args.tier_seed or os.environ.get("ARENA_TIER_SEED") or None
-        document = open_replays(args.root, history.handle, found, payload, seed)
-        if document is None:
-            raise HistoryError(f"round {found.round} left no replays ({found.tier} tier)")
-        written = replays.write_readable(document, args.replays)
-        print(f"replays: {len(written)} environment(s) written into {args.replays}", file=sys.stderr)
+    if args.replays is None:
+        if "replays" in payload:
+            print(f"replays: {replays_path(args.root, history.handle, found.round)} (--replays DIR writes them)",
+                  file=sys.stderr)
+        return 0
+    seeds_file = args.root / SEEDS_PATH
+    published = load_seeds(seeds_file).tier_seeds if seeds_file.is_file() else {}
+    seed = published.get(found.tier) or args.tier_seed or os.environ.get("ARENA_TIER_SEED") or None
+    document = open_replays(args.root, history.handle, found, payload, seed)
+    if document is None:
+        raise HistoryError(f"round {found.round} left no replays ({found.tier} tier)")
+    written = replays.write_readable(document, args.replays)
+    print(f"replays: {len(written)} environment(s) written into {args.replays}", file=sys.stderr)
     return 0

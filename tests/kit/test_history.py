@@ -82,8 +82,9 @@ def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, 
     assert "not to this key" in capsys.readouterr().err
     # Staff read it with the arena's key (the key the submission was sealed to).
     assert arena(["history", "open", "--handle", "alice", "--root", str(repo), "--round", round_id]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "alice's own note" in out and "faults none" in out
+    assert f"alice/{round_id}.replays (--replays DIR writes them)" in err
 
 
 def publish_seeds(repo, ladder: str) -> None:
