@@ -8,6 +8,11 @@ sealed box to the owner's key (`owner_key` of the submission's manifest, whose p
 the kit keeps beside it) and to the arena's key (the manifest's `recipient`: staff's copy).
 Only the round's id, kind, tier and time are plain; the request log names them already.
 
+A ladder or final round also leaves each owner their replays (grader.replays), in
+`history/<handle>/<round-id>.replays` beside the history file: the entry's payload (version 2)
+names that file and carries the key of its outer layer; the inner layer opens with the tier's
+seed once `seeds/published.yaml` carries it. Payloads of version 1 (no replays) still open.
+
 The kit's `history.py` lists and opens the owner's entries with the owner's key; staff open
 any entry with `arena history open`.
 """
@@ -31,16 +36,20 @@ from nacl.public import PrivateKey, PublicKey, SealedBox
 
 from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, load_yaml, parse_time
 from grader.files import atomic_write_bytes
+from grader.replays import SUFFIX as REPLAYS_SUFFIX
+from grader.replays import FileLock, ReplaysError, unlock
 from grader.sealing import SealError, encode_key
 
 SCHEMA_VERSION = 1
-PAYLOAD_VERSION = 1
+PAYLOAD_VERSION = 2  # 2: an optional `replays` (grader.replays.FileLock); 1 is read as well
+PAYLOAD_VERSIONS = (1, 2)
 FOLDER = "history"
 KINDS = ("requested", "round")
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_PAYLOAD_BYTES = 64 * 1024 * 1024  # unpacked: a round's results and its logs (64 KiB per environment)
 ENTRY_FIELDS = ("round", "kind", "tier", "request", "finished_at", "owner_key", "owner", "staff_key", "staff")
 HANDLE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$")
+ROUND_RE = re.compile(r"^[a-z]+-[0-9a-f]{6,64}$")
 
 
 class HistoryError(ValueError):
@@ -87,7 +96,7 @@ class Entry:
             payload = json.loads(plain.decode("utf-8"))
         except (CryptoError, binascii.Error, ValueError, zlib.error, EOFError, OSError):
             raise HistoryError(f"round {self.round}: its sealed copy does not open (damaged)") from None
-        if not isinstance(payload, dict) or payload.get("schema_version") != PAYLOAD_VERSION \
+        if not isinstance(payload, dict) or payload.get("schema_version") not in PAYLOAD_VERSIONS \
                 or payload.get("round") != self.round:
             raise HistoryError(f"round {self.round}: its sealed copy is not this round's (payload version "
                                f"{payload.get('schema_version') if isinstance(payload, dict) else None!r})")
@@ -113,10 +122,11 @@ def _seal(blob: bytes, recipient: str, what: str) -> str:
 
 
 def seal_entry(results: dict, log: dict[str, str], kind: str, owner_key: str, staff_key: str,
-               finished_at: dt.datetime, request: str | None = None) -> Entry:
+               finished_at: dt.datetime, request: str | None = None, replays: FileLock | None = None) -> Entry:
     """An entry for a finished round: `results` (its results document as published for its
-    entrants) and `log` (environment label -> the owner's agent's output there), sealed to
-    `owner_key` and to `staff_key`."""
+    entrants), `log` (environment label -> the owner's agent's output there) and what opens
+    the outer layer of the owner's replays file if the round left one, sealed to `owner_key`
+    and to `staff_key`."""
     if kind not in KINDS:
         raise HistoryError(f"kind: {kind!r} is not one of {', '.join(KINDS)}")
     round_info = results.get("round") or {}
@@ -124,6 +134,8 @@ def seal_entry(results: dict, log: dict[str, str], kind: str, owner_key: str, st
     if not isinstance(round_id, str) or not isinstance(tier, str):
         raise HistoryError("the results document names no round id and tier")
     payload = {"schema_version": PAYLOAD_VERSION, "round": round_id, "results": results, "log": log}
+    if replays is not None:
+        payload["replays"] = replays.to_dict()
     blob = gzip.compress(json.dumps(payload, sort_keys=False).encode("utf-8"), mtime=0)
     return Entry(round_id, kind, tier, request, finished_at.astimezone(dt.timezone.utc).replace(microsecond=0),
                  owner_key, _seal(blob, owner_key, "the owner's key"), staff_key,
@@ -206,6 +218,27 @@ def load_history(path: Path, handle: str | None = None) -> History:
     return history
 
 
+def replays_path(root: Path, handle: str, round_id: str) -> Path:
+    """The replays file of `handle`'s round `round_id` under the repository's top folder `root`."""
+    if not ROUND_RE.match(round_id):
+        raise HistoryError(f"{round_id!r} is not a round id")
+    return history_path(root, handle).with_suffix("") / f"{round_id}{REPLAYS_SUFFIX}"
+
+
+def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed: str | None) -> dict | None:
+    """The replays document of an opened entry (None: its round left none); ReplaysLocked while
+    `tier_seed` (the published seed of the entry's tier) is None, ReplaysError when damaged."""
+    if "replays" not in payload:
+        return None
+    file_lock = FileLock.from_dict(payload["replays"], entry.round)
+    path = replays_path(root, handle, entry.round)
+    try:
+        blob = path.read_bytes()
+    except FileNotFoundError:
+        raise ReplaysError(f"{path}: missing (the entry names it; `git pull` the clone)") from None
+    return unlock(blob, file_lock, entry.round, entry.tier, tier_seed)
+
+
 def write_history(path: Path, history: History) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(Path(path), history.to_yaml().encode("utf-8"))
@@ -229,7 +262,8 @@ def summary(payload: dict, handle: str) -> str:
 
 
 def merge(source: Path, into: Path) -> list[Path]:
-    """Add every entry of `source`/history/*.yaml to `into`/history/; the files changed."""
+    """Add every entry of `source`/history/*.yaml to `into`/history/, with the replays files
+    beside them (`<handle>/<round-id>.replays`); the files changed."""
     changed = []
     for path in sorted((source / FOLDER).glob("*.yaml")):
         incoming = load_history(path)
@@ -237,6 +271,12 @@ def merge(source: Path, into: Path) -> list[Path]:
         history: History = load_history(target, incoming.handle)
         for entry in incoming.entries:
             history = history.add(entry)
+            replays = replays_path(source, incoming.handle, entry.round)
+            if replays.is_file():
+                copied = replays_path(into, incoming.handle, entry.round)
+                copied.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_bytes(copied, replays.read_bytes())
+                changed.append(copied)
         write_history(target, history)
         changed.append(target)
     return changed

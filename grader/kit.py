@@ -64,7 +64,7 @@ PACKAGE_SOURCES = ("pyproject.toml", "README.md", "engine", "grader")
 # the rest (site, docker SDK, GitHub) are the server's and would only slow a student's setup.
 KIT_DEPENDENCIES = ("numba", "pyyaml", "pynacl")  # pynacl: `make package` seals with it
 # Outputs of the kit's scripts: never part of a submission.
-KIT_OUTPUTS = ("submission.zip", "submission", "play-results")
+KIT_OUTPUTS = ("submission.zip", "submission", "play-results", "replays")  # replays/: `make history` writes them
 # 1980-01-01, the earliest time a zip can record: the same content gives the same bytes.
 ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 SOURCE_DATE_EPOCH = "315532800"

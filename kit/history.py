@@ -14,6 +14,12 @@ finished, your SAE with its window, your last win rate and faults). With ROUND_I
 your win rate at each checkpoint, and your agent's own output (stderr and prints) in each
 environment, by label. `--save DIR` also writes the round's results file and your logs there.
 
+Ladder and final rounds also keep your replays: every game your agent played there, with its
+moves and the boards your agent saw (never the threshold, the winner or the disc counts). They
+open when the competition has ended and the round's tier seed is published in the clone's
+`seeds/published.yaml`; until then ROUND_ID says so. Once open, ROUND_ID writes them as text,
+one file per environment, into `replays/<ROUND_ID>/` in this kit folder (or `--replays DIR`).
+
 Your handle is read from `submission/manifest.yaml` (what `make package` wrote), or give it
 with --handle. Exit status: 0 shown, 1 nothing to open (no history, another key), 2 the kit
 could not run.
@@ -40,6 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="your handle (default: $HANDLE, else submission/manifest.yaml's)")
     p.add_argument("--key", type=Path, default=None, help="your key (default: .arena-owner.key in this kit folder)")
     p.add_argument("--save", type=Path, help="with ROUND: write its results file and your logs into this folder")
+    p.add_argument("--replays", type=Path, help="with ROUND: write its replays into this folder (default: "
+                                                "replays/<ROUND> in this kit folder)")
     return p.parse_args(argv)
 
 
@@ -50,8 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.history import HistoryError, history_path, load_history, summary
+    from grader.documents import DocumentError
+    from grader.history import HistoryError, history_path, load_history, open_replays, summary
+    from grader.replays import ReplaysError, ReplaysLocked, write_readable
     from grader.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
+    from grader.seeds import DEFAULT_PATH as SEEDS_PATH
+    from grader.seeds import load as load_seeds
 
     if args.source is None:
         print("say where your history is: python history.py --from <your clone of the arena's repository> "
@@ -78,20 +90,33 @@ def main(argv: list[str] | None = None) -> int:
                   "asked for with /score has finished; `git pull` your clone to see a new one", file=sys.stderr)
             return 1
         history = load_history(path, handle)
+        # The replays' inner layer opens with the tier's seed, published in the clone at the end.
+        root = path.parent.parent
+        seeds_file = root / SEEDS_PATH
+        published = load_seeds(seeds_file).tier_seeds if seeds_file.is_file() else {}
         if args.round is None:
             print(f"history of {handle}: {len(history.entries)} round(s)")
-            for entry in history.entries:
-                payload = entry.open(key)
-                what = "requested" if entry.kind == "requested" else "staff's round"
-                print(f"{entry.round}  {what}  {entry.tier}  {entry.finished_at:%Y-%m-%d %H:%M}Z  "
-                      f"{summary(payload, handle)}")
+            for listed in history.entries:
+                payload = listed.open(key)
+                what = "requested" if listed.kind == "requested" else "staff's round"
+                replays = ""
+                if "replays" in payload:
+                    replays = ("; replays open" if listed.tier in published
+                               else "; replays open when the competition has ended")
+                print(f"{listed.round}  {what}  {listed.tier}  {listed.finished_at:%Y-%m-%d %H:%M}Z  "
+                      f"{summary(payload, handle)}{replays}")
             return 0
         entry = history.get(args.round)
         if entry is None:
             print(f"{handle} has no round {args.round} in its history", file=sys.stderr)
             return 1
         payload = entry.open(key)
-    except (HistoryError, SealError) as exc:
+        try:
+            document = open_replays(root, handle, entry, payload, published.get(entry.tier))
+            locked = None
+        except ReplaysLocked as exc:
+            document, locked = None, str(exc)
+    except (HistoryError, SealError, ReplaysError, DocumentError) as exc:
         print(f"history: {exc}", file=sys.stderr)
         return 1
     print(f"{entry.round} ({entry.tier}, {entry.finished_at:%Y-%m-%d %H:%M}Z): {summary(payload, handle)}")
@@ -109,6 +134,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue  # a label is the arena's own short name; anything else is not a file name
             (args.save / f"{entry.round}-{label}.log").write_text(text, encoding="utf-8")
         print(f"saved into {args.save}")
+    if locked is not None:
+        print(locked)
+    elif document is not None:
+        folder = args.replays or kitenv.KIT_DIR / "replays" / entry.round
+        try:
+            written = write_readable(document, folder)
+        except (ReplaysError, OSError) as exc:
+            print(f"history: the replays could not be written: {exc}", file=sys.stderr)
+            return 1
+        games = sum(len(env["games"]) for env in document["environments"])
+        print(f"replays: {games} game(s) in {len(written)} environment(s) written into {folder} "
+              "(one file per environment)")
     return 0
 
 

@@ -2,12 +2,14 @@
 competition freezes, staff dispatch the final with two shards (the field read from main at the
 freeze, smoke-tested in the docker sandbox), the shards are merged, verified and committed as the
 final pending review, the site is deployed; staff publish it; once the appeal window has closed
-the competition is closed; an entrant's own log reaches their history, sealed to them. A re-run
-by a writer who is not staff is refused."""
+the competition is closed; an entrant's own log reaches their history, sealed to them, with their
+replays, which open with the final's seed once it is published. A re-run by a writer who is not
+staff is refused."""
 
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 import time
 
 import pytest
@@ -15,6 +17,7 @@ import yaml
 from nacl.public import PrivateKey
 
 from grader.documents import format_time
+from grader import replays
 from grader.history import parse_history
 from grader.sealing import encode_key
 from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
@@ -83,10 +86,18 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
                                     "published_by": None}
     assert seeds_absent(run)
     # bob's own log of the round reached bob's history, sealed to him; alice's package has no owner key.
-    assert scratch.files("history") == ["history/bob.yaml"]
+    # With his replays of it, locked with the final's seed until it is published.
+    replays_file = f"history/bob/{round_id}.replays"
+    assert scratch.files("history") == ["history/bob.yaml", replays_file]
     (entry,) = parse_history(scratch.show("history/bob.yaml").encode(), "history/bob.yaml").entries
     assert entry.round == round_id and entry.kind == "round" and entry.tier == "final"
-    log = entry.open(bob_key)["log"]
+    payload = entry.open(bob_key)
+    file_lock = replays.FileLock.from_dict(payload["replays"], round_id)
+    blob = subprocess.run(["git", "-C", str(scratch.origin), "show", f"main:{replays_file}"], check=True,
+                          capture_output=True, timeout=60).stdout
+    with pytest.raises(replays.ReplaysLocked):
+        replays.unlock(blob, file_lock, round_id, "final", None)
+    log = payload["log"]
     assert len(log) == 2 and all("bob's own note: a " in text for text in log.values())
     assert "bob's own note" not in scratch.show("history/bob.yaml")
     assert (run.pages / "index.html").is_file()
@@ -124,6 +135,10 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert yaml.safe_load(scratch.show("config/competition.yaml"))["ended"] is True
     published_seeds = yaml.safe_load(scratch.show("seeds/published.yaml"))["tier_seeds"]
     assert published_seeds == {"ladder": ROUND_SECRETS["ARENA_LADDER_SEED"], "final": ROUND_SECRETS["ARENA_FINAL_SEED"]}
+    # Now bob's final replays open with the published seed: his games in both environments.
+    opened = replays.unlock(blob, file_lock, round_id, "final", published_seeds["final"])
+    assert opened["handle"] == "bob" and len(opened["environments"]) == 2
+    assert all(g["opponent"] in ("alice", "@random") and g["acts"] for e in opened["environments"] for g in e["games"])
     assert scratch.log()[0].startswith("competition: ")
     print(f"act: competition.yml (close, site) ran in {run.timing}")
 

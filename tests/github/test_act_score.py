@@ -73,6 +73,9 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
     results = payload["results"]
     assert results["round"]["private"] is True and results["provenance"]["commit"] != "unknown"
     assert list(payload["log"]) and "win_rate" not in scratch.show("history/alice.yaml")
+    # And her replays of it (a ladder round), locked with the ladder's seed until the end.
+    assert scratch.files("history") == ["history/alice.yaml", f"history/alice/{entry['round_id']}.replays"]
+    assert payload["replays"]["file"] == f"{entry['round_id']}.replays"
     queued, done = replies(hub, 40)
     assert "queued a private ladder round of one" in queued
     assert done.splitlines()[1].startswith("@alice-gh: ")

@@ -130,6 +130,13 @@ class Season:
         results = published.read_text().strip()
         assert self.arena("verify", results, "--private", str(work / "merged")) == 0
         round_id = Path(results).stem
+        # Each owner's history entry, their replays locked with the tier's seed, as the merge job
+        # seals them (the entrants as the field artifact holds them), merged onto main.
+        monkeypatch.setenv("ARENA_TIER_SEED", SEEDS[f"ARENA_{tier.upper()}_SEED"])
+        assert self.arena("history", "seal", "--results", results, "--private", str(work / "merged"),
+                          "--field", str(work / "field" / "entrants"), "--out", str(work / "history")) == 0
+        monkeypatch.delenv("ARENA_TIER_SEED")
+        assert self.arena("history", "merge", str(work / "history"), "--into", ".") == 0
         # The command each shard records re-runs it: the entrants by the paths it played them from.
         shards_run = yaml.safe_load((self.repo / results).read_text())["provenance"]["execution"]["shards"]
         first = agents[0].split("=", 1)[0]
@@ -139,6 +146,27 @@ class Season:
             assert self.arena("competition", "--config", self.config, "--now", now, "final-pending",
                               "--round", round_id) == 0
         return round_id
+
+
+def kit_history(tmp_path: Path, monkeypatch):
+    """The kit's history.py as a student runs it (`make history`), imported from a copy of kit/."""
+    import importlib
+    import sys
+    folder = tmp_path / "alice-kit"
+    shutil.copytree(ROOT / "kit", folder, ignore=shutil.ignore_patterns("__pycache__", "version"))
+    for name in ("kitenv", "history"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.syspath_prepend(str(folder))
+    module = importlib.import_module("history")
+    monkeypatch.setattr(module.kitenv, "start", lambda script: None)  # this interpreter already has the arena
+    return module
+
+
+def results_games(repo: Path, round_id: str) -> list[dict]:
+    """A round's public games (its games file beside the results)."""
+    import gzip
+    lines = gzip.decompress((repo / "rounds" / round_id / "games.jsonl.gz").read_bytes()).splitlines()
+    return [json.loads(line) for line in lines[1:]]
 
 
 def standings_table(page: str) -> str:
@@ -240,14 +268,15 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         assert s.arena("round", "--tier", "ladder", "--requested", "--agents",
                        f"alice={entry / 'submissions' / 'alice'}", "--sandbox", "local", *SMALL, "--envs", "2",
                        "--out", str(tmp_path / "requested"), "--private-out", str(tmp_path / "requested-private")) == 0
-    monkeypatch.delenv("ARENA_TIER_SEED")
-    monkeypatch.delenv("ARENA_ROUND_SEED")
     requested_id = Path(published.read_text().strip()).stem
-    # The owner's history entry, as score.yml's run job seals it: the results and her agent's log.
+    # The owner's history entry, as score.yml's run job seals it (in the same step, with the same
+    # tier seed, which locks her replays): the results and her agent's log.
     history = tmp_path / "history-501"
     assert s.arena("history", "seal", "--results", str(tmp_path / "requested" / f"{requested_id}.yaml"),
                    "--private", str(tmp_path / "requested-private"), "--field", str(entry / "submissions"),
                    "--request", "c-501", "--out", str(history)) == 0
+    monkeypatch.delenv("ARENA_TIER_SEED")
+    monkeypatch.delenv("ARENA_ROUND_SEED")
     assert s.arena("score", "finish", "--request", "c-501", "--status", "published", "--round-id", requested_id,
                    "--repository", "arena-org/arena",
                    "--results-url", "https://github.com/arena-org/arena/blob/main/history/alice.yaml",
@@ -365,6 +394,18 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         assert env["id"] and env["name"]
         assert env["id"] not in text and env["name"] not in text, f"the appeal names {env['name']}"
 
+    # -- Before the end, alice's final replays are in her history, and do not open yet -------------
+    kit = kit_history(tmp_path, monkeypatch)
+    key_file = tmp_path / "alice-owner.key"
+    key_file.write_text(encode_key(bytes(alice_key)) + "\n")
+    mine = ["--from", str(s.repo), "--handle", "alice", "--key", str(key_file)]
+    assert (s.repo / "history" / "alice" / f"{final}.replays").is_file()
+    capsys.readouterr()
+    assert kit.main(mine + [final, "--replays", str(tmp_path / "alice-replays")]) == 0
+    assert "replays of this round open when the competition has ended and the final seed is published" in \
+        capsys.readouterr().out
+    assert not (tmp_path / "alice-replays").exists()
+
     # -- The end: the appeal window closes, the seeds are published and checked ------------------
     end = "2026-12-23T12:00:00Z"
     monkeypatch.setenv("ARENA_LADDER_SEED", SEEDS["ARENA_LADDER_SEED"])
@@ -382,6 +423,17 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         assert s.arena("verify", f"rounds/{round_id}.yaml", "--seeds", "seeds/published.yaml") == 0
         out = capsys.readouterr()
         assert f"the tier seed commitment matches the published {tier} seed" in out.out + out.err
+    # -- After the end: alice opens her final replays with her kit's `make history` --------------------
+    assert kit.main(mine + [final, "--replays", str(tmp_path / "alice-replays")]) == 0
+    assert f"written into {tmp_path / 'alice-replays'}" in capsys.readouterr().out
+    texts = {p.stem: p.read_text() for p in (tmp_path / "alice-replays").glob("*.txt")}
+    assert sorted(texts) == [e["label"] for e in results["environments"]]
+    mine_final = [g for g in results_games(s.repo, final) if "alice" in (g["black"], g["white"])]
+    for env in staff["environments"]:  # no environment named: labels only, as the appeal's
+        assert not any(env["id"] in t or env["name"] in t for t in texts.values())
+    assert sum(t.count("\n== ") for t in texts.values()) == len(mine_final)
+    for withheld in ("winner", "disc", "threshold"):
+        assert not any(withheld in t for t in texts.values()), withheld
     # With the published seed anyone lists the final's environments, as the round names them.
     pool = str(results["provenance"]["config"]["pool"])
     assert s.arena("envs", "--tier", "final", "--seed", SEEDS["ARENA_FINAL_SEED"], "--pool", pool) == 0

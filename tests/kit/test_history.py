@@ -47,7 +47,7 @@ def history_repo(kit_scripts, tmp_path, capsys):
     round_id = results.stem
     stage, repo = tmp_path / "stage", tmp_path / "repo"
     assert arena(["history", "seal", "--results", str(results), "--private", str(private), "--field", str(field),
-                  "--request", "c-17", "--out", str(stage)]) == 0
+                  "--request", "c-17", "--tier-seed", "tier-7", "--out", str(stage)]) == 0
     assert arena(["history", "merge", str(stage), "--into", str(repo)]) == 0
     capsys.readouterr()
     return folder, modules, repo, round_id
@@ -82,8 +82,64 @@ def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, 
     assert "not to this key" in capsys.readouterr().err
     # Staff read it with the arena's key (the key the submission was sealed to).
     assert arena(["history", "open", "--handle", "alice", "--root", str(repo), "--round", round_id]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert "alice's own note" in out and "faults none" in out
+    assert f"alice/{round_id}.replays (--replays DIR writes them)" in err
+
+
+def publish_seeds(repo, ladder: str) -> None:
+    import datetime as dt
+
+    from grader.seeds import DEFAULT_PATH, PublishedSeeds, write
+    write(repo / DEFAULT_PATH, PublishedSeeds(dt.datetime(2030, 1, 2, tzinfo=dt.timezone.utc),
+                                              {"ladder": ladder, "final": "another"}))
+
+
+def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, capsys):
+    folder, modules, repo, round_id = history_repo
+    assert (repo / "history" / "alice" / f"{round_id}.replays").is_file()
+    assert modules["history"].main(["--from", str(repo)]) == 0
+    assert "replays open when the competition has ended" in capsys.readouterr().out
+    assert modules["history"].main(["--from", str(repo), round_id]) == 0
+    out = capsys.readouterr().out
+    assert "replays of this round open when the competition has ended and the ladder seed is published" in out
+    assert not (folder / "replays").exists()
+    # A seed that is not the round's opens nothing, and says so.
+    publish_seeds(repo, "tier-8")
+    assert modules["history"].main(["--from", str(repo), round_id]) == 1
+    assert "does not open with the published ladder seed" in capsys.readouterr().err
+    publish_seeds(repo, "tier-7")
+    assert modules["history"].main(["--from", str(repo)]) == 0
+    assert "; replays open" in capsys.readouterr().out
+    assert modules["history"].main(["--from", str(repo), round_id]) == 0
+    out = capsys.readouterr().out
+    where = folder / "replays" / round_id
+    assert f"written into {where}" in out
+    files = sorted(where.glob("*.txt"))
+    assert [p.name for p in files] == ["E01.txt", "E02.txt"]
+    text = files[0].read_text()
+    # alice's checkpoint games against the seeded random opponent, with her boards, a.. by 1..
+    assert "checkpoint at 0 games, game 0: you played black against @random" in text
+    assert "move 1: you played " in text and "\n  a b c " in text
+    for withheld in ("winner", "disc", "threshold", "won", "lost the game"):
+        assert withheld not in text
+    # Staff open them with the published seed as well.
+    assert arena(["history", "open", "--handle", "alice", "--root", str(repo), "--round", round_id,
+                  "--replays", str(tmp_path / "staff")]) == 0
+    assert sorted(p.name for p in (tmp_path / "staff").glob("*.txt")) == ["E01.txt", "E02.txt"]
+    # Sealing needs the round's own tier seed: without it, or with another, nothing is locked for good.
+    results, private, field = tmp_path / "requested" / f"{round_id}.yaml", tmp_path / "private", tmp_path / "field"
+    seal = ["history", "seal", "--results", str(results), "--private", str(private), "--field", str(field),
+            "--out", str(tmp_path / "again")]
+    assert arena(seal) == 1
+    assert "locked with its tier seed: give --tier-seed or ARENA_TIER_SEED" in capsys.readouterr().err
+    assert arena(seal + ["--tier-seed", "tier-8"]) == 1
+    assert f"not the seed round {round_id} was generated from" in capsys.readouterr().err
+    # A damaged file says so.
+    path = repo / "history" / "alice" / f"{round_id}.replays"
+    path.write_bytes(path.read_bytes()[:-1])
+    assert modules["history"].main(["--from", str(repo), round_id]) == 1
+    assert "damaged" in capsys.readouterr().err
 
 
 def test_no_history_yet_says_how_one_comes(kit_scripts, tmp_path, capsys):

@@ -60,7 +60,7 @@ def test_the_kits_own_files_are_excluded_but_agent_py(kit_scripts):
     excluded = kit_excludes(folder, manifest)
     assert "agent.py" not in excluded
     assert {"check.py", "package.py", "play.py", "kitenv.py", "README.md", "Makefile", "kit.json", "wheels",
-            "submission.zip", "play-results"} <= set(excluded)
+            "submission.zip", "play-results", "replays"} <= set(excluded)
     assert submission_files(folder, excluded) == ["agent.py"]
     assert kit_excludes(folder, None) == []
 

@@ -1,0 +1,182 @@
+"""grader.replays: an owner's replays of a ladder or final round, built from the recorded moves by
+the engine, locked twice (the owner's entry key outside, the tier seed inside), and holding
+nothing that says who won or by how much."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import lzma
+import random
+
+import pytest
+from nacl.public import PrivateKey
+
+from engine import LOST, PASS, Game, tier_specs
+from grader import replays
+from grader.history import History, HistoryError, history_path, merge, open_replays, replays_path, seal_entry, \
+    write_history
+from grader.sealing import encode_key
+
+ROUND = "final-abcdef0123"
+SEED = "final-seed-7"
+WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+RESULTS = {"round": {"id": ROUND, "tier": "final"}, "agents": []}
+
+
+def random_game(spec, rng: random.Random, lose_at: int | None = None) -> list:
+    """A finished game's recorded moves on `spec`, passes included, one "lost" turn at ply `lose_at`."""
+    game = Game(spec)
+    while not game.done:
+        if game.plies == lose_at and game.has_legal_move():
+            game.lose_turn()
+        elif game.has_legal_move():
+            game.play(rng.choice(game.legal_cells()))
+        else:
+            game.pass_turn()
+    return list(game.moves)
+
+
+@pytest.fixture(scope="module")
+def sources():
+    rng = random.Random(5)
+    specs = tier_specs("final", 11, 3)
+    out = []
+    for e, spec in enumerate(specs):
+        label = f"E{e + 1:02d}"
+        games = [{"env": label, "phase": "checkpoint", "checkpoint": 0, "index": 0, "black": "alice",
+                  "white": "@random", "moves": random_game(spec, rng, lose_at=4)},
+                 {"env": label, "phase": "pairing", "checkpoint": None, "index": 1, "black": "bob", "white": "alice",
+                  "moves": random_game(spec, rng)},
+                 {"env": label, "phase": "pairing", "checkpoint": None, "index": 0, "black": "bob", "white": "carol",
+                  "moves": random_game(spec, rng)}]
+        out.append((label, spec, games))
+    return out
+
+
+def all_keys(value) -> set:
+    if isinstance(value, dict):
+        return set(value) | set().union(*(all_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(set(), *(all_keys(v) for v in value))
+    return set()
+
+
+def packed(sources, work, names=("alice",)) -> dict[str, bytes]:
+    packer = replays.Packer(ROUND, "final", list(names), work)
+    for label, spec, games in sources:
+        packer.add(label, spec, games)
+    return {name: packer.finish(name) for name in names}
+
+
+def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    assert [e["label"] for e in doc["environments"]] == ["E01", "E02", "E03"]
+    for (label, spec, games), env in zip(sources, doc["environments"]):
+        assert [(g["phase"], g["index"], g["colour"], g["opponent"]) for g in env["games"]] == \
+            [("checkpoint", 0, "black", "@random"), ("pairing", 1, "white", "bob")]
+        for game, kept in zip(games, env["games"]):
+            assert kept["moves"] == game["moves"]
+            colour = 0 if kept["colour"] == "black" else 1
+            # Each act's board against the observation and mask the engine gives the agent there.
+            board, acts = Game(spec), iter(kept["acts"])
+            for ply, move in enumerate(game["moves"]):
+                if board.side_to_move == colour and move != PASS:
+                    act = next(acts)
+                    obs, mask = board.agent_view()
+                    want = ["#" if obs[2].flat[i] else "x" if obs[0].flat[i] else "o" if obs[1].flat[i]
+                            else "+" if mask[i] else "." for i in range(spec.layout.rows * spec.layout.cols)]
+                    assert (act["ply"], act["move"], act["board"]) == (ply, move, "".join(want))
+                (board.pass_turn if move == PASS else board.lose_turn if move == LOST
+                 else lambda m=move: board.play(m))()
+            assert next(acts, None) is None
+    assert any(a["move"] == LOST for a in doc["environments"][0]["games"][0]["acts"])
+
+
+def test_a_replay_names_no_winner_disc_count_or_rule(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    keys = all_keys(doc)
+    assert not keys & replays.FORBIDDEN_KEYS, keys & replays.FORBIDDEN_KEYS
+    assert keys == {"schema_version", "round", "tier", "handle", "board_chars", "own", "opponent", "obstacle", "empty",
+                    "legal", "environments", "label", "rows", "cols", "games", "phase", "checkpoint", "index",
+                    "colour", "opponent", "moves", "acts", "ply", "board", "move"}
+    text = repr(doc)
+    for spec in (s for _, s, _ in sources):
+        assert spec.id not in text and spec.name not in text and spec.rules.win.value not in text \
+            and spec.rules.capture.value not in text
+
+
+def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
+    assert b"alice" not in blob and b"@random" not in blob
+    with pytest.raises(replays.ReplaysLocked, match="open when the competition has ended and the final seed is published"):
+        replays.unlock(blob, lock, ROUND, "final", None)
+    with pytest.raises(replays.ReplaysError, match="does not open with the published final seed"):
+        replays.unlock(blob, lock, ROUND, "final", "ladder-seed")
+    other = replays.FileLock(lock.file, bytes(32))
+    with pytest.raises(replays.ReplaysError, match="does not open with its entry's key"):
+        replays.unlock(blob, other, ROUND, "final", SEED)
+    assert replays.unlock(blob, lock, ROUND, "final", SEED) == doc
+    # One key per round: another round's id under the same seed does not open it.
+    with pytest.raises(replays.ReplaysError, match="does not open with the published"):
+        replays.unlock(blob, lock, "final-9876543210", "final", SEED)
+    tampered = bytearray(blob)
+    tampered[len(replays.MAGIC) + 40] ^= 1
+    with pytest.raises(replays.ReplaysError, match="damaged"):
+        replays.unlock(bytes(tampered), lock, ROUND, "final", SEED)
+    with pytest.raises(replays.ReplaysError, match="not a replays file"):
+        replays.unlock(b"hello" + blob, lock, ROUND, "final", SEED)
+
+
+def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tmp_path):
+    owner, staff, stranger = PrivateKey.generate(), PrivateKey.generate(), PrivateKey.generate()
+    blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
+    entry = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
+                       WHEN, None, lock)
+    stage, repo = tmp_path / "stage", tmp_path / "repo"
+    write_history(history_path(stage, "alice"), History("alice").add(entry))
+    replays_path(stage, "alice", ROUND).parent.mkdir(parents=True)
+    replays_path(stage, "alice", ROUND).write_bytes(blob)
+    assert replays_path(repo, "alice", ROUND) in merge(stage, repo)
+    assert replays_path(repo, "alice", ROUND) == repo / "history" / "alice" / f"{ROUND}.replays"
+    for key in (owner, staff):
+        payload = entry.open(key)
+        with pytest.raises(replays.ReplaysLocked):
+            open_replays(repo, "alice", entry, payload, None)
+        assert open_replays(repo, "alice", entry, payload, SEED)["handle"] == "alice"
+    with pytest.raises(HistoryError, match="not to this key"):
+        entry.open(stranger)
+    # An entry of version 1 (from before replays) still opens, and has none.
+    old = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
+                     WHEN)
+    assert open_replays(repo, "alice", old, old.open(owner), SEED) is None
+    replays_path(repo, "alice", ROUND).write_bytes(blob[:-10])
+    with pytest.raises(replays.ReplaysError, match="damaged"):
+        open_replays(repo, "alice", entry, entry.open(owner), SEED)
+    replays_path(repo, "alice", ROUND).unlink()
+    with pytest.raises(replays.ReplaysError, match="missing"):
+        open_replays(repo, "alice", entry, entry.open(owner), SEED)
+
+
+def test_one_pass_packs_each_owner_as_alone(sources, tmp_path):
+    both = packed(sources, tmp_path / "both", ("alice", "bob"))
+    for name in ("alice", "bob"):
+        assert both[name] == packed(sources, tmp_path / name, (name,))[name]
+    assert not list((tmp_path / "both").iterdir())  # the packing files are gone
+    nobody = json.loads(lzma.decompress(packed(sources, tmp_path / "dave", ("dave",))["dave"]))
+    assert nobody["environments"] == [] and nobody["handle"] == "dave"
+
+
+def test_the_text_names_cells_as_the_site_does(sources, tmp_path):
+    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    written = replays.write_readable(doc, tmp_path / "out")
+    assert [p.name for p in written] == ["E01.txt", "E02.txt", "E03.txt"]
+    env = doc["environments"][0]
+    text = written[0].read_text()
+    first = env["games"][0]["acts"][0]
+    assert f"move {first['ply'] + 1}: you played {replays.cell_name(first['move'], env['cols'])}" in text
+    assert replays.cell_name(0, 8) == "a1" and replays.cell_name(8 * 2 + 3, 8) == "d3"
+    assert "checkpoint at 0 games, game 0: you played black against @random" in text
+    assert "pairing, game 1: you played white against bob" in text
+    assert "carol" not in text  # a game alice did not play
