@@ -3,8 +3,7 @@
 The rules promise each student, once the competition has ended, the moves and the boards their
 agent saw in its ladder and final games, and never the threshold, the winner or the disc counts.
 When such a round is sealed into history, `build` makes one replays document per entrant from the
-staff record (boards from the engine replaying the recorded moves: staff know the rules, the kit
-does not), and `lock` encrypts it twice:
+staff record, and `lock` encrypts it twice:
 
 - inside, with a SecretBox key derived from the round's tier seed (`round_key`: keyed BLAKE2b of
   the round id), the same for every owner of the round. `seeds/published.yaml` carries that seed
@@ -15,11 +14,14 @@ does not), and `lock` encrypts it twice:
   replays file one copy long, where sealing it to both keys would store it twice.
 
 The file is `history/<handle>/<round-id>.replays`: `MAGIC`, then the outer box. A replay holds,
-per game: the environment's label, the phase (a checkpoint at N games used, or a pairing), the
-game's index, the agent's colour, the opponent, every move of both sides in order, and each of
-the agent's acts with the board it was given. It never holds the winner, the outcome, disc
-counts, scores or any rule parameter, on any tier alike (`FORBIDDEN_KEYS`). Self-play games are
-left out: by size (see docs/rules.md, section 8).
+per game: the environment's label and id, the phase (a checkpoint at N games used, or a pairing),
+the game's index, the agent's colour, the opponent and every move of both sides in order. The
+boards the agent was given are not stored: `with_boards` makes them when the replays are
+opened, by the engine replaying the moves on the environments the published seed gives (the
+kit has the engine; before the end the seed, and so the environments, are not known), which
+keeps a final's file about a sixth of the size. A replay never holds the winner, the outcome,
+disc counts, scores or any rule parameter, on any tier alike (`FORBIDDEN_KEYS`). Self-play
+games are left out: by size (see docs/rules.md, section 8).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ TIERS = ("ladder", "final")  # the tiers whose seeds are published at the end (g
 MAGIC = b"arena-replays 1\n"
 SUFFIX = ".replays"
 MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_PLAIN_BYTES = 1024 * 1024 * 1024  # unpacked: a final's boards repeat, and xz packs them about 9 times
+MAX_PLAIN_BYTES = 512 * 1024 * 1024  # unpacked: moves as JSON text, which xz packs about 3 times
 PERSON = b"arena-replays-v1"  # BLAKE2b's personalisation: this key is for replays and nothing else
 # What a replay may never carry, at any depth: who won, by how much, and the rules' parameters.
 FORBIDDEN_KEYS = frozenset({"winner", "outcome", "termination", "ending", "forfeit", "black_discs", "white_discs",
@@ -91,9 +93,9 @@ def _view(game: Game, own: int) -> str:
 
 
 def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
-    """Each colour's acts in one scored game (a staff record's game document): the ply, the
-    board its agent was given there, the move it made; from the engine replaying the moves on
-    `spec`, since the record keeps the moves alone."""
+    """Each colour's acts in one game (its `moves`; `env`, `phase` and `index` name it in an
+    error): the ply, the board its agent was given there, the move it made; from the engine
+    replaying the moves on `spec`."""
     # Here, not at the top: the engine's game loads numba, which opening replays (the history,
     # the kit's listing, `score finish`) does not need.
     from engine import LOST, PASS, Color, Game, IllegalMoveError
@@ -113,7 +115,7 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
                 board.lose_turn()
             else:
                 board.play(move)
-        except IllegalMoveError as exc:
+        except (IllegalMoveError, TypeError, ValueError, IndexError) as exc:
             raise ReplaysError(f"game {game['env']} {game['phase']} {game['index']}: move {ply} ({move!r}): "
                                f"{exc}") from None
     return acts
@@ -140,7 +142,7 @@ class _Stream:
         if label != self.label:
             if self.label is not None:
                 self.write("]}")
-            self.write(("," if self.envs else "") + _dumps({"label": label, "rows": spec.layout.rows,
+            self.write(("," if self.envs else "") + _dumps({"label": label, "env": spec.id, "rows": spec.layout.rows,
                                                             "cols": spec.layout.cols})[:-1] + ',"games":[')
             self.label, self.envs, self.games = label, self.envs + 1, 0
         self.write(("," if self.games else "") + _dumps(game))
@@ -161,27 +163,24 @@ def _dumps(value: object) -> str:
 
 class Packer:
     """Each of `names`' replays document of a round, packed (xz), built environment by
-    environment as the staff record is read (`add`), each game replayed once for both seats;
-    `finish(name)` gives one owner's packed document. `work` holds the packing files meanwhile."""
+    environment as the staff record is read (`add`); `finish(name)` gives one owner's packed
+    document. `work` holds the packing files meanwhile. `pool` is the generator pool the
+    round's tier was drawn from (its config's `pool`; None: the engine's own)."""
 
-    def __init__(self, round_id: str, tier: str, names: list[str], work: Path):
+    def __init__(self, round_id: str, tier: str, names: list[str], work: Path, pool: int | None = None):
         work.mkdir(parents=True, exist_ok=True)
         self.streams = {name: _Stream({"schema_version": SCHEMA_VERSION, "round": round_id, "tier": tier,
-                                       "handle": name, "board_chars": dict(BOARD_CHARS)},
+                                       "pool": pool, "handle": name},
                                       work / f"{i}.json.xz") for i, name in enumerate(names)}
 
     def add(self, label: str, spec: EnvSpec, games: list[dict]) -> None:
         """One environment's scored games (a staff record's game documents), for the owners seated in them."""
         for game in games:
-            seated = [c for c in ("black", "white") if game[c] in self.streams]
-            if not seated:
-                continue
-            acts = game_acts(spec, game)
-            for colour in seated:
-                other = "white" if colour == "black" else "black"
-                self.streams[game[colour]].game(label, spec, {
-                    "phase": game["phase"], "checkpoint": game["checkpoint"], "index": game["index"],
-                    "colour": colour, "opponent": game[other], "moves": list(game["moves"]), "acts": acts[colour]})
+            for colour, other in (("black", "white"), ("white", "black")):
+                if game[colour] in self.streams:
+                    self.streams[game[colour]].game(label, spec, {
+                        "phase": game["phase"], "checkpoint": game["checkpoint"], "index": game["index"],
+                        "colour": colour, "opponent": game[other], "moves": list(game["moves"])})
 
     def finish(self, name: str) -> bytes:
         return self.streams.pop(name).finish()
@@ -266,6 +265,27 @@ def unlock(blob: bytes, file_lock: FileLock, round_id: str, tier: str, tier_seed
             or document.get("round") != round_id:
         raise ReplaysError(f"{file_lock.file}: not round {round_id}'s replays of version {SCHEMA_VERSION}")
     return document
+
+
+def with_boards(document: dict, specs: list[EnvSpec]) -> dict:
+    """The opened `document` with each game's `acts`: the ply, the board the agent was given
+    there (`BOARD_CHARS`) and the move it made, from the engine replaying the game's moves on
+    its environment, found by id among `specs` (the tier as its published seed draws it)."""
+    by_id = {spec.id: spec for spec in specs}
+    out = dict(document, board_chars=dict(BOARD_CHARS), environments=[])
+    for env in document["environments"]:
+        spec = by_id.get(env.get("env"))
+        if spec is None:
+            raise ReplaysError(f"environment {env.get('label')!r}: {env.get('env')!r} is not an environment of the "
+                               f"{document['tier']} tier the published seed draws (is the clone's arena older "
+                               "than the round's?)")
+        games = []
+        for game in env["games"]:
+            if game.get("colour") not in ("black", "white") or not isinstance(game.get("moves"), list):
+                raise ReplaysError(f"environment {env['label']}: a game that is not a replay")
+            games.append(dict(game, acts=game_acts(spec, dict(game, env=env["label"]))[game["colour"]]))
+        out["environments"].append(dict(env, games=games))
+    return out
 
 
 def render_environment(env: dict) -> str:

@@ -19,11 +19,14 @@ import datetime as dt
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from grader.competition import Competition
 from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
 from grader.rounds.plan import commitment
+
+if TYPE_CHECKING:
+    from engine.spec import EnvSpec
 
 SCHEMA_VERSION = 1
 TIERS = ("ladder", "final")
@@ -37,6 +40,13 @@ def int_seed(text: str) -> int:
     integer is itself, any other text (the hex strings the docs recommend) maps to one by hashing.
     Every command that takes a tier seed goes through here, so the published string works anywhere."""
     return int(text) if text.lstrip("-").isdigit() else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def published_tier(tier: str, text: str, pool: int | None = None) -> list[EnvSpec]:
+    """The environments (engine EnvSpecs) tier seed `text` draws for `tier`, from generator
+    `pool` (None: the engine's own): what a published seed gives back, rules included."""
+    from engine import tier_specs
+    return tier_specs(tier, int_seed(text)) if pool is None else tier_specs(tier, int_seed(text), pool=pool)
 
 
 class SeedsError(ValueError):

@@ -60,10 +60,11 @@ def main(argv: list[str] | None = None) -> int:
 
     from grader.documents import DocumentError
     from grader.history import HistoryError, history_path, load_history, open_replays, summary
-    from grader.replays import ReplaysError, ReplaysLocked, write_readable
+    from grader.replays import ReplaysError, ReplaysLocked, with_boards, write_readable
     from grader.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
     from grader.seeds import DEFAULT_PATH as SEEDS_PATH
     from grader.seeds import load as load_seeds
+    from grader.seeds import published_tier
 
     if args.source is None:
         print("say where your history is: python history.py --from <your clone of the arena's repository> "
@@ -139,7 +140,10 @@ def main(argv: list[str] | None = None) -> int:
     elif document is not None:
         folder = args.replays or kitenv.KIT_DIR / "replays" / entry.round
         try:
-            written = write_readable(document, folder)
+            # The boards come from the engine replaying the moves on the environments the
+            # published seed draws (the rules are public once it is).
+            specs = published_tier(entry.tier, published[entry.tier], document.get("pool"))
+            written = write_readable(with_boards(document, specs), folder)
         except (ReplaysError, OSError) as exc:
             print(f"history: the replays could not be written: {exc}", file=sys.stderr)
             return 1

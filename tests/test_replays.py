@@ -1,6 +1,6 @@
-"""grader.replays: an owner's replays of a ladder or final round, built from the recorded moves by
-the engine, locked twice (the owner's entry key outside, the tier seed inside), and holding
-nothing that says who won or by how much."""
+"""grader.replays: an owner's replays of a ladder or final round, the recorded moves locked twice
+(the owner's entry key outside, the tier seed inside), the boards made by the engine when they
+are opened, and nothing that says who won or by how much."""
 
 from __future__ import annotations
 
@@ -69,8 +69,14 @@ def packed(sources, work, names=("alice",)) -> dict[str, bytes]:
     return {name: packer.finish(name) for name in names}
 
 
+def specs_of(sources):
+    return [spec for _, spec, _ in sources]
+
+
 def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(sources, tmp_path):
-    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    stored = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    assert not any("acts" in g for e in stored["environments"] for g in e["games"])  # moves alone are kept
+    doc = replays.with_boards(stored, specs_of(sources))
     assert [e["label"] for e in doc["environments"]] == ["E01", "E02", "E03"]
     for (label, spec, games), env in zip(sources, doc["environments"]):
         assert [(g["phase"], g["index"], g["colour"], g["opponent"]) for g in env["games"]] == \
@@ -94,16 +100,32 @@ def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(source
 
 
 def test_a_replay_names_no_winner_disc_count_or_rule(sources, tmp_path):
-    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    stored = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    doc = replays.with_boards(stored, specs_of(sources))
     keys = all_keys(doc)
     assert not keys & replays.FORBIDDEN_KEYS, keys & replays.FORBIDDEN_KEYS
-    assert keys == {"schema_version", "round", "tier", "handle", "board_chars", "own", "opponent", "obstacle", "empty",
-                    "legal", "environments", "label", "rows", "cols", "games", "phase", "checkpoint", "index",
-                    "colour", "opponent", "moves", "acts", "ply", "board", "move"}
-    text = repr(doc)
-    for spec in (s for _, s, _ in sources):
-        assert spec.id not in text and spec.name not in text and spec.rules.win.value not in text \
-            and spec.rules.capture.value not in text
+    assert keys == {"schema_version", "round", "tier", "pool", "handle", "board_chars", "own", "opponent", "obstacle",
+                    "empty", "legal", "environments", "label", "env", "rows", "cols", "games", "phase", "checkpoint",
+                    "index", "colour", "opponent", "moves", "acts", "ply", "board", "move"}
+    # The environment's id is stored (the boards are made from it once the seed is published,
+    # which makes the tier public); its name and rules are not, and the text names only the label.
+    text = repr(stored)
+    written = "".join(p.read_text() for p in replays.write_readable(doc, tmp_path / "out"))
+    for spec in specs_of(sources):
+        assert spec.id in text and spec.id not in written
+        for t in (text, written):
+            assert spec.name not in t and spec.rules.win.value not in t and spec.rules.capture.value not in t
+
+
+def test_boards_need_the_environments_of_the_published_seed(sources, tmp_path):
+    stored = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    with pytest.raises(replays.ReplaysError, match="is not an environment of the final tier the published seed draws"):
+        replays.with_boards(stored, tier_specs("final", 12, 3))
+    # A game whose moves do not play on the environment it names is refused, not drawn.
+    broken = json.loads(json.dumps(stored))
+    broken["environments"][0]["games"][0]["moves"][0] = 10_000
+    with pytest.raises(replays.ReplaysError, match="E01 checkpoint 0: move 0"):
+        replays.with_boards(broken, specs_of(sources))
 
 
 def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources, tmp_path):
@@ -169,7 +191,7 @@ def test_one_pass_packs_each_owner_as_alone(sources, tmp_path):
 
 
 def test_the_text_names_cells_as_the_site_does(sources, tmp_path):
-    doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
+    doc = replays.with_boards(replays.build(ROUND, "final", "alice", sources, tmp_path), specs_of(sources))
     written = replays.write_readable(doc, tmp_path / "out")
     assert [p.name for p in written] == ["E01.txt", "E02.txt", "E03.txt"]
     env = doc["environments"][0]

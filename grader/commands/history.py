@@ -32,6 +32,7 @@ from grader.rounds.records import read_record
 from grader.sealing import MANIFEST_NAME, Manifest, private_key
 from grader.seeds import DEFAULT_PATH as SEEDS_PATH
 from grader.seeds import load as load_seeds
+from grader.seeds import published_tier
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -133,7 +134,8 @@ def run_seal(args: argparse.Namespace) -> int:
     tier_seed = tier_seed_of(results, args.tier_seed) if tier in replays.TIERS else None
     manifests = owners(results, args.field)
     with tempfile.TemporaryDirectory(prefix="arena-replays-") as work:
-        packer = replays.Packer(round_id, tier, list(manifests), Path(work)) if tier_seed is not None else None
+        pool = results["provenance"]["config"].get("pool")
+        packer = replays.Packer(round_id, tier, list(manifests), Path(work), pool) if tier_seed is not None else None
         logs = read_round(args.private, round_id, list(manifests), packer)
         for name, manifest in manifests.items():
             assert manifest.owner_key is not None  # owners() keeps only manifests with one
@@ -188,6 +190,8 @@ def run_open(args: argparse.Namespace) -> int:
     document = open_replays(args.root, history.handle, found, payload, seed)
     if document is None:
         raise HistoryError(f"round {found.round} left no replays ({found.tier} tier)")
-    written = replays.write_readable(document, args.replays)
+    assert seed is not None  # open_replays raised ReplaysLocked without it
+    boards = replays.with_boards(document, published_tier(found.tier, seed, document.get("pool")))
+    written = replays.write_readable(boards, args.replays)
     print(f"replays: {len(written)} environment(s) written into {args.replays}", file=sys.stderr)
     return 0
