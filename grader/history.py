@@ -8,10 +8,15 @@ sealed box to the owner's key (`owner_key` of the submission's manifest, whose p
 the kit keeps beside it) and to the arena's key (the manifest's `recipient`: staff's copy).
 Only the round's id, kind, tier and time are plain; the request log names them already.
 
-A ladder or final round also leaves each owner their replays (grader.replays), in
-`history/<handle>/<round-id>.replays` beside the history file: the entry's payload (version 2)
-names that file and carries the key of its outer layer; the inner layer opens with the tier's
-seed once `seeds/published.yaml` carries it. Payloads of version 1 (no replays) still open.
+A ladder or final round also leaves each owner their replays (grader.replays): the entry's
+payload (version 2) names the file and carries the key of its outer layer; the inner layer
+opens with the tier's seed once `seeds/published.yaml` carries it. Payloads of version 1 (no
+replays) still open. The file is not on a branch: it is a commit of its own under
+`refs/replays/<handle>/<round-id>` (`store_replays`), which no checkout and no clone of the
+branches fetches. A final's replays are about 5 MB an owner, 0.6 GB a field of 120, and every
+workflow job and every clone of main would carry them all; an owner fetches just theirs
+(`read_replays`). Staging folders (`arena history seal --out`) hold them as files,
+`history/<handle>/<round-id>.replays`, until `merge` stores them.
 
 The kit's `history.py` lists and opens the owner's entries with the owner's key; staff open
 any entry with `arena history open`.
@@ -25,7 +30,9 @@ import datetime as dt
 import gzip
 import io
 import json
+import os
 import re
+import subprocess
 import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -225,18 +232,70 @@ def replays_path(root: Path, handle: str, round_id: str) -> Path:
     return history_path(root, handle).with_suffix("") / f"{round_id}{REPLAYS_SUFFIX}"
 
 
+REPLAYS_REFS = "refs/replays"
+_BOT = {"GIT_AUTHOR_NAME": "arena-bot", "GIT_AUTHOR_EMAIL": "arena-bot@users.noreply.github.com",
+        "GIT_COMMITTER_NAME": "arena-bot", "GIT_COMMITTER_EMAIL": "arena-bot@users.noreply.github.com"}
+
+
+def replays_ref(handle: str, round_id: str) -> str:
+    """The ref that holds `handle`'s replays of round `round_id`."""
+    replays_path(Path("."), handle, round_id)  # both names checked
+    return f"{REPLAYS_REFS}/{handle}/{round_id}"
+
+
+def _git(repo: Path, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], input=data, capture_output=True,
+                          env={**os.environ, **_BOT}, check=False)
+
+
+def _git_out(repo: Path, *args: str, data: bytes | None = None) -> bytes:
+    done = _git(repo, *args, data=data)
+    if done.returncode != 0:
+        raise HistoryError(f"git {args[0]} in {repo} failed: {done.stderr.decode(errors='replace').strip()[-300:]}")
+    return done.stdout
+
+
+def store_replays(repo: Path, handle: str, round_id: str, blob: bytes) -> str:
+    """Keep `blob` as `handle`'s replays of `round_id` in the git repository `repo`: a commit of
+    one file and no parent under `replays_ref` (replacing what a re-run left there); the ref."""
+    ref = replays_ref(handle, round_id)
+    blob_id = _git_out(repo, "hash-object", "-w", "--stdin", data=blob).decode().strip()
+    tree = _git_out(repo, "mktree", data=f"100644 blob {blob_id}\t{round_id}{REPLAYS_SUFFIX}\n".encode()).decode().strip()
+    commit = _git_out(repo, "commit-tree", tree, "-m", f"replays of {handle} in round {round_id}").decode().strip()
+    _git_out(repo, "update-ref", ref, commit)
+    return ref
+
+
+def push_replays(repo: Path, remote: str = "origin") -> None:
+    """Push every replays ref of `repo` to `remote` (forced: a re-run's replace the last ones,
+    as its history entries do)."""
+    _git_out(repo, "push", "--quiet", remote, f"+{REPLAYS_REFS}/*:{REPLAYS_REFS}/*")
+
+
+def read_replays(repo: Path, handle: str, round_id: str, remote: str = "origin") -> bytes:
+    """`handle`'s replays file of `round_id` from the git repository `repo` (a clone), fetched
+    from `remote` when the clone does not have it yet."""
+    ref = replays_ref(handle, round_id)
+    if _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").returncode != 0:
+        fetched = _git(repo, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}")
+        if fetched.returncode != 0:
+            why = fetched.stderr.decode(errors="replace").strip().splitlines()
+            raise ReplaysError(f"{ref}: not in {repo}, and not fetched from its {remote!r}: "
+                               f"{why[-1] if why else 'git fetch failed'}")
+    done = _git(repo, "cat-file", "blob", f"{ref}:{round_id}{REPLAYS_SUFFIX}")
+    if done.returncode != 0:
+        raise ReplaysError(f"{ref}: holds no {round_id}{REPLAYS_SUFFIX}")
+    return done.stdout
+
+
 def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed: str | None) -> dict | None:
-    """The replays document of an opened entry (None: its round left none); ReplaysLocked while
-    `tier_seed` (the published seed of the entry's tier) is None, ReplaysError when damaged."""
+    """The replays document of an opened entry (None: its round left none), read from the
+    clone `root` (`read_replays`); ReplaysLocked while `tier_seed` (the published seed of the
+    entry's tier) is None, ReplaysError when missing or damaged."""
     if "replays" not in payload:
         return None
     file_lock = FileLock.from_dict(payload["replays"], entry.round)
-    path = replays_path(root, handle, entry.round)
-    try:
-        blob = path.read_bytes()
-    except FileNotFoundError:
-        raise ReplaysError(f"{path}: missing (the entry names it; `git pull` the clone)") from None
-    return unlock(blob, file_lock, entry.round, entry.tier, tier_seed)
+    return unlock(read_replays(root, handle, entry.round), file_lock, entry.round, entry.tier, tier_seed)
 
 
 def write_history(path: Path, history: History) -> None:
@@ -262,8 +321,9 @@ def summary(payload: dict, handle: str) -> str:
 
 
 def merge(source: Path, into: Path) -> list[Path]:
-    """Add every entry of `source`/history/*.yaml to `into`/history/, with the replays files
-    beside them (`<handle>/<round-id>.replays`); the files changed."""
+    """Add every entry of `source`/history/*.yaml to `into`/history/, and store the replays
+    files staged beside them (`<handle>/<round-id>.replays`) as refs of the git repository
+    `into` (`store_replays`; `push_replays` sends them); the files changed."""
     changed = []
     for path in sorted((source / FOLDER).glob("*.yaml")):
         incoming = load_history(path)
@@ -273,10 +333,7 @@ def merge(source: Path, into: Path) -> list[Path]:
             history = history.add(entry)
             replays = replays_path(source, incoming.handle, entry.round)
             if replays.is_file():
-                copied = replays_path(into, incoming.handle, entry.round)
-                copied.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_bytes(copied, replays.read_bytes())
-                changed.append(copied)
+                store_replays(into, incoming.handle, entry.round, replays.read_bytes())
         write_history(target, history)
         changed.append(target)
     return changed

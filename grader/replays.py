@@ -13,7 +13,8 @@ staff record, and `lock` encrypts it twice:
   payload, itself sealed to the owner and to the arena. One outer key sealed twice keeps the
   replays file one copy long, where sealing it to both keys would store it twice.
 
-The file is `history/<handle>/<round-id>.replays`: `MAGIC`, then the outer box. A replay holds,
+The file (`<round-id>.replays`, kept by grader.history under a ref of its own) is `MAGIC`, then
+the outer box. A replay holds,
 per game: the environment's label and id, the phase (a checkpoint at N games used, or a pairing),
 the game's index, the agent's colour, the opponent and every move of both sides in order. The
 boards the agent was given are not stored: `with_boards` makes them when the replays are

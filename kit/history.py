@@ -15,7 +15,9 @@ your win rate at each checkpoint, and your agent's own output (stderr and prints
 environment, by label. `--save DIR` also writes the round's results file and your logs there.
 
 Ladder and final rounds also keep your replays: every game your agent played there, with its
-moves and the boards your agent saw (never the threshold, the winner or the disc counts). They
+moves and the boards your agent saw (never the threshold, the winner or the disc counts), under
+the ref refs/replays/<handle>/<ROUND_ID> of the repository, which ROUND_ID fetches into the
+clone from its `origin` (the boards are made from the moves by the arena's engine). They
 open when the competition has ended and the round's tier seed is published in the clone's
 `seeds/published.yaml`; until then ROUND_ID says so. Once open, ROUND_ID writes them as text,
 one file per environment, into `replays/<ROUND_ID>/` in this kit folder (or `--replays DIR`).

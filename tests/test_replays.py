@@ -8,14 +8,15 @@ import datetime as dt
 import json
 import lzma
 import random
+import subprocess
 
 import pytest
 from nacl.public import PrivateKey
 
 from engine import LOST, PASS, Game, tier_specs
 from grader import replays
-from grader.history import History, HistoryError, history_path, merge, open_replays, replays_path, seal_entry, \
-    write_history
+from grader.history import History, HistoryError, history_path, merge, open_replays, push_replays, replays_path, \
+    replays_ref, seal_entry, store_replays, write_history
 from grader.sealing import encode_key
 
 ROUND = "final-abcdef0123"
@@ -151,34 +152,55 @@ def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources, tmp_
         replays.unlock(b"hello" + blob, lock, ROUND, "final", SEED)
 
 
+def git(repo, *args):
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True).stdout
+
+
 def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tmp_path):
     owner, staff, stranger = PrivateKey.generate(), PrivateKey.generate(), PrivateKey.generate()
     blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
     entry = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
                        WHEN, None, lock)
-    stage, repo = tmp_path / "stage", tmp_path / "repo"
+    stage, origin, repo = tmp_path / "stage", tmp_path / "origin.git", tmp_path / "repo"
     write_history(history_path(stage, "alice"), History("alice").add(entry))
     replays_path(stage, "alice", ROUND).parent.mkdir(parents=True)
     replays_path(stage, "alice", ROUND).write_bytes(blob)
-    assert replays_path(repo, "alice", ROUND) in merge(stage, repo)
-    assert replays_path(repo, "alice", ROUND) == repo / "history" / "alice" / f"{ROUND}.replays"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    subprocess.run(["git", "clone", "-q", str(origin), str(repo)], check=True, capture_output=True)
+    # Merged: the entry into history/, the replays as a ref of their own and no file on the branch.
+    assert merge(stage, repo) == [history_path(repo, "alice")]
+    assert not (repo / "history" / "alice").exists()
+    ref = replays_ref("alice", ROUND)
+    assert ref == f"refs/replays/alice/{ROUND}"
+    assert git(repo, "ls-tree", "--name-only", ref).decode().split() == [f"{ROUND}.replays"]
+    assert git(repo, "cat-file", "blob", f"{ref}:{ROUND}.replays") == blob
+    push_replays(repo)
+    # A fresh clone of the branches carries no replays; opening fetches the owner's own ref.
+    git(repo, "add", "history")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "history")
+    git(repo, "push", "-q", "origin", "HEAD:main")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--branch", "main", str(origin), str(clone)], check=True, capture_output=True)
+    assert b"refs/replays" not in git(clone, "for-each-ref")
     for key in (owner, staff):
         payload = entry.open(key)
         with pytest.raises(replays.ReplaysLocked):
-            open_replays(repo, "alice", entry, payload, None)
-        assert open_replays(repo, "alice", entry, payload, SEED)["handle"] == "alice"
+            open_replays(clone, "alice", entry, payload, None)
+        assert open_replays(clone, "alice", entry, payload, SEED)["handle"] == "alice"
+    assert git(clone, "for-each-ref", "--format=%(refname)").decode().split().count(ref) == 1
     with pytest.raises(HistoryError, match="not to this key"):
         entry.open(stranger)
     # An entry of version 1 (from before replays) still opens, and has none.
     old = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
                      WHEN)
-    assert open_replays(repo, "alice", old, old.open(owner), SEED) is None
-    replays_path(repo, "alice", ROUND).write_bytes(blob[:-10])
+    assert open_replays(clone, "alice", old, old.open(owner), SEED) is None
+    store_replays(clone, "alice", ROUND, blob[:-10])
     with pytest.raises(replays.ReplaysError, match="damaged"):
-        open_replays(repo, "alice", entry, entry.open(owner), SEED)
-    replays_path(repo, "alice", ROUND).unlink()
-    with pytest.raises(replays.ReplaysError, match="missing"):
-        open_replays(repo, "alice", entry, entry.open(owner), SEED)
+        open_replays(clone, "alice", entry, entry.open(owner), SEED)
+    other = tmp_path / "other"
+    subprocess.run(["git", "init", "-q", str(other)], check=True)
+    with pytest.raises(replays.ReplaysError, match="not fetched from its 'origin'"):
+        open_replays(other, "alice", entry, entry.open(owner), SEED)
 
 
 def test_one_pass_packs_each_owner_as_alone(sources, tmp_path):

@@ -7,7 +7,9 @@ in `OUT/history/<handle>.yaml`; for a ladder or final round also that entrant's 
 games' moves and the boards its agent saw, grader.replays), locked with the tier's seed
 (--tier-seed or ARENA_TIER_SEED) until the seed is published at the end, in
 `OUT/history/<handle>/<round-id>.replays`. `merge` adds the entries of such a folder to the repository's
-`history/` (what `arena score finish --history` does before it commits). `open` is staff's
+`history/` (what `arena score finish --history` does before it commits) and stores the replays
+as refs of their own, `refs/replays/<handle>/<round-id>`, outside every branch; `--push REMOTE`
+also pushes those refs there. `open` is staff's
 view: an owner's entries opened with the arena's key (`ARENA_SUBMISSION_KEY`, else this user's
 key file), and with --replays DIR an entry's replays written there as text (the tier's seed from
 the repository's seeds/published.yaml, else --tier-seed or ARENA_TIER_SEED).
@@ -24,8 +26,8 @@ from pathlib import Path
 from engine import parse_spec
 from grader import replays
 from grader.documents import format_time, utc_now
-from grader.history import HistoryError, history_path, load_history, merge, open_replays, replays_path, seal_entry, \
-    summary, write_history
+from grader.history import HistoryError, history_path, load_history, merge, open_replays, push_replays, replays_path, \
+    replays_ref, seal_entry, summary, write_history
 from grader.results import load_results
 from grader.rounds.plan import commitment
 from grader.rounds.records import read_record
@@ -53,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     m = actions.add_parser("merge", help="add the entries of a sealed folder's history/ to the repository's")
     m.add_argument("source", type=Path, help="a folder holding history/<handle>.yaml files (`seal`'s --out)")
     m.add_argument("--into", type=Path, default=Path("."), help="the repository's top folder (default .)")
+    m.add_argument("--push", metavar="REMOTE", help="then push the replays refs (refs/replays/*) to REMOTE")
     m.set_defaults(func=run_merge)
     o = actions.add_parser("open", help="staff: list an owner's entries, or open one, with the arena's key")
     o.add_argument("--handle", required=True)
@@ -159,6 +162,8 @@ def run_seal(args: argparse.Namespace) -> int:
 def run_merge(args: argparse.Namespace) -> int:
     for path in merge(args.source, args.into):
         print(path)
+    if args.push:
+        push_replays(args.into, args.push)
     return 0
 
 
@@ -181,7 +186,7 @@ def run_open(args: argparse.Namespace) -> int:
         print(text, end="" if text.endswith("\n") or not text else "\n")
     if args.replays is None:
         if "replays" in payload:
-            print(f"replays: {replays_path(args.root, history.handle, found.round)} (--replays DIR writes them)",
+            print(f"replays: {replays_ref(history.handle, found.round)} (--replays DIR writes them)",
                   file=sys.stderr)
         return 0
     seeds_file = args.root / SEEDS_PATH

@@ -26,6 +26,7 @@ from grader.github import workflow
 from grader.github.events import comment_event, load_event
 from grader.github.push import commit_and_push
 from grader.history import merge as merge_history
+from grader.history import push_replays
 from grader.github.score import ScoreDecision, decide, finish_reply
 from grader.quota import STATUSES, load_log, write_log
 
@@ -115,6 +116,8 @@ def run_finish(args: argparse.Namespace) -> int:
 
     if args.push:
         commit_and_push(Path("."), args.push, change, f"requested run {args.request}: {args.status}")
+        if args.history:
+            push_replays(Path("."))  # the owner's replays, refs of their own beside the branch
     else:
         change()
     log = load_log(args.log)

@@ -88,14 +88,14 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert seeds_absent(run)
     # bob's own log of the round reached bob's history, sealed to him; alice's package has no owner key.
     # With his replays of it, locked with the final's seed until it is published.
-    replays_file = f"history/bob/{round_id}.replays"
-    assert scratch.files("history") == ["history/bob.yaml", replays_file]
+    # Not on main: a ref of its own (refs/replays/<handle>/<round-id>) on the hub's repository.
+    assert scratch.files("history") == ["history/bob.yaml"]
     (entry,) = parse_history(scratch.show("history/bob.yaml").encode(), "history/bob.yaml").entries
     assert entry.round == round_id and entry.kind == "round" and entry.tier == "final"
     payload = entry.open(bob_key)
     file_lock = replays.FileLock.from_dict(payload["replays"], round_id)
-    blob = subprocess.run(["git", "-C", str(scratch.origin), "show", f"main:{replays_file}"], check=True,
-                          capture_output=True, timeout=60).stdout
+    blob = subprocess.run(["git", "-C", str(scratch.origin), "show", f"refs/replays/bob/{round_id}:{round_id}.replays"],
+                          check=True, capture_output=True, timeout=60).stdout
     with pytest.raises(replays.ReplaysLocked):
         replays.unlock(blob, file_lock, round_id, "final", None)
     log = payload["log"]

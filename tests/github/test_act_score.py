@@ -7,6 +7,7 @@ by the quota; one with an unknown argument."""
 from __future__ import annotations
 
 import datetime as dt
+import subprocess
 
 import pytest
 import yaml
@@ -74,7 +75,9 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
     assert results["round"]["private"] is True and results["provenance"]["commit"] != "unknown"
     assert list(payload["log"]) and "win_rate" not in scratch.show("history/alice.yaml")
     # And her replays of it (a ladder round), locked with the ladder's seed until the end.
-    assert scratch.files("history") == ["history/alice.yaml", f"history/alice/{entry['round_id']}.replays"]
+    assert scratch.files("history") == ["history/alice.yaml"]  # the replays: a ref of their own, not on main
+    assert subprocess.run(["git", "-C", str(scratch.origin), "cat-file", "-e",
+                           f"refs/replays/alice/{entry['round_id']}:{entry['round_id']}.replays"]).returncode == 0
     assert payload["replays"]["file"] == f"{entry['round_id']}.replays"
     queued, done = replies(hub, 40)
     assert "queued a private ladder round of one" in queued

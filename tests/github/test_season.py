@@ -399,7 +399,10 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     key_file = tmp_path / "alice-owner.key"
     key_file.write_text(encode_key(bytes(alice_key)) + "\n")
     mine = ["--from", str(s.repo), "--handle", "alice", "--key", str(key_file)]
-    assert (s.repo / "history" / "alice" / f"{final}.replays").is_file()
+    # Kept beside main, not on it: a ref of its own that no clone of the branches carries.
+    assert not (s.repo / "history" / "alice").exists()
+    assert subprocess.run(["git", "-C", str(s.repo), "rev-parse", "--verify", "--quiet",
+                           f"refs/replays/alice/{final}"], capture_output=True).returncode == 0
     capsys.readouterr()
     assert kit.main(mine + [final, "--replays", str(tmp_path / "alice-replays")]) == 0
     assert "replays of this round open when the competition has ended and the final seed is published" in \

@@ -5,6 +5,7 @@ merged into the repository's history/, then listed and opened with the owner's k
 from __future__ import annotations
 
 import shutil
+import subprocess
 import textwrap
 
 import pytest
@@ -48,6 +49,7 @@ def history_repo(kit_scripts, tmp_path, capsys):
     stage, repo = tmp_path / "stage", tmp_path / "repo"
     assert arena(["history", "seal", "--results", str(results), "--private", str(private), "--field", str(field),
                   "--request", "c-17", "--tier-seed", "tier-7", "--out", str(stage)]) == 0
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the repository: its replays are refs
     assert arena(["history", "merge", str(stage), "--into", str(repo)]) == 0
     capsys.readouterr()
     return folder, modules, repo, round_id
@@ -84,7 +86,7 @@ def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, 
     assert arena(["history", "open", "--handle", "alice", "--root", str(repo), "--round", round_id]) == 0
     out, err = capsys.readouterr()
     assert "alice's own note" in out and "faults none" in out
-    assert f"alice/{round_id}.replays (--replays DIR writes them)" in err
+    assert f"refs/replays/alice/{round_id} (--replays DIR writes them)" in err
 
 
 def publish_seeds(repo, ladder: str) -> None:
@@ -97,7 +99,7 @@ def publish_seeds(repo, ladder: str) -> None:
 
 def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, capsys):
     folder, modules, repo, round_id = history_repo
-    assert (repo / "history" / "alice" / f"{round_id}.replays").is_file()
+    assert not (repo / "history" / "alice").exists()  # not on the branch: a ref of its own
     assert modules["history"].main(["--from", str(repo)]) == 0
     assert "replays open when the competition has ended" in capsys.readouterr().out
     assert modules["history"].main(["--from", str(repo), round_id]) == 0
@@ -136,8 +138,8 @@ def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, cap
     assert arena(seal + ["--tier-seed", "tier-8"]) == 1
     assert f"not the seed round {round_id} was generated from" in capsys.readouterr().err
     # A damaged file says so.
-    path = repo / "history" / "alice" / f"{round_id}.replays"
-    path.write_bytes(path.read_bytes()[:-1])
+    from grader.history import read_replays, store_replays
+    store_replays(repo, "alice", round_id, read_replays(repo, "alice", round_id)[:-1])
     assert modules["history"].main(["--from", str(repo), round_id]) == 1
     assert "damaged" in capsys.readouterr().err
 
