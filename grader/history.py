@@ -44,7 +44,7 @@ from nacl.public import PrivateKey, PublicKey, SealedBox
 from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, load_yaml, parse_time
 from grader.files import atomic_write_bytes
 from grader.replays import SUFFIX as REPLAYS_SUFFIX
-from grader.replays import FileLock, ReplaysError, unlock
+from grader.replays import FileLock, ReplaysError, locked, unlock
 from grader.sealing import SealError, encode_key
 
 SCHEMA_VERSION = 1
@@ -295,6 +295,8 @@ def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed
     if "replays" not in payload:
         return None
     file_lock = FileLock.from_dict(payload["replays"], entry.round)
+    if tier_seed is None:
+        raise locked(entry.tier)  # said before anything is fetched: nothing would open yet
     return unlock(read_replays(root, handle, entry.round), file_lock, entry.round, entry.tier, tier_seed)
 
 

@@ -239,6 +239,11 @@ def _unpack(data: bytes) -> bytes:
     return out
 
 
+def locked(tier: str) -> ReplaysLocked:
+    """What a round's replays say until the seed of its `tier` is published."""
+    return ReplaysLocked(f"replays of this round open when the competition has ended and the {tier} seed is published")
+
+
 def unlock(blob: bytes, file_lock: FileLock, round_id: str, tier: str, tier_seed: str | None) -> dict:
     """The replays document of a file: the outer layer with `file_lock`, the inner with the
     published `tier_seed` (None: not published, ReplaysLocked)."""
@@ -251,8 +256,7 @@ def unlock(blob: bytes, file_lock: FileLock, round_id: str, tier: str, tier_seed
     except CryptoError:
         raise ReplaysError(f"{file_lock.file}: does not open with its entry's key (damaged, or another round's)") from None
     if tier_seed is None:
-        raise ReplaysLocked(f"replays of this round open when the competition has ended and the {tier} seed is "
-                            "published")
+        raise locked(tier)
     try:
         plain = SecretBox(round_key(tier_seed, round_id)).decrypt(inner)
     except CryptoError:
