@@ -187,6 +187,8 @@ def test_a_pairing_needs_the_frozen_agent_and_cannot_nest(launch):
     assert reply["op"] == "refused" and "before freeze" in reply["detail"]
     assert handle.freeze() is None
     assert handle.begin_pairing() is None
+    # In a pairing the handle continues its stopped sandbox for each call; this one goes below it.
+    handle.transport.turn(True)
     reply = handle.transport.call({"op": "pairing"}, time.monotonic() + 5.0, "the start of a pairing")
     assert reply["op"] == "refused" and "inside another pairing" in reply["detail"]
     assert handle.end_pairing() is None
