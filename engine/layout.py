@@ -52,6 +52,13 @@ class Layout:
         return {"rows": self.rows, "cols": self.cols, "obstacles": [[r, c] for r, c in self.obstacles]}
 
 
+def cell_name(index: int, cols: int) -> str:
+    """`c4`-style name of a flat cell index: column letter from a, row number from 1 at the top
+    (the site's replays and an owner's replays both name cells so)."""
+    r, c = divmod(index, cols)
+    return f"{chr(ord('a') + c)}{r + 1}"
+
+
 def opening_cells(rows: int, cols: int) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """Black on (cx, cy) and (cx+1, cy+1), white on (cx, cy+1) and (cx+1, cy)."""
     cx, cy = rows // 2 - 1, cols // 2 - 1

@@ -39,6 +39,7 @@ from nacl.exceptions import CryptoError
 from nacl.secret import SecretBox
 from nacl.utils import random as random_bytes
 
+from engine.layout import cell_name
 from engine.spec import EnvSpec
 
 if TYPE_CHECKING:
@@ -72,12 +73,6 @@ def round_key(tier_seed: str, round_id: str) -> bytes:
     which may be longer than BLAKE2b takes) over the round id."""
     secret = hashlib.sha256(tier_seed.encode("utf-8")).digest()
     return hashlib.blake2b(round_id.encode("utf-8"), key=secret, person=PERSON, digest_size=SecretBox.KEY_SIZE).digest()
-
-
-def cell_name(cell: int, cols: int) -> str:
-    """A cell as the site's replays name it: column letter from a, row number from 1."""
-    row, col = divmod(cell, cols)
-    return f"{chr(ord('a') + col)}{row + 1}"
 
 
 # Board codes (engine.Game.board: 0 empty, 1 black, 2 white, 3 obstacle) to characters, by the
@@ -124,13 +119,14 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
 
 class _Stream:
     """One owner's document, written as it is built: JSON text packed by xz into a file, so
-    that a final's field (tens of megabytes each once packed) never sits in memory at once."""
+    that a final's field (about 5 MB each once packed, 30 MB as text) never sits in memory at
+    once."""
 
     def __init__(self, head: dict, path: Path):
         self.path = path
         self.file = path.open("wb")
-        # xz at its fast preset: 80% of gzip -6's bytes in the same time; the default preset packs
-        # another 28% but takes 25 times as long, hours over a final's field (docs/rules.md, section 8).
+        # xz at its fast preset: fewer bytes than gzip -6 in about the same time; the default
+        # preset is many times slower for a modest gain.
         self.packer = lzma.LZMACompressor(preset=1)
         self.label: str | None = None
         self.envs = self.games = 0

@@ -49,6 +49,19 @@ def published_tier(tier: str, text: str, pool: int | None = None) -> list[EnvSpe
     return tier_specs(tier, int_seed(text)) if pool is None else tier_specs(tier, int_seed(text), pool=pool)
 
 
+def published_seeds(root: Path) -> dict[str, str]:
+    """The tier seeds a clone's `seeds/published.yaml` carries (none before the end)."""
+    path = Path(root) / DEFAULT_PATH
+    return load(path).tier_seeds if path.is_file() else {}
+
+
+def replay_boards(document: dict, tier_seed: str) -> dict:
+    """An opened replays document (grader.replays) with the boards its agent saw, made on the
+    environments `tier_seed` draws for the document's tier."""
+    from grader.replays import with_boards
+    return with_boards(document, published_tier(document["tier"], tier_seed, document.get("pool")))
+
+
 class SeedsError(ValueError):
     """The seeds cannot be published now, or as given; the message says why."""
 

@@ -62,11 +62,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from grader.documents import DocumentError
     from grader.history import HistoryError, history_path, load_history, open_replays, summary
-    from grader.replays import ReplaysError, ReplaysLocked, with_boards, write_readable
+    from grader.replays import ReplaysError, ReplaysLocked, write_readable
     from grader.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
-    from grader.seeds import DEFAULT_PATH as SEEDS_PATH
-    from grader.seeds import load as load_seeds
-    from grader.seeds import published_tier
+    from grader.seeds import published_seeds, replay_boards
 
     if args.source is None:
         print("say where your history is: python history.py --from <your clone of the arena's repository> "
@@ -95,8 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         history = load_history(path, handle)
         # The replays' inner layer opens with the tier's seed, published in the clone at the end.
         root = path.parent.parent
-        seeds_file = root / SEEDS_PATH
-        published = load_seeds(seeds_file).tier_seeds if seeds_file.is_file() else {}
+        published = published_seeds(root)
         if args.round is None:
             print(f"history of {handle}: {len(history.entries)} round(s)")
             for listed in history.entries:
@@ -144,8 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             # The boards come from the engine replaying the moves on the environments the
             # published seed draws (the rules are public once it is).
-            specs = published_tier(entry.tier, published[entry.tier], document.get("pool"))
-            written = write_readable(with_boards(document, specs), folder)
+            written = write_readable(replay_boards(document, published[entry.tier]), folder)
         except (ReplaysError, OSError) as exc:
             print(f"history: the replays could not be written: {exc}", file=sys.stderr)
             return 1

@@ -32,9 +32,7 @@ from grader.results import load_results
 from grader.rounds.plan import commitment
 from grader.rounds.records import read_record
 from grader.sealing import MANIFEST_NAME, Manifest, private_key
-from grader.seeds import DEFAULT_PATH as SEEDS_PATH
-from grader.seeds import load as load_seeds
-from grader.seeds import published_tier
+from grader.seeds import published_seeds, replay_boards
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -189,14 +187,11 @@ def run_open(args: argparse.Namespace) -> int:
             print(f"replays: {replays_ref(history.handle, found.round)} (--replays DIR writes them)",
                   file=sys.stderr)
         return 0
-    seeds_file = args.root / SEEDS_PATH
-    published = load_seeds(seeds_file).tier_seeds if seeds_file.is_file() else {}
-    seed = published.get(found.tier) or args.tier_seed or os.environ.get("ARENA_TIER_SEED") or None
+    seed = published_seeds(args.root).get(found.tier) or args.tier_seed or os.environ.get("ARENA_TIER_SEED") or None
     document = open_replays(args.root, history.handle, found, payload, seed)
     if document is None:
         raise HistoryError(f"round {found.round} left no replays ({found.tier} tier)")
     assert seed is not None  # open_replays raised ReplaysLocked without it
-    boards = replays.with_boards(document, published_tier(found.tier, seed, document.get("pool")))
-    written = replays.write_readable(boards, args.replays)
+    written = replays.write_readable(replay_boards(document, seed), args.replays)
     print(f"replays: {len(written)} environment(s) written into {args.replays}", file=sys.stderr)
     return 0

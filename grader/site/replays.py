@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from markupsafe import Markup
 
+from engine.layout import cell_name
 from grader.games import ScoredGame
 from grader.site import svg
 from grader.site.model import rules_text
@@ -89,7 +90,7 @@ def build_replay(number: int, doc: dict, env: dict, tier: str, profile: str) -> 
             text, mark = f"{mover} played an illegal move and lost the turn", None
         else:
             position.play(move)
-            text, mark = f"{mover} plays {svg.cell_name(move, cols)}", move
+            text, mark = f"{mover} plays {cell_name(move, cols)}", move
         if not hide:
             black, white = position.counts()
             text += f" (black {black}, white {white})"

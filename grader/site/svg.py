@@ -259,7 +259,7 @@ def board(rows: int, cols: int, obstacles: list[list[int]], cells: list[int] | N
     """A board: grid, obstacles, and optionally discs (`cells` flat row-major: 0 empty, 1 black,
     2 white, 3 obstacle) and a marked cell (the last move). Discs use the page's `board_defs`.
     With `coords`, column letters (a, b, ...) above and row numbers (1 at the top) on the left,
-    the names `cell_name` gives a move."""
+    the names `engine.layout.cell_name` gives a move."""
     w, h = cols * CELL, rows * CELL
     m = COORD if coords else 1
     out = [f'<svg class="{css}" viewBox="-{m} -{m} {w + m + 1} {h + m + 1}" role="img" aria-label="{escape(label)}">']
@@ -288,8 +288,3 @@ def board(rows: int, cols: int, obstacles: list[list[int]], cells: list[int] | N
     out.append("</svg>")
     return Markup("".join(out))
 
-
-def cell_name(index: int, cols: int) -> str:
-    """`c4`-style name of a flat cell index: column letter from a, row number from 1 at the top."""
-    r, c = divmod(index, cols)
-    return f"{chr(ord('a') + c)}{r + 1}"

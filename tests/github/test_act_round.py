@@ -18,7 +18,7 @@ from nacl.public import PrivateKey
 
 from grader.documents import format_time
 from grader import replays
-from grader.seeds import published_tier
+from grader.seeds import replay_boards
 from grader.history import parse_history
 from grader.sealing import encode_key
 from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
@@ -138,7 +138,7 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert published_seeds == {"ladder": ROUND_SECRETS["ARENA_LADDER_SEED"], "final": ROUND_SECRETS["ARENA_FINAL_SEED"]}
     # Now bob's final replays open with the published seed: his games in both environments.
     opened = replays.unlock(blob, file_lock, round_id, "final", published_seeds["final"])
-    opened = replays.with_boards(opened, published_tier("final", published_seeds["final"], opened["pool"]))
+    opened = replay_boards(opened, published_seeds["final"])
     assert opened["handle"] == "bob" and len(opened["environments"]) == 2
     assert all(g["opponent"] in ("alice", "@random") and g["acts"] for e in opened["environments"] for g in e["games"])
     assert scratch.log()[0].startswith("competition: ")
