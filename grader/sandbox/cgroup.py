@@ -281,11 +281,23 @@ class Cgroup:
         none running: a child forked as a round of them went out can wake the stopped ones
         with a SIGCONT to all before it is stopped itself, so each pass stops again whatever
         runs. (Not the cgroup freezer: on cgroup v1 a frozen process outlives SIGKILL until it
-        is thawed, and an arena killed while a sandbox was frozen would leave it behind.)"""
+        is thawed, and an arena killed while a sandbox was frozen would leave it behind.)
+
+        One look is not an instant: a process seen stopped can be woken by one checked after
+        it (then stopped by the SIGSTOP it still had pending), and a child forked after the
+        list was read is not on it. So it ends on two quiet looks in a row over the same
+        processes: whatever a look missed runs, or is listed, by the next."""
+        quiet: list[int] | None = None
         for _ in range(passes):
-            running = [pid for pid in self.pids() if _state(pid) not in STOPPED_STATES]
+            pids = self.pids()
+            running = [pid for pid in pids if _state(pid) not in STOPPED_STATES]
             if not running:
-                return
+                if quiet == pids:
+                    return
+                quiet = pids
+                time.sleep(0.0005)
+                continue
+            quiet = None
             for pid in running:
                 try:
                     os.kill(pid, signal.SIGSTOP)

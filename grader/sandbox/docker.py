@@ -179,8 +179,8 @@ class DockerProcess:
         return self.cgroup.pids() if self.cgroup is not None else [self.pid]
 
     def suspend(self) -> None:
-        # From the host, with no engine call: the container's cgroup freezer, else a signal
-        # per process. Where the container's cgroup is not readable here its processes go on
+        # From the host, with no engine call: SIGSTOPs to every process of the container's
+        # cgroup (grader.sandbox.cgroup.Cgroup.suspend). Where the container's cgroup is not readable here its processes go on
         # running (doctor's "cgroup accounting" check refuses such a host for scored rounds).
         if self.cgroup is not None:
             self.cgroup.suspend()

@@ -3,7 +3,8 @@
 A suspend made of SIGSTOPs, one per process the host has seen, misses a child forked after
 the host listed the group; that child's SIGCONT wakes the stopped ones, and the agent goes on
 computing on other entrants' time. Expected: while the round has it suspended, none of its
-processes runs (the cgroup freezer), and it plays on when resumed.
+processes runs (the host stops them again until two looks in a row find every one stopped),
+and it plays on when resumed.
 """
 
 import os
