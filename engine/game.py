@@ -347,6 +347,16 @@ class Game:
         self.moves.append(LOST)
         self._advance(-1)
 
+    def apply(self, move: object) -> None:
+        """Apply one recorded move: a cell, PASS or LOST (what `moves` holds), as play,
+        pass_turn or lose_turn would; IllegalMoveError when it does not follow the rules."""
+        if move == PASS:
+            self.pass_turn()
+        elif move == LOST:
+            self.lose_turn()
+        else:
+            self.play(move)  # type: ignore[arg-type]  # play refuses what is not a legal cell
+
     def forfeit(self, color: Color) -> None:
         """`color` forfeits: the game ends and the other colour wins."""
         self._require_running()
@@ -387,12 +397,7 @@ def replay(spec: EnvSpec, moves: list, forfeit: Color | None = None) -> Game:
         if game.done:
             raise ReplayError(f"move {i} ({move!r}): the game was already over")
         try:
-            if move == PASS:
-                game.pass_turn()
-            elif move == LOST:
-                game.lose_turn()
-            else:
-                game.play(move)
+            game.apply(move)
         except IllegalMoveError as exc:
             raise ReplayError(f"move {i} ({move!r}): {exc}") from None
     if forfeit is not None:

@@ -94,7 +94,7 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
     replaying the moves on `spec`."""
     # Here, not at the top: the engine's game loads numba, which opening replays (the history,
     # the kit's listing, `score finish`) does not need.
-    from engine import LOST, PASS, Color, Game, IllegalMoveError
+    from engine import PASS, Color, Game, IllegalMoveError
     board = Game(spec)
     acts: dict[str, list[dict]] = {"black": [], "white": []}
     for ply, move in enumerate(game["moves"]):
@@ -105,12 +105,7 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
             acts[color.label].append({"ply": ply, "board": _view(board, 1 if color is Color.BLACK else 2),
                                       "move": move})
         try:
-            if move == PASS:
-                board.pass_turn()
-            elif move == LOST:
-                board.lose_turn()
-            else:
-                board.play(move)
+            board.apply(move)
         except (IllegalMoveError, TypeError, ValueError, IndexError) as exc:
             raise ReplaysError(f"game {game['env']} {game['phase']} {game['index']}: move {ply} ({move!r}): "
                                f"{exc}") from None

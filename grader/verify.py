@@ -109,21 +109,17 @@ def replay_game(spec, game: ScoredGame, references: dict[str, str]) -> None:
     for i, move in enumerate(moves):
         if g.done:
             raise Difference(f"move {i} ({move!r}): the game was already over")
-        try:
-            if move == PASS:
-                g.pass_turn()
-            elif move == LOST:
-                g.lose_turn()
-            elif isinstance(move, int):
-                opponent = opponents.get(g.to_move)
-                if opponent is not None:
-                    expected = opponent.act(g)
-                    if expected != move:
-                        raise Difference(f"move {i}: {game.seat(g.to_move.label)} plays {expected} from its seed, "
-                                         f"the file says {move}")
-                g.play(move)
-            else:
+        if move != PASS and move != LOST:
+            if not isinstance(move, int):
                 raise Difference(f"move {i}: {move!r} is not a cell, pass or lost")
+            opponent = opponents.get(g.to_move)
+            if opponent is not None:
+                expected = opponent.act(g)
+                if expected != move:
+                    raise Difference(f"move {i}: {game.seat(g.to_move.label)} plays {expected} from its seed, "
+                                     f"the file says {move}")
+        try:
+            g.apply(move)
         except IllegalMoveError as exc:
             raise Difference(f"move {i} ({move!r}): {exc}") from None
     if game.forfeit is not None:

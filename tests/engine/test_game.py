@@ -56,6 +56,22 @@ def test_pass_only_when_forced_and_lost_turns():
     assert game.moves[-1] != LOST
 
 
+def test_a_recorded_move_is_applied_as_the_call_it_records():
+    """`apply` is the one way from a recorded move back to the game (replays, verify)."""
+    played, applied = Game(spec()), Game(spec())
+    played.lose_turn()
+    played.play(played.legal_cells()[0])
+    for move in played.moves:
+        applied.apply(move)
+    assert applied.moves == played.moves and (applied.board() == played.board()).all()
+    for bad in ("x", None, 2.5, -1, applied.legal_cells()[0] + 100):
+        with pytest.raises(IllegalMoveError):
+            applied.apply(bad)
+    with pytest.raises(IllegalMoveError, match="may not pass"):
+        applied.apply(PASS)
+    assert applied.moves == played.moves
+
+
 def test_forfeit_ends_the_game_for_the_other_colour():
     game = Game(spec())
     game.forfeit(Color.BLACK)

@@ -22,22 +22,11 @@ from grader.seeds import replay_boards
 from grader.history import parse_history
 from grader.sealing import encode_key
 from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
+from tests.kit.test_history import noting_agent
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3000)]
 # bob's agent: a line of its own output per environment, which reaches bob's history only.
-BOB_AGENT = b"""import sys
-import numpy as np
-
-class Agent:
-    def prepare(self, env_info):
-        print(f"bob's own note: a {env_info['rows']}x{env_info['cols']} board", file=sys.stderr)
-
-    def act(self, obs, action_mask):
-        return int(np.flatnonzero(action_mask)[0])
-
-    def observe_outcome(self, outcome):
-        pass
-"""
+BOB_AGENT = noting_agent("bob").encode()
 
 
 def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, scratch, act_docker):

@@ -14,20 +14,27 @@ from grader.cli import main as arena
 
 pytestmark = pytest.mark.slow  # a round in the sandbox
 
-CHATTY = textwrap.dedent("""\
-    import sys
-    import numpy as np
 
-    class Agent:
-        def prepare(self, env_info):
-            print(f"alice's own note: a {env_info['rows']}x{env_info['cols']} board", file=sys.stderr)
+def noting_agent(owner: str) -> str:
+    """An agent that writes a line of its own output per environment, which must reach its
+    owner's history only (the act round test plays bob's)."""
+    return textwrap.dedent(f"""\
+        import sys
+        import numpy as np
 
-        def act(self, obs, action_mask):
-            return int(np.flatnonzero(action_mask)[0])
+        class Agent:
+            def prepare(self, env_info):
+                print(f"{owner}'s own note: a {{env_info['rows']}}x{{env_info['cols']}} board", file=sys.stderr)
 
-        def observe_outcome(self, outcome):
-            pass
-    """)
+            def act(self, obs, action_mask):
+                return int(np.flatnonzero(action_mask)[0])
+
+            def observe_outcome(self, outcome):
+                pass
+        """)
+
+
+CHATTY = noting_agent("alice")
 
 
 @pytest.fixture
