@@ -284,9 +284,10 @@ class Cgroup:
         is thawed, and an arena killed while a sandbox was frozen would leave it behind.)
 
         One look is not an instant: a process seen stopped can be woken by one checked after
-        it (then stopped by the SIGSTOP it still had pending), and a child forked after the
+        it (which the SIGSTOP it still had pending then stops), and a child forked after the
         list was read is not on it. So it ends on two quiet looks in a row over the same
-        processes: whatever a look missed runs, or is listed, by the next."""
+        processes: whatever a look missed is running, or listed, at the next (a SIGCONT takes
+        effect as it is sent, so the second look needs no wait)."""
         quiet: list[int] | None = None
         for _ in range(passes):
             pids = self.pids()
@@ -295,7 +296,6 @@ class Cgroup:
                 if quiet == pids:
                     return
                 quiet = pids
-                time.sleep(0.0005)
                 continue
             quiet = None
             for pid in running:

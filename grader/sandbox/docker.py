@@ -180,8 +180,9 @@ class DockerProcess:
 
     def suspend(self) -> None:
         # From the host, with no engine call: SIGSTOPs to every process of the container's
-        # cgroup (grader.sandbox.cgroup.Cgroup.suspend). Where the container's cgroup is not readable here its processes go on
-        # running (doctor's "cgroup accounting" check refuses such a host for scored rounds).
+        # cgroup (grader.sandbox.cgroup.Cgroup.suspend). Where that cgroup is not readable
+        # here its processes go on running (doctor's "cgroup accounting" check refuses such a
+        # host for scored rounds).
         if self.cgroup is not None:
             self.cgroup.suspend()
 
