@@ -3,8 +3,8 @@
 The results schema lists the fault kinds, the sandboxes, the tiers, the disclosure profiles,
 the game endings and the colours as JSON `enum`s (an auditor reads a plain JSON Schema, and
 the schema's validator needs no code of ours); docs/protocol.md and docs/results.md show the
-fault kinds; kit/kitenv.py, which runs before the arena is installed, names the kit's
-sandboxes. Each of those is a copy of a registry in code, written from it here:
+fault kinds; the README shows `arena`'s exit codes (grader.cli.EXIT_CODES); kit/kitenv.py,
+which runs before the arena is installed, names the kit's sandboxes. Each of those is a copy of a registry in code, written from it here:
 
     python -m grader.registries --write   # rewrite every copy from its registry
     python -m grader.registries --check   # exit 1, naming each file whose copy is stale
@@ -26,6 +26,7 @@ from typing import Any
 from engine.game import Color, Termination
 from engine.tiers import TIERS
 from grader.disclosure import PROFILES, PUBLISHED
+from grader.cli import exit_codes_markdown
 from grader.faults import FAULT_ROWS, Payer, kinds
 from grader.json_spans import replace_value
 from grader.kit import KIT_SANDBOXES
@@ -97,6 +98,7 @@ BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
     "docs/protocol.md": {"fault-kinds": fault_table},
     "docs/results.md": {"fault-kinds-by-payer": fault_kinds_by_payer},
     "kit/kitenv.py": {"kit-sandboxes": kit_sandboxes},
+    "README.md": {"exit-codes": lambda: exit_codes_markdown() + "\n"},
 }
 
 
