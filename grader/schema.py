@@ -55,22 +55,16 @@ def validate(value: Any, schema: dict, root: dict | None = None, path: str = "")
     problems: list[str] = []
     seen: set[str] = set()
     for error in validator.iter_errors(value):
-        for problem in _words(error, path):
+        for problem in _words(error, path, value):
             if problem not in seen:
                 seen.add(problem)
                 problems.append(problem)
     return problems
 
 
-def check(value: Any, name: str, source: str) -> Any:
-    """`value` when it is a valid `name` document (grader/data/<name>.schema.json); otherwise a
-    DocumentError naming `source` and every problem."""
-    from grader.documents import DocumentError
-
-    problems = validate(value, load_schema(name))
-    if problems:
-        raise DocumentError(source, problems)
-    return value
+def problems_of(value: Any, name: str) -> list[str]:
+    """Every problem of `value` as a `name` document (grader/data/<name>.schema.json)."""
+    return validate(value, load_schema(name))
 
 
 _CACHE: dict[tuple[int, int], tuple[dict, dict, Any, Any]] = {}
@@ -105,13 +99,19 @@ def _keywords(schema: Any) -> set[str]:
     return found
 
 
-def _words(error: jsonschema.ValidationError, prefix: str) -> list[str]:
+def _words(error: jsonschema.ValidationError, prefix: str, document: Any) -> list[str]:
     """One library error in the arena's wording: `path: what`, the path as `agents[0].name`."""
-    path = prefix
+    path, node = prefix, document
     for part in error.absolute_path:
-        path = f"{path}[{part}]" if isinstance(part, int) else _join(path, part)
+        path = f"{path}[{part}]" if isinstance(node, list) else _join(path, part)
+        node = node[part]
     where = path or "(top)"
     kind, rule, value = error.validator, error.validator_value, error.instance
+    if kind in ("oneOf", "anyOf") and error.context:
+        # `X or null`: say what X wants, not that no branch matched.
+        branches = [e for e in error.context if rule[e.schema_path[0]] != {"type": "null"}]
+        if branches:
+            return _words(branches[0], prefix, document)
     if kind == "type":
         names = [rule] if isinstance(rule, str) else list(rule)
         return [f"{where}: expected {' or '.join(names)}, got {type(value).__name__} {_short(value)}"]
@@ -121,10 +121,16 @@ def _words(error: jsonschema.ValidationError, prefix: str) -> list[str]:
         return [f"{where}: must be one of {rule}, got {_short(value)}"]
     if kind == "minimum":
         return [f"{where}: must be >= {rule}, got {value}"]
+    if kind == "exclusiveMinimum":
+        return [f"{where}: must be > {rule}, got {value}"]
     if kind == "maximum":
         return [f"{where}: must be <= {rule}, got {value}"]
     if kind == "pattern":
-        return [f"{where}: {_short(value)} does not match {rule!r}"]
+        # A pattern with a title (grader/patterns.py's identifiers) is named by it, not shown as a regex.
+        title = error.schema.get("title")
+        return [f"{where}: {_short(value)} is not {title}" if title else f"{where}: {_short(value)} does not match {rule!r}"]
+    if kind == "minLength":
+        return [f"{where}: must not be empty" if rule == 1 else f"{where}: needs at least {rule} characters"]
     if kind == "minItems":
         return [f"{where}: needs at least {rule} items, has {len(value)}"]
     if kind == "maxItems":
