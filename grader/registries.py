@@ -28,9 +28,12 @@ from engine.tiers import TIERS
 from grader.disclosure import PROFILES, PUBLISHED
 from grader.cli import exit_codes_markdown
 from grader.faults import FAULT_ROWS, Payer, kinds
+from grader.competition import FINAL_STATUSES
 from grader.json_spans import replace_value
 from grader.kit import KIT_SANDBOXES
 from grader.metrics import ENDINGS
+from grader.patterns import BY_NAME, ROUND_ID
+from grader.quota import STATUSES
 from grader.sandbox import ISOLATING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -49,7 +52,7 @@ def schema_values() -> dict[str, Any]:
     agents = "/properties/agents/items/properties"
     game = "/$defs/game/properties"
     return {
-        "/properties/round/properties/id/pattern": f"^({'|'.join(TIERS)})-[0-9a-f]{{10}}$",
+        "/properties/round/properties/id/pattern": ROUND_ID,
         "/properties/round/properties/tier/enum": list(TIERS),
         f"{config}/tier/enum": list(TIERS),
         f"{config}/sandbox/enum": list(ISOLATING),
@@ -122,13 +125,35 @@ def replace_block(text: str, name: str, body: str, path: str = "") -> str:
     return pattern.sub(lambda m: m.group(1) + body + m.group(3), text)
 
 
-def generate_schema(text: str) -> str:
-    """The results schema's text with every registry's copy rewritten from the registry."""
-    for pointer, value in schema_values().items():
+# The other documents' schemas, and the values in each that copy a registry (beside the
+# identifiers' patterns of grader/patterns.py, written into every schema's `$defs` that names one).
+DOCUMENT_SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "grader/data/accounts.schema.json": dict,
+    "grader/data/competition.schema.json":
+        lambda: {"/properties/final/properties/status/enum": list(FINAL_STATUSES)},
+    "grader/data/requests.schema.json": lambda: {"/$defs/request/properties/status/enum": list(STATUSES)},
+    "grader/data/seeds.schema.json": dict,
+    "grader/data/history.schema.json": dict,
+    "grader/data/site.schema.json": dict,
+    "grader/data/manifest.schema.json": dict,
+}
+
+
+def pattern_values(text: str) -> dict[str, Any]:
+    """The pattern of each identifier a schema's `$defs` names, by its JSON pointer."""
+    defs = json.loads(text).get("$defs", {})
+    return {f"/$defs/{name}/pattern": BY_NAME[name] for name in defs if name in BY_NAME}
+
+
+def generate_schema(text: str, path: str = SCHEMA, values: dict[str, Any] | None = None) -> str:
+    """A schema's text with every registry's copy rewritten from the registry (by default the
+    results schema's)."""
+    values = schema_values() if values is None else values
+    for pointer, value in (values | pattern_values(text)).items():
         try:
             text = replace_value(text, pointer, value)
         except KeyError as exc:
-            raise RegistryCopyError(SCHEMA, f"{SCHEMA}: {exc}") from None
+            raise RegistryCopyError(path, f"{path}: {exc}") from None
     return text
 
 
@@ -138,6 +163,9 @@ def generated(root: Path = ROOT) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     text = (root / SCHEMA).read_text(encoding="utf-8")
     out[SCHEMA] = (text, generate_schema(text))
+    for path, values in DOCUMENT_SCHEMAS.items():
+        text = (root / path).read_text(encoding="utf-8")
+        out[path] = (text, generate_schema(text, path, values()))
     for path, blocks in BLOCKS.items():
         text = (root / path).read_text(encoding="utf-8")
         new = text

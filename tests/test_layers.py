@@ -31,7 +31,7 @@ GRADER_LAYERS = (
                      "grader.runner", "grader.documents", "grader.schedule", "grader.metrics",
                      "grader.disclosure", "grader.owner", "grader.checkout", "grader.sealing", "grader.submission",
                      "grader.specs", "grader.policy", "grader.screening", "grader.schema", "grader.accounts",
-                     "grader.competition", "grader.quota", "grader.json_spans", "grader.replays",
+                     "grader.competition", "grader.quota", "grader.json_spans", "grader.replays", "grader.patterns",
                      "grader.history")),
     ("sandboxes", ("grader.sandbox",)),
     ("play", ("grader.seat", "grader.agent_handle", "grader.games", "grader.match", "grader.self_play",
