@@ -14,43 +14,12 @@ from typing import Any
 from grader.documents import DocumentError
 from grader.github.api import Repo
 from grader.github.pr_check import Decision
-from grader.schema import validate
+from grader.schema import problems_of
 
 MARKER = "<!-- arena:pr-check -->"
 FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}
 STATUS_CONTEXT = "arena/submission"
 BOT_LOGIN = "github-actions[bot]"
-
-SMOKE_SCHEMA = {
-    "type": "object",
-    "required": ["schema_version", "result", "needs_staff_label", "boards", "first_failing_board", "stderr_tail"],
-    "properties": {
-        "schema_version": {"const": 1},
-        "result": {"enum": ["pass", "fail"]},
-        "reason": {"type": ["string", "null"]},
-        "needs_staff_label": {"type": "boolean"},
-        "kit_version": {"type": ["string", "null"]},
-        "interpreter": {"type": ["string", "null"]},
-        "numpy": {"type": ["string", "null"]},
-        "image": {"type": ["object", "null"], "required": ["tag", "id", "base", "stand_in"],
-                  "properties": {"tag": {"type": "string"}, "id": {"type": "string"}, "base": {"type": "string"},
-                                 "stand_in": {"type": "boolean"}}},
-        "flags": {"type": "array", "items": {"type": "object", "required": ["kind", "file", "detail"],
-                                             "properties": {"kind": {"enum": ["import", "opaque"]},
-                                                            "file": {"type": "string"},
-                                                            "line": {"type": ["integer", "null"]},
-                                                            "detail": {"type": "string"}}}},
-        "boards": {"type": "array", "items": {
-            "type": "object", "required": ["shape", "result", "pace_ms", "mean_act_ms"],
-            "properties": {"shape": {"type": "string", "pattern": r"^[0-9]{1,2}x[0-9]{1,2}$"},
-                           "result": {"enum": ["pass", "fail", "not_run"]},
-                           "reason": {"type": ["string", "null"]},
-                           "mean_act_ms": {"type": ["number", "null"]},
-                           "pace_ms": {"type": "number"}}}},
-        "first_failing_board": {"type": ["string", "null"]},
-        "stderr_tail": {"type": "string"},
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -126,7 +95,8 @@ PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours on
 
 
 def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
-    problems = validate(data, SMOKE_SCHEMA)
+    """The smoke report, checked against grader/data/smoke-report.schema.json (DocumentError otherwise)."""
+    problems = problems_of(data, "smoke-report")
     if problems:
         raise DocumentError(source, problems)
     return data
