@@ -201,7 +201,7 @@ def parse_history(blob: bytes, source: str) -> History:
     if not isinstance(data, dict):
         raise HistoryError(f"{source}: not a history file: {problems[0]}")
     handle = data.get("handle")
-    entries = data.get("entries") if isinstance(data.get("entries"), list) else []
+    entries: list[Any] = data["entries"] if isinstance(data.get("entries"), list) else []
     read = [_entry(doc, f"entries[{i}]", problems) for i, doc in enumerate(entries)]
     if problems:
         raise HistoryError(f"{source}: " + "; ".join(problems[:20]))

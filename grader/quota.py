@@ -136,9 +136,9 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
     problems = problems_of(data, "requests")
     if not isinstance(data, dict):
         raise DocumentError(source, problems)
-    items = data.get("requests") if isinstance(data.get("requests"), list) else []
-    seen: set[str] = set()
-    times = []
+    items: list[Any] = data["requests"] if isinstance(data.get("requests"), list) else []
+    seen: set[Any] = set()
+    times: list[Any] = []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue

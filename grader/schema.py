@@ -102,11 +102,15 @@ def _keywords(schema: Any) -> set[str]:
 def _words(error: jsonschema.ValidationError, prefix: str, document: Any) -> list[str]:
     """One library error in the arena's wording: `path: what`, the path as `agents[0].name`."""
     path, node = prefix, document
+    rule: Any
+    value: Any
     for part in error.absolute_path:
-        path = f"{path}[{part}]" if isinstance(node, list) else _join(path, part)
+        path = f"{path}[{part}]" if isinstance(node, list) else _join(path, str(part))
         node = node[part]
     where = path or "(top)"
+    # The library types these as maybe unset; an error from iter_errors always has them.
     kind, rule, value = error.validator, error.validator_value, error.instance
+    schema: Any = error.schema
     if kind in ("oneOf", "anyOf") and error.context:
         # `X or null`: say what X wants, not that no branch matched.
         branches = [e for e in error.context if rule[e.schema_path[0]] != {"type": "null"}]
@@ -127,7 +131,7 @@ def _words(error: jsonschema.ValidationError, prefix: str, document: Any) -> lis
         return [f"{where}: must be <= {rule}, got {value}"]
     if kind == "pattern":
         # A pattern with a title (grader/patterns.py's identifiers) is named by it, not shown as a regex.
-        title = error.schema.get("title")
+        title = schema.get("title")
         return [f"{where}: {_short(value)} is not {title}" if title else f"{where}: {_short(value)} does not match {rule!r}"]
     if kind == "minLength":
         return [f"{where}: must not be empty" if rule == 1 else f"{where}: needs at least {rule} characters"]
@@ -138,7 +142,7 @@ def _words(error: jsonschema.ValidationError, prefix: str, document: Any) -> lis
     if kind == "required":
         return [f"{_join(path, key)}: missing" for key in rule if key not in value]
     if kind == "additionalProperties" and rule is False:
-        known = error.schema.get("properties", {})
+        known = schema.get("properties", {})
         return [f"{_join(path, key)}: unknown field" for key in value if key not in known]
     return [f"{where}: {error.message}"]
 
@@ -151,7 +155,8 @@ def _predicate(schema: dict, root: dict) -> Callable[[Any], bool]:
     source = "def valid(v):\n" + "".join(body) + "    return True\n" + "".join(gen.functions)
     namespace = {"K": gen.constants, "MISSING": _MISSING, "_matched": _matched, "_among": _among}
     exec(compile(source, "<schema predicate>", "exec"), namespace)  # noqa: S102 - our own schema's text
-    return namespace["valid"]
+    valid: Callable[[Any], bool] = namespace["valid"]  # type: ignore[assignment]
+    return valid
 
 
 def _resolve(ref: str, root: dict) -> dict:

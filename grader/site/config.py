@@ -81,8 +81,8 @@ def _series(data: Any, problems: list[str]) -> tuple[str, tuple[SeriesRound, ...
     """The series' name and rounds (the schema has checked their shape); each round listed once."""
     if not isinstance(data, dict):
         return DEFAULT_SERIES_NAME, ()
-    name = data.get("name") if isinstance(data.get("name"), str) and data.get("name") else DEFAULT_SERIES_NAME
-    rounds = data.get("rounds") if isinstance(data.get("rounds"), list) else []
+    name: str = data["name"] if isinstance(data.get("name"), str) and data["name"] else DEFAULT_SERIES_NAME
+    rounds: list[Any] = data["rounds"] if isinstance(data.get("rounds"), list) else []
     out, seen = [], set()
     for i, entry in enumerate(rounds):
         where = f"series.rounds[{i}]"
