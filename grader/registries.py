@@ -4,12 +4,14 @@ The results schema lists the fault kinds, the sandboxes, the tiers, the disclosu
 the game endings and the colours as JSON `enum`s (an auditor reads a plain JSON Schema, and
 the schema's validator needs no code of ours); docs/protocol.md and docs/results.md show the
 fault kinds; the README shows `arena`'s exit codes (grader.cli.EXIT_CODES); kit/kitenv.py,
-which runs before the arena is installed, names the kit's sandboxes. Each of those is a copy of a registry in code, written from it here:
+which runs before the arena is installed, names the kit's sandboxes; the other documents'
+schemas in grader/data/ copy grader/patterns.py's identifiers and some status lists. Each of
+those is a copy of a registry in code, written from it here:
 
     python -m grader.registries --write   # rewrite every copy from its registry
     python -m grader.registries --check   # exit 1, naming each file whose copy is stale
 
-In the schema only the listed values are rewritten (the rest of the file keeps its bytes); in
+In a schema only the listed values are rewritten (the rest of the file keeps its bytes); in
 the other files, the text between a `generated: NAME` line and the next `end generated` line.
 """
 
@@ -28,6 +30,7 @@ from engine.tiers import TIERS
 from grader.disclosure import PROFILES, PUBLISHED
 from grader.cli import exit_codes_markdown
 from grader.faults import FAULT_ROWS, Payer, kinds
+from grader.github.pr_check import KINDS, VERDICTS
 from grader.competition import FINAL_STATUSES
 from grader.json_spans import replace_value
 from grader.kit import KIT_SANDBOXES
@@ -136,6 +139,9 @@ DOCUMENT_SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "grader/data/history.schema.json": dict,
     "grader/data/site.schema.json": dict,
     "grader/data/manifest.schema.json": dict,
+    "grader/data/decision.schema.json":
+        lambda: {"/properties/kind/enum": list(KINDS), "/properties/verdict/enum": list(VERDICTS)},
+    "grader/data/smoke-report.schema.json": dict,
 }
 
 
