@@ -28,8 +28,8 @@ from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
 from grader.files import atomic_write_bytes
 from grader.rounds.records import IncompleteRecordsError, record_path
+from grader.rounds.capacity import Board, CapacityError, CapacityPlan, plan_shard
 from grader.rounds.runner import finished_records, prepare_work, run_envs
-from grader.schedule import shard_indices
 from grader.seeds import int_seed
 from grader.session import Entrant, check_field
 
@@ -152,13 +152,23 @@ def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str,
     return RoundOutcome("published", plan.round_id, public_path, full_path, message)
 
 
+def shard_of(plan: RoundPlan, shard: tuple[int, int] | None) -> list[int]:
+    """The environment positions a shard of the plan plays: shared out by predicted cost
+    (grader.rounds.capacity.assign_shards), the same on every runner and in the capacity plan."""
+    return plan_shard([Board.of(entry.spec) for entry in plan.envs], plan.limits, shard)
+
+
 def run_round(plan: RoundPlan, out: Path, private: Path, jobs: int = 1, shard: tuple[int, int] | None = None,
-              command: str = "", stream: TextIO | None = None) -> RoundOutcome:
-    """Play the plan (or its shard's share) with resume; publish unless sharded or held."""
+              command: str = "", stream: TextIO | None = None, capacity: CapacityPlan | None = None) -> RoundOutcome:
+    """Play the plan (or its shard's share) with resume; publish unless sharded or held. A
+    `capacity` plan whose runner cannot hold the field's live sandboxes refuses the round
+    before anything is played (CapacityError, naming the memory it needs)."""
     stream = stream or sys.stderr
     check_folders(out, private)
+    if capacity is not None and (refusal := capacity.memory_refusal()) is not None:
+        raise CapacityError(f"round {plan.round_id} refused before it starts: {refusal}")
     work = prepare_work(private, plan)
-    indices = shard_indices(len(plan.envs), shard)
+    indices = shard_of(plan, shard)
     held = run_envs(plan, indices, work, jobs, stream)
     if shard is not None:
         index, count = shard

@@ -33,8 +33,9 @@ from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
+from grader.limits import Limits
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
-                             pairing_games, pairing_seed, pairs, self_play_seed)
+                             pairing_games, pairing_seed, pairs, self_play_seed, session_games)
 from grader.sandbox import pinning
 from grader.session import Entrant, Session, open_session, python_entrant
 from grader.submission import load_submission
@@ -86,10 +87,19 @@ def control_entrant(kind: str) -> Entrant:
     return python_entrant("arena-control", "grader.rounds.control_agent.agent:Agent")
 
 
+def session_limits(plan: RoundPlan, entry: EnvEntry) -> Limits:
+    """The limits of one entrant's session of `entry`: the plan's, with the CPU share, the wall
+    ceiling and the output cap grown by the session's games in this field (grader.limits)."""
+    layout = entry.spec.layout
+    games = session_games(len(plan.field), plan.checkpoints, plan.games_per_checkpoint, plan.pairing_games,
+                          plan.budget)
+    return plan.limits.for_session(layout.rows, layout.cols, games)
+
+
 def arena_works(plan: RoundPlan, entry: EnvEntry, sandbox, kind: str) -> bool:
     """Whether the arena's side works now: the control agent launches, prepares and plays a
     game in this environment the way the faulting entrant would have."""
-    session = open_session(control_entrant(kind), entry.spec, plan.limits, sandbox)
+    session = open_session(control_entrant(kind), entry.spec, session_limits(plan, entry), sandbox)
     try:
         if session.alive:
             session.prepare(env_info(entry.spec, plan.budget))
@@ -109,6 +119,7 @@ class _EnvPlay:
     def __init__(self, plan: RoundPlan, entry: EnvEntry, report: Report | None, sandbox,
                  charged: dict | None = None, cores: list[int] | None = None):
         self.plan, self.entry, self.spec = plan, entry, entry.spec
+        self.limits = session_limits(plan, entry)
         self.report = report or (lambda *_: None)
         self.sandbox = sandbox
         self.charged = charged
@@ -176,7 +187,7 @@ class _EnvPlay:
         """An entrant's session, on this lane's core: launch, prepare, learn, freeze; then it
         waits, stopped, for its pairings."""
         name = entrant.name
-        session = open_session(entrant, self.spec, self.plan.limits, self.sandbox)
+        session = open_session(entrant, self.spec, self.limits, self.sandbox)
         with self.lanes.lock:
             self.sessions[name] = session
             self.core_of[name] = pinning.core()

@@ -237,6 +237,17 @@ class Cgroup:
             return None
         return None
 
+    def memory_peak(self) -> int | None:
+        """The group's peak memory use in bytes since it was made (v1 memory.max_usage_in_bytes,
+        v2 memory.peak), None where the host keeps no such mark."""
+        path = self.dirs.get("memory")
+        if path is None:
+            return None
+        try:
+            return int(_read(path / ("memory.max_usage_in_bytes" if self.version == 1 else "memory.peak")))
+        except (OSError, ValueError):
+            return None
+
     def memory_kill(self) -> str | None:
         """Whether the kernel killed a process of the group for memory, and why: "limit" when
         the group had reached its own memory limit (the agent's doing), "host" when it was
