@@ -21,6 +21,7 @@ from engine import EnvSpec, tier_specs
 from engine.tiers import POOL_VERSION
 from grader.disclosure import profile_for
 from grader.errors import OptionError, ShardError
+from grader.faults import FaultKind
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.results import load_results
 from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
@@ -124,6 +125,9 @@ def _held(plan: RoundPlan, work: Path, held: list[HeldEnv], faults: int, stream:
                        + ", ".join(h.label for h in held))
     if faults > plan.max_arena_faults:
         reasons.append(f"{faults} arena faults, more than the {plan.max_arena_faults} allowed")
+    short = sorted({f["entrant"] for h in held for f in h.arena_faults if f["kind"] == FaultKind.OOM.value})
+    if short:
+        reasons.append(memory_shortage(plan, short))
     report = {"round": plan.round_id, "status": "held", "reasons": reasons,
               "held_environments": [{"label": h.label, "arena_faults": h.arena_faults} for h in held]}
     path = work / "held.yaml"
@@ -132,6 +136,16 @@ def _held(plan: RoundPlan, work: Path, held: list[HeldEnv], faults: int, stream:
                f"Details in {path}; run the same command again to retry the unfinished environments.")
     print(message, file=stream)
     return RoundOutcome("held", plan.round_id, message=message)
+
+
+def memory_shortage(plan: RoundPlan, killed: list[str]) -> str:
+    """Why a round is held when the host ran short of memory, and what to change: no agent is
+    charged (each was killed below its own limit)."""
+    return (f"the host ran short of memory: the kernel killed {', '.join(killed)} below its own limit of "
+            f"{plan.limits.memory_bytes >> 20} MiB (fault oom: the arena's, never charged to the agent). "
+            f"Its {len(plan.field)} frozen agents stay alive together on one runner: run `arena capacity --field` "
+            "with the field's measured memory to see what a runner needs, then give the runner more memory, "
+            "free it of other work, or play fewer entrants, and run the same command again")
 
 
 def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str, shards: list[str],
