@@ -16,6 +16,7 @@ test opens it (with the arena's key) and fails unless the opened files have that
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import shutil
 import subprocess
@@ -120,6 +121,11 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
     """The field from `root` (holding accounts.yaml and submissions/), smoke-tested when `sandbox` is given."""
     now = now or utc_now()
     registry = load_registry(root / REGISTRY)
+    if settings.field is None:
+        # The next round's field is at most the approved accounts with a submission: each
+        # phase is projected to it (limits that grow with the field are checked at its size).
+        candidates = sum((root / SUBMISSIONS / a.handle).is_dir() for a in registry.approved())
+        settings = dataclasses.replace(settings, field=max(2, min(candidates, settings.limits.largest_field)))
     result = Field(tier, source_commit, format_time(now), None if frozen_at is None else format_time(frozen_at))
     for account in sorted(registry.approved(), key=lambda a: a.handle):
         folder = root / SUBMISSIONS / account.handle

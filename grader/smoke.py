@@ -276,6 +276,8 @@ def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings
                                  round_field=settings.round_field())
                      for s in specs]
     warm_up(specs)
+    if log:
+        log(f"smoke: each phase projected to a round's session in a field of {settings.round_field()} entrants")
     for board, spec in zip(report.boards, specs):
         if log:
             log(f"smoke: {board.shape} board ({board.env}) ...")

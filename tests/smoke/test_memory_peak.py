@@ -50,3 +50,35 @@ def test_the_field_carries_the_peak_to_the_plan(tmp_path):
     measures = read_field_measures(path)
     assert [(m.handle, m.pace_fraction, m.memory_bytes) for m in measures] == [("ann", 0.5, 950 * MIB),
                                                                                ("bob", None, None)]
+
+
+def test_the_field_takes_each_entrants_peak_from_its_smoke_test(tmp_path, monkeypatch):
+    import grader.field as field_mod
+    from grader.smoke import BoardResult, SmokeReport
+    from tests.github.conftest import REGISTRY, agent_files
+
+    root = tmp_path / "main"
+    root.mkdir()
+    (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY))
+    for handle in ("alice", "bob", "carol"):  # carol is not approved
+        for rel, data in agent_files(handle).items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+    seen = []
+
+    def smoke(folder, sandbox, settings):
+        seen.append(settings.round_field())
+        board = BoardResult("6x8", "e", "env-x", result="pass", pace_ms=4.8, memory_peak_bytes=300 * MIB)
+        return SmokeReport(submission=folder.name, sandbox="local", result="pass", boards=[board])
+
+    monkeypatch.setattr(field_mod, "run_smoke", smoke)
+    taken = field_mod.build_field(root, "ladder", sandbox=object())
+    assert [(e.handle, e.memory_bytes) for e in taken.entrants] == [("alice", 300 * MIB), ("bob", 300 * MIB)]
+    assert seen == [2, 2]  # projected to the next round's field: the approved accounts with a submission
+
+
+def test_arena_smoke_takes_the_field_size_to_project_to(tmp_path, capsys):
+    from grader.cli import main
+    agent = ROOT / "examples" / "random"
+    assert main(["smoke", str(agent), "--field-size", "1"]) == 1
+    assert "--field-size 1: a round plays 2 to 300 entrants" in capsys.readouterr().err
