@@ -390,7 +390,8 @@ def project_act_seconds(board: BoardResult) -> float | None:
     if not board.phases or any(p.games == 0 or p.mean_act_ms is None for p in board.phases.values()):
         return None
     games = round_games(board.round_field)
-    return round(sum(p.acts / p.games * games[name] * p.mean_act_ms / 1e3 for name, p in board.phases.items()), 3)
+    return round(sum(p.acts / p.games * games[name] * (p.mean_act_ms or 0.0) / 1e3
+                     for name, p in board.phases.items()), 3)
 
 
 def output_reason(board: BoardResult, cap: int) -> str:

@@ -481,7 +481,7 @@ def _oom_eventfd(path: Path) -> int | None:
 
 # The ancestors of the sandboxes' v1 memory groups, each watched once per process: path ->
 # [eventfd or None, OOMs counted]. Read under the lock (the lanes' threads share them).
-_ANCESTORS: dict[Path, list] = {}
+_ANCESTORS: dict[Path, list[int | None]] = {}
 _ANCESTORS_LOCK = threading.Lock()
 
 
@@ -499,10 +499,10 @@ def _ancestor_ooms(path: Path) -> int:
                 entry = _ANCESTORS[folder] = [_oom_eventfd(folder), 0]
             if entry[0] is not None:
                 try:
-                    entry[1] += os.eventfd_read(entry[0])
+                    entry[1] = (entry[1] or 0) + os.eventfd_read(entry[0])
                 except OSError:
                     pass  # nothing new counted
-            total += entry[1]
+            total += entry[1] or 0
     return total
 
 
