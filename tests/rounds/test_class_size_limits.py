@@ -111,3 +111,15 @@ def test_agents_at_90_percent_of_the_pace_and_one_at_950_mib_play_with_no_fault(
     assert not faults, faults
     assert not data["provenance"]["execution"]["arena_faults"]
     verify(outcome.public_path, tmp_path / "private")
+
+
+def test_arena_round_reads_the_fields_memory_by_entrant(tmp_path):
+    from grader.commands.round import field_memory
+    entrants = [{"handle": h, "account_id": i, "digest": "d", "path": h, "flags": [], "pace_fraction": None,
+                 "memory_bytes": m} for i, (h, m) in enumerate((("ann", 950 * MIB), ("bob", None)))]
+    path = tmp_path / "field.yaml"
+    path.write_text(yaml.safe_dump({"schema_version": 1, "tier": "public", "source_commit": None,
+                                    "taken_at": "2026-01-01T00:00:00Z", "frozen_at": None, "excluded": [],
+                                    "entrants": entrants}))
+    assert field_memory(path, ["bob", "ann", "cid"]) == [None, 950 * MIB, None]
+    assert field_memory(None, ["ann"]) is None
