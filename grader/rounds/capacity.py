@@ -161,7 +161,7 @@ class CapacityPlan:
             return None
         return (f"its {self.peak_sandboxes} frozen agents stay alive together on each runner and need "
                 f"{size(self.memory_bytes)} (the entrants' measured peaks, {self.memory_measured} of "
-                f"{self.entrants} measured, the largest {size(self.largest_memory)}, and the arena's own), over the "
+                f"{self.peak_sandboxes} measured, the largest {size(self.largest_memory)}, and the arena's own), over the "
                 f"runner's {size(self.machines.memory_bytes or 0)}: give each runner at least "
                 f"{size(self.memory_bytes)}, or play fewer entrants a round")
 
@@ -175,7 +175,7 @@ class CapacityPlan:
         out = [f"capacity plan: {self.entrants} entrants, {len(self.envs)} environments, {self.games:,} games",
                f"  CPU hours: {self.cpu_hours_at_pace:,.2f} at the pace{measured}",
                f"  live sandboxes: {self.peak_sandboxes} at once on each runner, {size(self.memory_bytes)} needed at "
-               f"the entrants' peaks ({self.memory_measured} of {self.entrants} measured, the largest "
+               f"the entrants' peaks ({self.memory_measured} of {self.peak_sandboxes} measured, the largest "
                f"{size(self.largest_memory)}; up to {size(self.memory_limit_bytes)} if every agent used its memory "
                f"limit)" + ("" if m.memory_bytes is None else f"; each runner has {size(m.memory_bytes)}"),
                f"  wall time on {m.runners} runner(s) of {m.cores} core(s): {duration(self.wall_hours)} at the pace"
@@ -350,10 +350,12 @@ def memory_needed(entrants: int, measured: list[int | None] | None, sandbox: str
 def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], per_checkpoint: int,
                   per_pairing: int, budget: int, machines: Machines, limits: Limits, sandbox: str = "docker",
                   measured_fraction: float | None = None, shapes_known: bool = True,
-                  memory: list[int | None] | None = None) -> CapacityPlan:
+                  memory: list[int | None] | None = None, sandboxed: int | None = None) -> CapacityPlan:
     """The capacity plan of a round of `entrants` on `boards` (each game at the pace, and at
     `measured_fraction` of it when the field's speed is known) on `machines`; `memory` is
-    each entrant's measured peak memory (None for one not measured)."""
+    the measured peak memory of each entrant in a sandbox (None for one not measured), and
+    `sandboxed` how many of the entrants play in one (default all: the others run in the
+    arena's process)."""
     if entrants < 1:
         raise CapacityError(f"a round needs at least one entrant, got {entrants}")
     if entrants > limits.largest_field:
@@ -374,7 +376,8 @@ def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], pe
     runners = min(machines.runners, len(boards))  # a runner with no environment adds nothing
     wall, shards = _wall_hours(at_pace, runners, weights)
     limit = machines.job_hours
-    need, counted, largest = memory_needed(entrants, memory, sandbox)
+    live = entrants if sandboxed is None else sandboxed
+    need, counted, largest = memory_needed(live, memory, sandbox)
     return CapacityPlan(
         entrants=entrants, machines=machines, envs=tuple(at_pace),
         cpu_hours_at_pace=sum(c.cpu_seconds for c in at_pace) / 3600,
@@ -382,9 +385,9 @@ def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], pe
         measured_fraction=measured_fraction,
         wall_hours=wall,
         wall_hours_measured=None if measured is None else _wall_hours(measured, runners, weights)[0],
-        peak_sandboxes=entrants,
+        peak_sandboxes=live,
         memory_bytes=need,
-        memory_limit_bytes=entrants * limits.memory_bytes,
+        memory_limit_bytes=live * limits.memory_bytes,
         runners_needed=runners if limit is None or wall <= limit else runners_needed(at_pace, limit, weights),
         shapes_known=shapes_known, shards=tuple(tuple(s) for s in shards), memory_measured=counted,
         largest_memory=largest)
@@ -424,8 +427,12 @@ def plan_of_round(plan, runners: int, cores: int, memory: list[int | None] | Non
                   runner_memory: int | None = None) -> CapacityPlan:
     """The capacity plan of a round's plan (grader.rounds.plan.RoundPlan) on `runners`
     runners (its shards) of `cores` cores (its --jobs) of `runner_memory` bytes each, with no
-    job limit; `memory` is each entrant's measured peak, in the field's order."""
+    job limit; `memory` is each entrant's measured peak, in the field's order. Only the
+    entrants that play in a sandbox (submissions) count for memory."""
+    in_sandbox = [i for i, entrant in enumerate(plan.field) if entrant.kind == "submission"]
+    peaks = None if memory is None else [memory[i] for i in in_sandbox]
     return plan_capacity([Board.of(entry.spec) for entry in plan.envs], len(plan.field), list(plan.checkpoints),
                          plan.games_per_checkpoint, plan.pairing_games, plan.budget,
                          Machines(runners, cores, memory_bytes=runner_memory), plan.limits,
-                         plan.sandbox if plan.sandbox in LIVE_MEMORY_PER_ENTRANT else "local", memory=memory)
+                         plan.sandbox if plan.sandbox in LIVE_MEMORY_PER_ENTRANT else "local", memory=peaks,
+                         sandboxed=len(in_sandbox))

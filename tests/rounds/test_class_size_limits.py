@@ -67,7 +67,8 @@ def test_the_fixed_totals_of_before_did_not_hold_a_field_of_150():
 
 
 def test_a_field_of_150_with_one_at_950_mib_is_refused_before_it_starts_naming_the_memory(tmp_path):
-    field = [python_entrant(f"a{i:03d}", "tests.rounds.agents:Learner") for i in range(150)]
+    agent = agent_copy(tmp_path / "agent")  # submissions: each plays in a sandbox of its own
+    field = [parse_entrant(f"a{i:03d}={agent}") for i in range(150)]
     plan = make_plan("public", field, "random-2 most/standard", 2, [0, 2], 1, 2, "1", None, "local")
     memory = [950 * MIB] + [40 * MIB] * 149
     short = plan_of_round(plan, 1, 2, memory, runner_memory=4 * 1024 * MIB)
@@ -123,3 +124,10 @@ def test_arena_round_reads_the_fields_memory_by_entrant(tmp_path):
                                     "entrants": entrants}))
     assert field_memory(path, ["bob", "ann", "cid"]) == [None, 950 * MIB, None]
     assert field_memory(None, ["ann"]) is None
+
+
+def test_agents_in_the_arenas_process_need_no_sandbox_memory():
+    field = [python_entrant(f"a{i:03d}", "tests.rounds.agents:Learner") for i in range(150)]
+    plan = make_plan("public", field, "random-2 most/standard", 2, [0, 2], 1, 2, "1", None, "local")
+    capacity = plan_of_round(plan, 1, 2, None, runner_memory=1024 * MIB)
+    assert capacity.peak_sandboxes == 0 and capacity.memory_fits
