@@ -28,6 +28,7 @@ def agent_holding(folder: Path, mib: int, fraction: float = 0.5) -> Path:
     return folder
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["local", "docker"])
 def test_the_smoke_test_measures_an_agents_peak_memory(backend, request, tmp_path):
     sandbox = request.getfixturevalue(f"{backend}_sandbox")  # skipped, saying why, where it cannot run
