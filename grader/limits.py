@@ -37,7 +37,9 @@ class LimitsError(ValueError):
 
 @dataclass(frozen=True)
 class Limits:
-    """Budgets for one agent in one environment session (one fresh sandbox)."""
+    """Budgets for one agent in one environment session (one fresh sandbox). The CPU share,
+    the wall ceiling and the output cap here are the bases; `for_session` gives a session's
+    own limits, with its totals in those fields (what the handle and the sandbox enforce)."""
 
     act_soft_seconds: float = 1.0
     act_hard_seconds: float = 5.0
