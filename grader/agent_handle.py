@@ -78,6 +78,7 @@ class AgentHandle:
         self._checked_board: tuple[ActFrame, float] | None = None
         self._extended = 0.0  # the run-queue delay the last act's hard limit was extended by
         self._sched_mark: Sample | None = None  # the schedstat sample at the end of the last act of a run
+        self.memory_peak_bytes: int | None = None  # the sandbox's peak memory, read as it closes
 
     # -- life cycle ---------------------------------------------------------
     @classmethod
@@ -161,6 +162,7 @@ class AgentHandle:
             return
         self._drain_output()
         self._check_cpu(force=True)
+        self.memory_peak_bytes = self.transport.process.memory_peak()
         self.transport.close()
 
     def __enter__(self) -> "AgentHandle":

@@ -82,9 +82,11 @@ class Progress:
     start: float = field(default_factory=time.monotonic)
     last: float = 0.0
 
-    def games(self, label: str, count: int, what: str) -> None:
+    def games(self, label: str, count: int, what: str, notice: bool = False) -> None:
+        """`count` more games done (fewer: an abandoned attempt's taken back); a notice (an
+        agent's fault, an attempt abandoned) is printed at once."""
         self.games_done += count
-        self._line(f"{label}: {what}")
+        self._line(f"{label}: {what}", force=notice)
 
     def env_done(self, label: str, note: str) -> None:
         self.envs_done += 1
@@ -135,8 +137,8 @@ def _play(plan: RoundPlan, index: int, report) -> EnvRecord | HeldEnv:
 
 
 def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:
-    def report(label: str, count: int, what: str) -> None:
-        events.put((label, count, what))
+    def report(label: str, count: int, what: str, notice: bool = False) -> None:
+        events.put((label, count, what, notice))
     return _play(plan, index, report)
 
 
@@ -250,7 +252,7 @@ def die_with_parent(parent: int) -> None:
 def _drain(events, progress: Progress) -> None:
     while True:
         try:
-            label, count, what = events.get_nowait()
+            label, count, what, notice = events.get_nowait()
         except queue.Empty:
             return
-        progress.games(label, count, what)
+        progress.games(label, count, what, notice)

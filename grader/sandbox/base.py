@@ -63,6 +63,10 @@ class SandboxProcess(Protocol):
         """Why the sandbox's own machinery failed under the agent (its engine stopped, or it
         was stopped from outside), or None: then an end of the runner is the agent's."""
 
+    def memory_peak(self) -> int | None:
+        """The sandbox's peak memory use in bytes (its cgroup's high-water mark), None where
+        it cannot be read."""
+
     def memory_kill(self) -> str | None:
         """Whether the sandbox lost a process to the kernel's out-of-memory killer: "limit"
         (it had reached its own memory limit: the agent's fault), "host" (killed below its
@@ -314,6 +318,9 @@ class PopenProcess:
 
     def memory_kill(self) -> str | None:
         return None if self.cgroup is None else self.cgroup.memory_kill()
+
+    def memory_peak(self) -> int | None:
+        return None if self.cgroup is None else self.cgroup.memory_peak()
 
     def pids(self) -> list[int]:
         if self.cgroup is None:

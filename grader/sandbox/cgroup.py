@@ -14,8 +14,10 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import threading
 import time
 import uuid
+import weakref
 from pathlib import Path
 
 from grader import owner
@@ -63,6 +65,42 @@ class Cgroup:
     def __init__(self, dirs: dict[str, Path], version: int):
         self.dirs = dirs
         self.version = version
+        self.oom_events: int | None = None  # v1: an eventfd the kernel counts this group's OOMs on
+        self._own_count = 0  # what it counted so far
+        self._above_at = 0  # the ancestors' OOMs counted when the watch began
+
+    def watch_oom(self) -> bool:
+        """On cgroup v1, have the kernel count on an eventfd each time this group reaches a
+        memory limit with nothing left to reclaim (memory.oom_control's notification), and
+        watch its ancestors the same way, so that `memory_kill` can tell the group's own limit
+        from a shortage above it: a global shortage signals no group, and an ancestor's limit
+        signals the ancestor too. False where it cannot (v2 counts this itself, in
+        memory.events' `oom`)."""
+        path = self.dirs.get("memory")
+        if self.version != 1 or path is None or self.oom_events is not None:
+            return False
+        events = _oom_eventfd(path)
+        if events is None:
+            return False
+        self.oom_events = events
+        weakref.finalize(self, os.close, events)
+        self._above_at = _ancestor_ooms(path)
+        return True
+
+    def _own_oom(self) -> bool | None:
+        """Whether the v1 notification counted an OOM at this group's own limit (None: not
+        watched): the group was signalled and no ancestor was since the watch began."""
+        if self.oom_events is None:
+            return None
+        try:
+            self._own_count += os.eventfd_read(self.oom_events)
+        except BlockingIOError:
+            pass  # nothing new counted
+        except OSError:
+            return None
+        if not self._own_count:
+            return False
+        return _ancestor_ooms(self.dirs["memory"]) == self._above_at
 
     # -- creation ---------------------------------------------------------
     @classmethod
@@ -78,7 +116,11 @@ class Cgroup:
             return cls({c: path for c in ("memory", "pids", "cpu", "cpuacct")}, 2) if path.is_dir() else None
         dirs = {c: CGROUP_ROOT / c / own[c].lstrip("/") for c in V1_CONTROLLERS if c in own}
         dirs = {c: path for c, path in dirs.items() if path.is_dir()}
-        return cls(dirs, 1) if dirs else None
+        if not dirs:
+            return None
+        group = cls(dirs, 1)
+        group.watch_oom()
+        return group
 
     @classmethod
     def create(cls, memory_bytes: int, pids: int, cpu_cores: float, core: int | None = None) -> "Cgroup | None":
@@ -100,6 +142,7 @@ class Cgroup:
         except OSError:
             group.remove()
             raise
+        group.watch_oom()
         return group
 
     @classmethod
@@ -237,6 +280,17 @@ class Cgroup:
             return None
         return None
 
+    def memory_peak(self) -> int | None:
+        """The group's peak memory use in bytes since it was made (v1 memory.max_usage_in_bytes,
+        v2 memory.peak), None where the host keeps no such mark."""
+        path = self.dirs.get("memory")
+        if path is None:
+            return None
+        try:
+            return int(_read(path / ("memory.max_usage_in_bytes" if self.version == 1 else "memory.peak")))
+        except (OSError, ValueError):
+            return None
+
     def memory_kill(self) -> str | None:
         """Whether the kernel killed a process of the group for memory, and why: "limit" when
         the group had reached its own memory limit (the agent's doing), "host" when it was
@@ -247,14 +301,21 @@ class Cgroup:
         try:
             if self.version == 1:
                 counters = _counters(_read(path / "memory.oom_control"))
-                # The high-water mark at the limit says the group reached it (the fail counters
-                # are not kept by every kernel: the v1 host measured leaves both at 0).
-                limit = int(_read(path / "memory.limit_in_bytes"))
-                limit_hit = (int(_read(path / "memory.max_usage_in_bytes")) >= limit
-                             or int(_read(path / "memory.failcnt")) > 0)
+                # The group's own OOM notification says it reached its limit with nothing left
+                # to reclaim. Without one, the high-water mark and the fail count are all there
+                # is; both count the page cache, which an agent near its limit also reaches
+                # (reclaimed, not killed for), so they can charge a host's shortage to it.
+                own = self._own_oom()
+                if own is None:
+                    limit = int(_read(path / "memory.limit_in_bytes"))
+                    own = (int(_read(path / "memory.max_usage_in_bytes")) >= limit
+                           or int(_read(path / "memory.failcnt")) > 0)
+                limit_hit = own
             else:
                 counters = _counters(_read(path / "memory.events"))
-                limit_hit = counters.get("max", 0) > 0 or counters.get("oom", 0) > 0
+                # `oom`: the group's own limit left an allocation failing; `max` only says the
+                # limit was reached, which reclaiming the cache answers.
+                limit_hit = counters.get("oom", 0) > 0
         except (OSError, ValueError):
             return None
         if counters.get("oom_kill", 0) <= 0:
@@ -397,6 +458,52 @@ def sweep_leftovers() -> list[str]:
 def _swept_once() -> list[str]:
     """`sweep_leftovers`, once per process (before its first group)."""
     return sweep_leftovers()
+
+
+def _oom_eventfd(path: Path) -> int | None:
+    """An eventfd the kernel signals when the v1 memory group at `path` (or an ancestor of it)
+    is out of memory at its limit; None where it cannot be registered."""
+    try:
+        events = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+    except (OSError, AttributeError):
+        return None
+    try:
+        control = os.open(path / "memory.oom_control", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            _write(path / "cgroup.event_control", f"{events} {control}")
+        finally:
+            os.close(control)  # the kernel keeps the registration, not this file
+    except OSError:
+        os.close(events)
+        return None
+    return events
+
+
+# The ancestors of the sandboxes' v1 memory groups, each watched once per process: path ->
+# [eventfd or None, OOMs counted]. Read under the lock (the lanes' threads share them).
+_ANCESTORS: dict[Path, list[int | None]] = {}
+_ANCESTORS_LOCK = threading.Lock()
+
+
+def _ancestor_ooms(path: Path) -> int:
+    """The OOMs counted so far at the limits of the ancestors of the v1 memory group at
+    `path` (the hierarchy's root has no limit of its own, and a global shortage signals no group)."""
+    root = CGROUP_ROOT / "memory"
+    total = 0
+    with _ANCESTORS_LOCK:
+        for folder in path.parents:
+            if folder == root or root not in folder.parents:
+                break
+            entry = _ANCESTORS.get(folder)
+            if entry is None:
+                entry = _ANCESTORS[folder] = [_oom_eventfd(folder), 0]
+            if entry[0] is not None:
+                try:
+                    entry[1] = (entry[1] or 0) + os.eventfd_read(entry[0])
+                except OSError:
+                    pass  # nothing new counted
+            total += entry[1] or 0
+    return total
 
 
 def _counters(text: str) -> dict[str, int]:

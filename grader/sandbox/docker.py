@@ -203,6 +203,9 @@ class DockerProcess:
             self._lost = f"the docker engine could not move the container to core {core}: {str(exc)[:150]}"
             self.kill()
 
+    def memory_peak(self) -> int | None:
+        return None if self.cgroup is None else self.cgroup.memory_peak()
+
     def memory_kill(self) -> str | None:
         verdict = None if self.cgroup is None else self.cgroup.memory_kill()
         if verdict is not None:
