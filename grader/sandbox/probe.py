@@ -120,9 +120,10 @@ INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp fil
 
 
 def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...],
-                   per_user_nproc: bool = True) -> list[Check]:
+                   per_user_nproc: bool = True, launchers: int = 0) -> list[Check]:
     """The checks read from the probe's report (the same for every backend; `per_user_nproc`
-    says whether the backend sets RLIMIT_NPROC, as `runner_rlimits` does)."""
+    says whether the backend sets RLIMIT_NPROC, as `runner_rlimits` does; `launchers` counts
+    the arena's processes in the sandbox's cgroup beside the agent's allowance)."""
     if isinstance(inside, str):
         return ([Check(name, False, "sandbox did not start" if name != "sandbox starts" else inside) for name in INSIDE]
                 + [Check(f"{ns} namespace", False, "sandbox did not start") for ns in namespaces])
@@ -152,7 +153,7 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     wanted = json.loads(runner_rlimits(limits, per_user_nproc))
     wrong = [n for n, v in wanted.items() if inside["rlimits"].get(n) != v]
     checks.append(Check("rlimits inside", not wrong, "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
-    checks.append(own_processes_check(inside, limits, own_userns="user" in namespaces))
+    checks.append(own_processes_check(inside, limits, own_userns="user" in namespaces, launchers=launchers))
     checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
                         f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes}), {inside['tmp_inodes']} inodes"))
     # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
@@ -169,7 +170,7 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     return checks
 
 
-def own_processes_check(inside: dict, limits: Limits, own_userns: bool) -> Check:
+def own_processes_check(inside: dict, limits: Limits, own_userns: bool, launchers: int = 0) -> Check:
     """Whether the sandbox's process count is its own: its own pids cgroup holds it at the
     limit (read from the host), and no limit inside counts the processes of others. The
     kernel counts RLIMIT_NPROC per uid of a user namespace: in a sandbox with a user namespace
@@ -178,9 +179,9 @@ def own_processes_check(inside: dict, limits: Limits, own_userns: bool) -> Check
     reported (the engine's own, per uid on the host)."""
     pids_max = inside.get("pids_max")
     nproc = inside["rlimits"].get("nproc")
-    own_cgroup = pids_max == limits.pids
+    own_cgroup = pids_max == limits.pids + launchers
     where = f"pids cgroup of its own at {pids_max}" if own_cgroup else (
-        f"its pids cgroup is at {pids_max}, not {limits.pids}" if pids_max is not None else
+        f"its pids cgroup is at {pids_max}, not {limits.pids + launchers}" if pids_max is not None else
         "NO pids cgroup of its own read from the host")
     if own_userns:
         ok = own_cgroup or nproc == limits.pids
@@ -211,7 +212,8 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     inside, process = _run_local_probe(sandbox, limits) if sandbox.bwrap else ("no bwrap", None)
     if process is not None:
         process.close()
-    checks += _inside_checks(inside, limits, NAMESPACES)
+    from grader.sandbox.local import LAUNCHER_PROCESSES
+    checks += _inside_checks(inside, limits, NAMESPACES, launchers=LAUNCHER_PROCESSES if sandbox.use_cgroup else 0)
     if isinstance(inside, dict):
         checks.append(Check("host /etc hidden", not inside["host_etc_visible"],
                             "absent" if not inside["host_etc_visible"] else "VISIBLE inside"))
