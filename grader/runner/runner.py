@@ -381,7 +381,9 @@ def hand_over(agent_dir: str, keep: tuple[int, ...]) -> None:
             continue
         if callable(handler):
             AGENT_HANDLERS[sig] = handler
-            signal.signal(sig, signal.SIG_DFL)
+            # Ignored (a signal from a fork then changes nothing), but SIGCHLD: ignoring it would
+            # have the kernel reap the pairings' forks, which this process waits for.
+            signal.signal(sig, signal.SIG_DFL if sig == signal.SIGCHLD else signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
     kept = set(keep) | {0, 1, 2, LOG_FD}
     for fd in os.listdir("/proc/self/fd"):

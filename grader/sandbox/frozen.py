@@ -37,6 +37,9 @@ from pathlib import Path
 # The sandbox's writable file systems, as the sandbox sees them (docs/rules.md, "Limits").
 WRITABLE = ("/tmp", "/dev/shm")
 KILL_SECONDS = 5.0
+# The C library's own handlers (signals 32 and 33, SIGCANCEL and SIGSETXID), which a process
+# that ever had threads keeps: they run no code of the agent's.
+LIBC_SIGNALS = (1 << 31) | (1 << 32)
 
 
 class HoldError(RuntimeError):
@@ -213,7 +216,7 @@ def _check(state: Frozen) -> str | None:
     if owner != 0:
         problems.append("it is dumpable (other processes of its uid may write its memory)")
     for key, what in (("SigCgt", "signal handlers"), ("SigBlk", "blocked signals")):
-        if int(status.get(key, "0"), 16):
+        if int(status.get(key, "0"), 16) & ~LIBC_SIGNALS:
             problems.append(f"{what} (mask {status[key]})")
     if shared:
         problems.append("shared memory: " + ", ".join(sorted(set(shared))[:3]))
