@@ -1,10 +1,11 @@
 """Nothing outlives a pairing: a field whose agents try to carry a count from one pairing into
 the next, each in its own way (files in the sandbox's writable file systems, shared memory with
 the frozen process, a pipe it holds, a process still running, the frozen process's memory
-written from the fork, a thread or a signal handler of the frozen process, its nice value),
-in both sandboxes. Renaming a third entrant only reorders the pairings: every pairing's games
-are byte-identical, or the round charges the agent (what it changed named), and no other
-agent is charged anything (docs/rules.md, section 4)."""
+written from the fork, a thread or a signal handler of the frozen process,
+a System V message queue, the frozen process's nice value or limits), in both sandboxes.
+Renaming a third entrant only reorders the pairings: every pairing's games are
+byte-identical, and no agent is charged anything (docs/rules.md, section 4). (A frozen
+process found changed is charged: tests/sandbox/test_frozen_hold.py.)"""
 
 from __future__ import annotations
 
@@ -22,14 +23,13 @@ from tests.rounds.conftest import read_games
 pytestmark = [pytest.mark.timeout(900), pytest.mark.slow]
 AGENT = Path(__file__).resolve().parent.parent / "agents" / "state_carrier"
 ENVS = "random-2 most/standard"
-KEPT_OUT = ("files", "shared_memory", "pipe", "process", "memory", "thread", "signal")
-FOUND = ("nice",)
+KEPT_OUT = ("files", "shared_memory", "pipe", "process", "memory", "thread", "signal", "ipc", "nice", "limit")
 
 
 def _play(kind: str, third: str, folder: Path) -> tuple[dict[tuple[str, str], list[str]], dict]:
     """(the pairing games of each pair, with the third's name taken out; each entrant's fault)."""
     entrants = []
-    for way in KEPT_OUT + FOUND + (third,):
+    for way in KEPT_OUT + (third,):
         target = folder / "agents" / way
         shutil.copytree(AGENT, target, dirs_exist_ok=True)
         (target / "way.txt").write_text("none" if way == third else way)
@@ -66,5 +66,3 @@ def test_no_count_outlives_a_pairing(kind, request, tmp_path):
                 assert len(first[(a, b)]) == 2 and first[(a, b)] == second[(a, b)], (a, b)
     for found in (faults, again):
         assert all(found[name] == [None] for name in field), found
-        assert [f["kind"] for f in found["nice"]] == ["agent_error"], found["nice"]
-        assert "the frozen process's nice value changed during a pairing" in found["nice"][0]["detail"]

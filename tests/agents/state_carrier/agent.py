@@ -12,10 +12,12 @@ The way is named in `way.txt` beside this file (default "none": the count is alw
   process_vm_writev;
 - thread: a thread of the frozen agent's that watches /tmp for a fork's mark and counts;
 - signal: a signal handler of the frozen agent's, which each fork signals to count;
-- nice: the frozen process's nice value, raised by each fork (read back by the next).
+- ipc: a System V message queue (which outlives every process of the sandbox);
+- nice: the frozen process's nice value, raised by each fork (read back by the next);
+- limit: the frozen process's limit on open files, lowered by each fork (read back by the next).
 
-Expected: the count never outlives a pairing (every fork sees 0), or the arena finds what was
-changed (nice) and charges the agent.
+Expected: the count never outlives a pairing (every fork sees 0): each way is closed, or
+refused (ipc, nice, limit: the seccomp filter).
 """
 
 import ctypes
@@ -167,6 +169,24 @@ class Agent:
             n = self.n
             os.kill(os.getppid(), signal.SIGUSR1)
             return n
+        if WAY == "ipc":
+            libc = ctypes.CDLL(None, use_errno=True)
+            n = 0
+            queue = libc.msgget(0x4152, 0o1600)  # IPC_CREAT | 0600
+            if queue >= 0:
+                buf = ctypes.create_string_buffer(16)
+                if libc.msgrcv(queue, buf, 8, 0, 0o4000) == 8:  # IPC_NOWAIT
+                    n = struct.unpack("=q", buf.raw[8:16])[0]
+                libc.msgsnd(queue, struct.pack("=qq", 1, n + 1), 8, 0o4000)
+            return n
+        if WAY == "limit":
+            import resource
+            soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+            try:
+                resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (soft - 1, hard))
+            except OSError:
+                pass
+            return hard - soft
         if WAY == "nice":
             n = os.getpriority(os.PRIO_PROCESS, 0)
             try:
