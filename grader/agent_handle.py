@@ -251,7 +251,7 @@ class AgentHandle:
         start = time.perf_counter()
         try:
             found = hold(*args)
-        except HoldError as exc:
+        except (HoldError, PermissionError) as exc:  # the host's side: a doctor check says so beforehand
             return self._fail(FaultKind.INFRASTRUCTURE, f"cannot hold the frozen agent: {exc}")
         finally:
             self.hold_seconds += time.perf_counter() - start

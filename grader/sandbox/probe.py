@@ -88,6 +88,28 @@ for name, nr in syscall_filter.numbers().items():
         result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(0)] * 5)
         os._exit(0 if result >= 0 else min(ctypes.get_errno(), 255))
     out["syscalls"][name] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+# The frozen agent's memory: this process made not dumpable as the runner makes the frozen
+# agent, a child of it tries to write it through /proc/<pid>/mem and process_vm_writev.
+libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+target = ctypes.create_string_buffer(b"frozen")
+pid = os.fork()
+if pid == 0:
+    code = 0
+    try:
+        with open("/proc/%%d/mem" %% os.getppid(), "r+b", buffering=0) as mem:
+            mem.seek(ctypes.addressof(target))
+            mem.write(b"CHANGE")
+        code |= 1
+    except OSError:
+        pass
+    data = ctypes.create_string_buffer(b"CHANGE")
+    local = (ctypes.c_void_p * 2)(ctypes.addressof(data), 6)
+    remote = (ctypes.c_void_p * 2)(ctypes.addressof(target), 6)
+    if libc.syscall(ctypes.c_long(syscall_filter.numbers()["process_vm_writev"]), os.getppid(), local, 1, remote, 1, 0) == 6:
+        code |= 2
+    os._exit(code)
+os.waitpid(pid, 0)
+out["frozen_written"] = target.value != b"frozen"
 sys.stdout.write(json.dumps(out) + "\n")
 sys.stdout.flush()
 sys.stdin.read()  # held until the host has looked at the sandbox from outside
@@ -116,7 +138,8 @@ def probe_local(sandbox, limits: Limits = DEFAULT_LIMITS) -> dict[str, bool]:
 
 
 INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp filter", "rlimits inside", "own process count",
-          "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "no network")
+          "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "frozen agent not writable",
+          "frozen agent held from the host", "no network")
 
 
 def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...],
@@ -165,6 +188,14 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     checks.append(Check("read-only root, host hidden", hidden,
                         "root read-only, the arena's checkout absent" if hidden else
                         f"root writable: {inside['root_writable']}, checkout visible: {inside['host_checkout_visible']}"))
+    written = inside.get("frozen_written", True)
+    checks.append(Check("frozen agent not writable", not written,
+                        "a process of the sandbox cannot write the memory of one that is not dumpable (/proc/<pid>/mem, "
+                        "process_vm_writev)" if not written else "a child WROTE the memory of a process that is not dumpable"))
+    unread = inside.get("host_reads_frozen", "not tried")
+    checks.append(Check("frozen agent held from the host", unread is None,
+                        "the host reads the frozen process's maps, files and /tmp, and ends the others" if unread is None
+                        else f"the host cannot read {unread}: run the arena as root or as the sandbox's own user"))
     interfaces = [name for name in inside["interfaces"] if name != "lo"]
     checks.append(Check("no network", not interfaces, "interfaces: " + (", ".join(inside["interfaces"]) or "none")))
     return checks
@@ -222,6 +253,7 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
         ok = cgroups[controller]
         checks.append(Check(f"cgroup {controller}", ok, "per-sandbox cgroup" if ok else "cannot create one here",
                             required=controller != "cpu"))
+    checks.append(yama_check())
     checks.append(Check("egress", False, "no user-space network stack is driven: the egress tier runs "
                         "with no network (its own namespace, host loopback unreachable)", required=False))
     checks.append(leftovers_check(sweep_cgroups() + sweep_extractions()))
@@ -265,8 +297,38 @@ def _read_probe(process):
         return (err.decode(errors="replace").strip() or "no output from the probe")[-300:], None
     pids = process.cgroup.pids() if process.cgroup is not None else [process.pid]
     found["host_uids"] = sorted({_host_uid(pid) for pid in pids} - {None})
+    found["host_reads_frozen"] = _host_reads(pids)
     found["pids_max"] = process.cgroup.pids_max() if process.cgroup is not None else None
     return found, process
+
+
+def _host_reads(pids: list[int]) -> str | None:
+    """Whether the host can read what it checks of a frozen agent (grader/sandbox/frozen.py) in
+    the probe's processes, not dumpable as the frozen agent is: None, or what it cannot read."""
+    for pid in pids:
+        for what in ("maps", "fd", "status", "root/tmp"):
+            try:
+                path = Path(f"/proc/{pid}/{what}")
+                if path.is_dir():
+                    os.listdir(path)
+                else:
+                    path.read_bytes()
+            except FileNotFoundError:
+                continue  # that process ended (the launcher's shell)
+            except OSError as exc:
+                return f"/proc/<pid>/{what}: {exc.strerror}"
+    return None
+
+
+def yama_check() -> Check:
+    """The kernel's ptrace restrictions (Yama), which the arena does not need: the frozen agent is
+    not dumpable and the seccomp filter refuses ptrace and process_vm_writev."""
+    try:
+        scope = Path("/proc/sys/kernel/yama/ptrace_scope").read_text().strip()
+        detail = f"ptrace_scope {scope}"
+    except OSError:
+        detail = "absent: a process may write the memory of another of its uid, but for one not dumpable"
+    return Check("ptrace restrictions (Yama)", True, detail + " (not relied on)", required=False)
 
 
 def _host_uid(pid: int) -> int | None:
@@ -305,6 +367,7 @@ def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
                             f"the container's cgroup read from the host: {cpu:.3f} s of CPU" if cpu is not None else
                             "the container's cgroup is not readable from here: the engine must run on this host"))
         process.close()
+    checks.append(yama_check())
     checks.append(leftovers_check(removed))
     return checks
 
