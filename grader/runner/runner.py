@@ -44,6 +44,7 @@ import signal
 import struct
 import sys
 import traceback
+from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # numpy's folder is passed as `--path DIR` and must be on sys.path before the
@@ -126,10 +127,10 @@ def be_init(server: int, note: int) -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
-    for fd in os.listdir("/proc/self/fd"):  # the protocol's and the log's ends: never the init's
-        if int(fd) > 2 and int(fd) != note:
+    for name in os.listdir("/proc/self/fd"):  # the protocol's and the log's ends: never the init's
+        if int(name) > 2 and int(name) != note:
             try:
-                os.close(int(fd))
+                os.close(int(name))
             except OSError:
                 pass
     os.set_blocking(note, False)
@@ -309,7 +310,7 @@ def find_fork_hooks() -> None:
 
 
 # The agent's Python signal handlers, taken off the frozen agent and put back in each fork.
-AGENT_HANDLERS: dict[int, object] = {}
+AGENT_HANDLERS: dict[int, Any] = {}
 # CPU seconds the server had used when it handed the session over (its copy starts at zero).
 HANDED_CPU = 0.0
 
@@ -386,10 +387,10 @@ def hand_over(agent_dir: str, keep: tuple[int, ...]) -> None:
             signal.signal(sig, signal.SIG_DFL if sig == signal.SIGCHLD else signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
     kept = set(keep) | {0, 1, 2, LOG_FD}
-    for fd in os.listdir("/proc/self/fd"):
-        if int(fd) not in kept:
+    for name in os.listdir("/proc/self/fd"):
+        if int(name) not in kept:
             try:
-                os.close(int(fd))
+                os.close(int(name))
             except OSError:
                 pass  # the listing's own fd, already closed
     reset_stdio()

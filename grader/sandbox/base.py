@@ -291,7 +291,7 @@ class PopenProcess:
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
         self._closed = False
-        self._frozen = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
+        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     @property
     def pid(self) -> int:

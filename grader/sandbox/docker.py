@@ -129,7 +129,7 @@ class DockerProcess:
         self._lost: str | None = None
         self._killed = False
         self._closed = False
-        self._frozen = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
+        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     def exit_status(self) -> int | None:
         if self._status is None:

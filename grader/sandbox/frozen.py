@@ -221,12 +221,12 @@ def _check(state: Frozen) -> str | None:
     if shared:
         problems.append("shared memory: " + ", ".join(sorted(set(shared))[:3]))
     others = []
-    for fd, (st, target) in sorted(fds.items()):
+    for number, (st, target) in sorted(fds.items()):
         if (st.st_dev, st.st_ino) in state.channels:
             continue
         if stat.S_ISCHR(st.st_mode) and st.st_rdev == state.devnull:
             continue
-        others.append(f"{fd} ({target[:60]})")
+        others.append(f"{number} ({target[:60]})")
     if others:
         problems.append("open files: " + ", ".join(others[:4]))
     if problems:
