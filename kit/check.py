@@ -145,13 +145,14 @@ def print_report(report, seconds: float) -> None:
     end of what the agent printed there."""
     from grader.limits import DEFAULT_LIMITS, MIB
     from grader.smoke import ROUND_MARGIN
+    from grader.visible import visible  # the agent's text is shown, never obeyed (an ESC, a U+202E)
 
     if report.digest:
         print(f"digest: {report.digest}")
     if report.interpreter:
-        print(f"your agent ran with Python {report.interpreter} and numpy {report.numpy}")
+        print(f"your agent ran with Python {visible(report.interpreter)} and numpy {visible(report.numpy)}")
     for note in report.notes:
-        print(f"note: {note}")
+        print(f"note: {visible(note)}")
     rows = [("board", "environment", "phase", "games", "acts", "mean act", "pace", "margin", "result")]
     for b in report.boards:
         phases = list(b.phases.items()) or [(None, None)]
@@ -194,7 +195,7 @@ def print_report(report, seconds: float) -> None:
                   f"{DEFAULT_LIMITS.memory_bytes // MIB} MiB limit); a round keeps every entrant's frozen agent alive "
                   "together, so the round's capacity plan adds these up")
     for flag in report.flags:
-        print(f"needs staff review: {flag.describe()}")
+        print(f"needs staff review: {visible(flag.describe())}")
     if report.flags:
         print("  (flags do not fail the gate, but the submission cannot be activated until staff have read it)")
     if report.passed:
@@ -203,9 +204,9 @@ def print_report(report, seconds: float) -> None:
         return
     first = report.first_failure
     if first is None:  # refused before any board: the loader's answer
-        print(f"FAIL: {report.reason}")
+        print(f"FAIL: {visible(report.reason)}")
         return
-    print(f"FAIL on the {first.shape} board ({first.env}): {first.reason}")
+    print(f"FAIL on the {first.shape} board ({first.env}): {visible(first.reason)}")
     from grader.faults import FaultKind
     if first.fault and not FaultKind.parse(first.fault["kind"]).is_agents_fault:
         print("  this is the arena failing to start or run your agent on this machine, not your agent: "
@@ -214,7 +215,7 @@ def print_report(report, seconds: float) -> None:
         print(f"  illegal moves on this board: {first.illegal_moves}")
     print("--- what your agent printed on that board (print() and stderr, kept off the protocol channel; "
           "last lines) ---")
-    print(report.stderr_tail or "(nothing)")
+    print(visible(report.stderr_tail, keep_lines=True) or "(nothing)")
     print("--- end ---")
 
 

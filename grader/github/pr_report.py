@@ -16,6 +16,7 @@ from grader.documents import DocumentError
 from grader.github.api import Repo
 from grader.github.pr_check import Decision
 from grader.schema import validate
+from grader.visible import visible
 
 MARKER = "<!-- arena:pr-check -->"
 FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}
@@ -76,7 +77,7 @@ def inline(text: str) -> str:
     """A short untrusted string for a Markdown line, as a code span: no newlines, and inside a
     code span GitHub renders no HTML, no mentions and no links - not even the autolinks it makes
     of bare addresses (`https://...`, `www....`) in plain text."""
-    text = re.sub(r"\s+", " ", str(text))[:300].replace("`", "'").strip()
+    text = re.sub(r"\s+", " ", visible(text, keep_lines=True))[:300].replace("`", "'").strip()
     return f"`{text}`" if text else "`-`"
 
 
@@ -84,7 +85,7 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
     """The comment and status for a decision and its smoke report (None: nothing to post)."""
     if decision.verdict == "ignored":
         return None
-    who = f"@{decision.author.login}"
+    who = f"@{visible(decision.author.login)}"
     head = f"{MARKER}\n### Arena check for {who}, head `{decision.head_sha[:12]}`\n\n"
     notes = "".join(f"\n> {inline(n)}\n" for n in decision.notes)
     if decision.verdict == "refused":
@@ -95,7 +96,7 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
         return Outcome("success", "account registration is well formed",
                        head + "**Account registration accepted.** Staff will approve it; until then this account can "
                               f"read, and nothing more.\n{notes}")
-    where = f"`submissions/{decision.handle}/`"
+    where = f"`submissions/{visible(decision.handle)}/`"
     if smoke is None:
         return Outcome("error", "the arena failed, not your agent: it will be re-run",
                        head + f"{where}: **the arena failed, not your agent: it will be re-run.** The smoke test "
@@ -156,7 +157,7 @@ def _ms(value) -> str:
 
 
 def _short(text: str) -> str:
-    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\s+", " ", visible(text, keep_lines=True))
     return text if len(text) <= 140 else text[:137] + "..."
 
 

@@ -28,6 +28,7 @@ from grader.files import atomic_write_bytes
 from grader.rounds.records import EnvRecord, read_record, record_path, write_record
 from grader.sandbox import pinning
 from grader.schedule import games_per_env
+from grader.visible import visible
 
 PROGRESS_SECONDS = 2.0
 _SANDBOXES: dict = {}  # one sandbox backend per worker process and name
@@ -102,7 +103,7 @@ class Progress:
         if self.games_done:
             left = _clock(elapsed * max(self.games_total - self.games_done, 0) / self.games_done)
         print(f"round {self.round_id}: envs {self.envs_done}/{self.envs_total}, games "
-              f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{note}]",
+              f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{visible(note)}]",
               file=self.stream, flush=True)
 
 

@@ -23,6 +23,7 @@ from typing import Callable, Literal, Protocol
 
 from grader import owner
 from grader.limits import Limits
+from grader.sandbox import frozen
 from grader.submission import IGNORED_DIRS, Submission
 
 Network = Literal["none", "egress"]
@@ -88,6 +89,14 @@ class SandboxProcess(Protocol):
     def pin(self, core: int) -> None:
         """Move every process of the sandbox to `core` and hold it there (a session that
         changes core between phases of a round)."""
+
+    def hold_frozen(self, frozen_pid: int) -> str | None:
+        """After freeze(): every process but the frozen one (`frozen_pid` in the sandbox) and
+        the sandbox's own ends, the writable file systems are read, the frozen process is
+        checked; what is wrong (the agent's fault), or None (grader/sandbox/frozen.py)."""
+
+    def back_to_frozen(self) -> str | None:
+        """After a pairing: the sandbox as `hold_frozen` found it; what outlived the pairing, or None."""
 
     def close(self) -> None:
         """Kill, then release pipes and any per-sandbox resources."""
@@ -286,6 +295,7 @@ class PopenProcess:
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
         self._closed = False
+        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     @property
     def pid(self) -> int:
@@ -308,6 +318,20 @@ class PopenProcess:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass  # stuck in the kernel after SIGKILL: nothing more can be done, close() goes on
+
+    def hold_frozen(self, frozen_pid: int) -> str | None:
+        """At freeze: the sandbox held as it is now (grader/sandbox/frozen.py): what is wrong
+        with it, or None. Without a cgroup (the unsafe backend) nothing is held."""
+        if self.cgroup is None:
+            return None
+        self._frozen, found = frozen.hold(self.cgroup, frozen_pid, (self.stdin_fd, self.stdout_fd, self.stderr_fd))
+        return found
+
+    def back_to_frozen(self) -> str | None:
+        """After a pairing: the sandbox put back as it was at freeze; what outlived the pairing, or None."""
+        if self.cgroup is None or self._frozen is None:
+            return None
+        return frozen.back_to_frozen(self.cgroup, self._frozen)
 
     def cpu_seconds(self) -> float | None:
         if self.cgroup is not None:
