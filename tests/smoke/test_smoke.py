@@ -16,7 +16,7 @@ from grader.smoke import SmokeSettings, run_smoke, smoke_boards
 from grader.sandbox.local import bwrap_problem
 from tests.sandbox.conftest import AGENTS
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(300)  # a hang guard: a busy machine may take minutes
 FAST = SmokeSettings(games_vs_random=2, self_play_games=1, frozen_games=1,
                      limits=dataclasses.replace(DEFAULT_LIMITS, act_hard_seconds=2.0, act_soft_seconds=0.5))
 
