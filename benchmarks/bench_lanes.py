@@ -1,7 +1,8 @@
 """Round throughput by cores given, and what a pairing's turns cost: one environment of a field
 of sandboxed agents, played on 1 core and then on every core this machine gives (2 here), each
-with its pairings' agents taking turns (the one not to move stopped, as a round plays them) and
-without (the baseline: AgentHandle.take_turns off), in the same run.
+with its pairings' agents taking turns (the one not to move frozen by its cgroup, as a round
+plays them), without (the baseline: AgentHandle.take_turns off), and with turns by signals (as
+on a host without the cgroup freezer, which is how turns were made before it), in the same run.
 
 Prints, for each: the wall time, games per second, and the host's CPU time per move (the
 round's own process, every thread of it, over every move played: the host's side of a move
@@ -16,6 +17,7 @@ with the others, and its best run kept: what other work on the machine costs a r
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gzip
 import json
@@ -27,11 +29,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 from grader.agent_handle import AgentHandle
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.rounds.records import read_record, record_path
 from grader.sandbox import pinning
+from grader.sandbox.cgroup import Cgroup
 from grader.sandbox.local import bwrap_problem
 from grader.session import parse_entrant
 
@@ -46,6 +50,9 @@ HOST_US_PER_MOVE = 10.0  # the design's figure for the host's side of a move
 SPEEDUP_TARGET = 0.7  # of the cores given
 TURNS_TARGET = 0.10  # the turns' figures against the baseline's
 REPEATS = 2
+# The pairings without turns (the baseline), with them by the cgroup freezer (as a round plays
+# them), and with them by signals (a host without the freezer).
+MODES = ("none", "freezer", "signals")
 
 
 def _moves(out: Path, private: Path, round_id: str) -> tuple[int, int, int]:
@@ -83,18 +90,23 @@ class Run:
         return self.host * 1e6 / self.moves
 
 
-def _round(jobs: int, turns: bool, field: list, folder: Path) -> Run:
-    """Play the round on `jobs` cores, its pairings with turns or without."""
+def _round(jobs: int, mode: str, field: list, folder: Path) -> Run:
+    """Play the round on `jobs` cores, its pairings in `mode` (one of MODES)."""
     plan = make_plan("public", field, ENV, BUDGET, CHECKPOINTS, GAMES, PAIRING, "2026", None, "local")
     out, private = folder / "out", folder / "private"
-    AgentHandle.take_turns = turns
+    AgentHandle.take_turns = mode != "none"
+    # "signals": as on a host whose cgroups have no freezer (a turn is a SIGSTOP or SIGCONT to
+    # each process of the group's list, a pause passes of them: how every turn was made before).
+    no_freezer = mock.patch.object(Cgroup, "freeze", lambda self, frozen: False) if mode == "signals" \
+        else contextlib.nullcontext()
     try:
-        cpu = resource.getrusage(resource.RUSAGE_SELF)
-        start = time.perf_counter()
-        with open(os.devnull, "w") as quiet:
-            outcome = run_round(plan, out, private, jobs=jobs, command="bench", stream=quiet)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_SELF)
+        with no_freezer:
+            cpu = resource.getrusage(resource.RUSAGE_SELF)
+            start = time.perf_counter()
+            with open(os.devnull, "w") as quiet:
+                outcome = run_round(plan, out, private, jobs=jobs, command="bench", stream=quiet)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_SELF)
     finally:
         AgentHandle.take_turns = True
     if outcome.status != "published":
@@ -123,8 +135,8 @@ def main() -> int:
         print(f"bench_lanes: skipped, the local sandbox is not usable here ({problem})")
         return 0
     cores = len(pinning.available_cores())
-    configs = [(jobs, turns) for jobs in sorted({1, cores}) for turns in (False, True)]
-    runs: dict[tuple[int, bool], list[Run]] = {config: [] for config in configs}
+    configs = [(jobs, mode) for jobs in sorted({1, cores}) for mode in MODES]
+    runs: dict[tuple[int, str], list[Run]] = {config: [] for config in configs}
     with tempfile.TemporaryDirectory(prefix="bench-lanes-") as tmp:
         folder = Path(tmp)
         field = []
@@ -134,30 +146,32 @@ def main() -> int:
             field.append(parse_entrant(f"r{i:02d}={target}"))
         load = [pinning.load_average()]
         for repeat in range(REPEATS):
-            # Every other pass in the reverse order: neither side is always the first to run.
-            for jobs, turns in configs if repeat % 2 == 0 else configs[::-1]:
-                runs[jobs, turns].append(_round(jobs, turns, field, folder / f"run-{repeat}-{jobs}-{turns}"))
+            # Every other pass in the reverse order: no configuration is always the first to run.
+            for jobs, mode in configs if repeat % 2 == 0 else configs[::-1]:
+                runs[jobs, mode].append(_round(jobs, mode, field, folder / f"run-{repeat}-{jobs}-{mode}"))
         load.append(pinning.load_average())
     best = {config: _best(found) for config, found in runs.items()}
+    first = best[configs[0]]
     print(f"one environment ({ENV}, 6x8) of {ENTRANTS} agents in the local sandbox, budget {BUDGET}, "
-          f"checkpoints {CHECKPOINTS} x {GAMES}, pairings of {PAIRING} ({best[configs[0]].pairing_moves} of "
-          f"{best[configs[0]].moves} moves in pairings); best of {REPEATS} runs each; host load average "
-          f"{load[0]} to {load[1]} on {cores} cores [design figure ~{HOST_US_PER_MOVE:g} us of host CPU a move, "
-          f"against the 6.4 ms pace on 8x8]:")
-    status = 0
+          f"checkpoints {CHECKPOINTS} x {GAMES}, pairings of {PAIRING} ({first.pairing_moves} of {first.moves} moves "
+          f"in pairings); best of {REPEATS} runs each; host load average {load[0]} to {load[1]} on {cores} cores "
+          f"[design figure ~{HOST_US_PER_MOVE:g} us of host CPU a move, against the 6.4 ms pace on 8x8]:")
     for jobs in sorted({1, cores}):
-        plain, turned = best[jobs, False], best[jobs, True]
+        plain = best[jobs, "none"]
         cores_text = f"{jobs} core{'s' if jobs > 1 else ''}"
-        speed = turned.games_per_second / plain.games_per_second - 1
-        host = turned.host_us / plain.host_us - 1
-        cost = (turned.host - plain.host) * 1e6 / turned.pairing_moves
-        ok = speed >= -TURNS_TARGET and host <= TURNS_TARGET
         print(_line(f"{cores_text}, without turns", plain))
-        print(_line(f"{cores_text}, with turns   ", turned)
-              + f"\n    turns: games/s {speed:+.1%}, host CPU a move {host:+.1%} ({cost:+.1f} us a pairing move)  "
-              f"[{'ok' if ok else 'MISS'}: target within {TURNS_TARGET:.0%} of the baseline]")
+        for mode in MODES[1:]:
+            turned = best[jobs, mode]
+            speed = turned.games_per_second / plain.games_per_second - 1
+            host = turned.host_us / plain.host_us - 1
+            cost = (turned.host - plain.host) * 1e6 / turned.pairing_moves
+            ok = speed >= -TURNS_TARGET and host <= TURNS_TARGET
+            verdict = f"[{'ok' if ok else 'MISS'}: target within {TURNS_TARGET:.0%} of the baseline]" \
+                if mode == "freezer" else "[a host without the freezer: what turns cost before it]"
+            print(_line(f"{cores_text}, turns by {mode}", turned)
+                  + f"\n    games/s {speed:+.1%}, host CPU a move {host:+.1%} ({cost:+.1f} us a pairing move)  {verdict}")
     if cores > 1:
-        one, most = best[1, True], best[cores, True]
+        one, most = best[1, "freezer"], best[cores, "freezer"]
         speedup = one.wall / most.wall
         ok = speedup >= SPEEDUP_TARGET * cores
         print(f"  speed-up on {cores} cores, with turns: {speedup:.2f}x  [{'ok' if ok else 'MISS'}: target at least "
@@ -166,9 +180,7 @@ def main() -> int:
         print("  one core here: no speed-up to measure")
     bodies = {run.body for found in runs.values() for run in found}
     print(f"  the same games on every run (cores, turns): {'yes' if len(bodies) == 1 else 'NO'}")
-    if len(bodies) != 1:
-        status = 1
-    return status
+    return 0 if len(bodies) == 1 else 1
 
 
 if __name__ == "__main__":
