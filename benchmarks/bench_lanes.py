@@ -180,7 +180,22 @@ def main() -> int:
         print("  one core here: no speed-up to measure")
     bodies = {run.body for found in runs.values() for run in found}
     print(f"  the same games on every run (cores, turns): {'yes' if len(bodies) == 1 else 'NO'}")
+    reference = runs[configs[0]][0].body.splitlines()
+    for (jobs, mode), found in runs.items():
+        for number, run in enumerate(found):
+            if run.body != runs[configs[0]][0].body:
+                print(f"    {jobs} core(s), {mode}, run {number + 1}: {_first_difference(reference, run.body.splitlines())}")
     return 0 if len(bodies) == 1 else 1
+
+
+def _first_difference(reference: list[bytes], lines: list[bytes]) -> str:
+    """What differs in the first game that differs from the reference run's (moves aside)."""
+    for index, (mine, theirs) in enumerate(zip(reference, lines)):
+        if mine != theirs:
+            a, b = json.loads(mine), json.loads(theirs)
+            fields = {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if k != "moves" and a.get(k) != b.get(k)}
+            return f"line {index}: {fields or 'the moves'}"
+    return f"{len(lines)} lines against {len(reference)}"
 
 
 if __name__ == "__main__":
