@@ -61,6 +61,9 @@ class AgentHandle:
     # `act` sends the arrays it is given at once and keeps nothing: a game may hand it its
     # own view arrays, rewritten for every move (grader.match.AgentSeat).
     reads_views_in_place = True
+    # Whether a pairing's agents take turns (the one not to move stopped). Only the benchmark's
+    # baseline turns it off (benchmarks/bench_lanes.py), to measure what the turns cost.
+    take_turns = True
 
     def __init__(self, transport: Transport | None, limits: Limits = DEFAULT_LIMITS, label: str = "agent"):
         self.transport = transport
@@ -228,7 +231,7 @@ class AgentHandle:
         if not self.frozen:
             raise ValueError("begin_pairing before freeze: a pairing starts from the frozen agent")
         fault = self._simple_call({"op": protocol.OP_PAIRING}, "the pairing's fork")
-        if fault is None:
+        if fault is None and self.take_turns:
             # From here to `end_pairing` the agent computes only on its own turns, so the two
             # agents of a game can share one core (docs/rules.md, "Your sandbox runs ...").
             self.turns = True

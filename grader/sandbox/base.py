@@ -82,9 +82,9 @@ class SandboxProcess(Protocol):
 
     def turn(self, running: bool) -> None:
         """A pairing's turns: stop every process of the sandbox when its agent's move is in
-        (False), continue them when it is to move again (True). One signal each, not waited
-        for: it costs microseconds at every move, and the pace never charges an agent its
-        opponent's compute anyway; it is what lets both agents of a game share one core."""
+        (False), continue them when it is to move again (True); not waited for. It comes at
+        every move, so it costs what one write to the cgroup's freezer costs (microseconds),
+        and it is what lets both agents of a game share one core."""
 
     def pin(self, core: int) -> None:
         """Move every process of the sandbox to `core` and hold it there (a session that
@@ -369,11 +369,10 @@ class PopenProcess:
             self._signal_group(signal.SIGCONT)
 
     def turn(self, running: bool) -> None:
-        sig = signal.SIGCONT if running else signal.SIGSTOP
         if self.cgroup is not None:
-            self.cgroup.signal_once(sig)
+            self.cgroup.turn(running)
         else:
-            self._signal_group(sig)
+            self._signal_group(signal.SIGCONT if running else signal.SIGSTOP)
 
     def pin(self, core: int) -> None:
         # The cpuset holds every process of the sandbox to the core; without one, each process

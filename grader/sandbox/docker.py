@@ -36,7 +36,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -89,12 +88,23 @@ def sweep_leftovers(c) -> list[str]:
     for container in leftovers:
         tag = (container.labels or {}).get(LABEL_OWNER, "")
         if tag and not owner.alive(tag):
+            _thaw(container)
             try:
                 container.remove(force=True)
                 removed.append(f"container {container.short_id}")
             except Exception:
                 pass  # removed meanwhile by another arena's sweep
     return removed + sweep_sessions(fifo_root())
+
+
+def _thaw(container) -> None:
+    """Thaw a dead arena's container that its thaw guard did not (grader.sandbox.thaw): on
+    cgroup v1 its frozen processes would not die of the engine's kill."""
+    pid = (container.attrs.get("State") or {}).get("Pid")
+    group = Cgroup.of_process(int(pid)) if pid else None
+    if group is not None:
+        group.freeze(False)
+        group.release()
 
 
 def remove_container(container, timeout: float = 10.0) -> bool:
@@ -194,10 +204,10 @@ class DockerProcess:
         return self.cgroup.pids() if self.cgroup is not None else [self.pid]
 
     def suspend(self) -> None:
-        # From the host, with no engine call: SIGSTOPs to every process of the container's
-        # cgroup (grader.sandbox.cgroup.Cgroup.suspend). Where that cgroup is not readable
-        # here its processes go on running (doctor's "cgroup accounting" check refuses such a
-        # host for scored rounds).
+        # From the host, with no engine call: the container's cgroup is frozen, as the engine's
+        # own pause does (grader.sandbox.cgroup.Cgroup.suspend). Where that cgroup is not
+        # readable here its processes go on running (doctor's "cgroup accounting" check refuses
+        # such a host for scored rounds).
         if self.cgroup is not None:
             self.cgroup.suspend()
 
@@ -207,7 +217,7 @@ class DockerProcess:
 
     def turn(self, running: bool) -> None:
         if self.cgroup is not None:
-            self.cgroup.signal_once(signal.SIGCONT if running else signal.SIGSTOP)
+            self.cgroup.turn(running)
 
     def pin(self, core: int) -> None:
         # The container's own CPU set, which the engine changes live; an engine that cannot
@@ -244,6 +254,8 @@ class DockerProcess:
             except OSError:
                 pass
         remove_container(self.container)
+        if self.cgroup is not None:
+            self.cgroup.release()  # the engine removes the container's cgroup
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

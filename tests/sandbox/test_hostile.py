@@ -20,7 +20,7 @@ import pytest
 from grader.agent_handle import AgentHandle
 from grader.faults import FaultKind
 from grader.submission import load_submission
-from .conftest import TEST_LIMITS, board, play
+from .conftest import TEST_LIMITS, board, cpu_rises, play
 
 pytestmark = pytest.mark.timeout(90)
 HERE = Path(__file__).resolve().parent
@@ -228,11 +228,13 @@ def test_a_paused_agents_processes_take_no_cpu(launch, assert_unharmed):
         time.sleep(seconds)
         return handle.transport.cpu_seconds() - start
 
-    assert cpu_over(1.0) > 0.2
+    # Its own CPU time, from its cgroup: no other work on the machine adds to it, and how soon
+    # the spinners get theirs depends on that work, so only that they get it is judged.
+    assert cpu_rises(handle, 0.2)
     handle.pause()
     assert cpu_over(1.0) < 0.05
     handle.resume()
-    assert cpu_over(1.0) > 0.2
+    assert cpu_rises(handle, 0.2)
     assert play(handle, 2) == []
     handle.close()
     assert_unharmed()
