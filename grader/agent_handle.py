@@ -26,6 +26,7 @@ from grader.faults import Fault, FaultKind, clean_text
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.policy import Conduct, hard_extension, not_an_int, own_act_seconds
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
+from grader.sandbox.frozen import HoldError
 from grader.sandbox.image import NUMPY_VERSION
 from grader.sandbox.schedstat import Sample
 from grader.seat.clock import SessionClock
@@ -60,6 +61,9 @@ class AgentHandle:
     # `act` sends the arrays it is given at once and keeps nothing: a game may hand it its
     # own view arrays, rewritten for every move (grader.match.AgentSeat).
     reads_views_in_place = True
+    # Whether a pairing's agents take turns (the one not to move stopped). Only the benchmark's
+    # baseline turns it off (benchmarks/bench_lanes.py), to measure what the turns cost.
+    take_turns = True
 
     def __init__(self, transport: Transport | None, limits: Limits = DEFAULT_LIMITS, label: str = "agent"):
         self.transport = transport
@@ -78,6 +82,9 @@ class AgentHandle:
         self._checked_board: tuple[ActFrame, float] | None = None
         self._extended = 0.0  # the run-queue delay the last act's hard limit was extended by
         self._sched_mark: Sample | None = None  # the schedstat sample at the end of the last act of a run
+        self.memory_peak_bytes: int | None = None  # the sandbox's peak memory, read as it closes
+        self._reply: object = None  # the last reply to a simple call (freeze's names the frozen process)
+        self.hold_seconds = 0.0  # the host's time holding the frozen sandbox (grader/sandbox/frozen.py)
 
     # -- life cycle ---------------------------------------------------------
     @classmethod
@@ -161,6 +168,7 @@ class AgentHandle:
             return
         self._drain_output()
         self._check_cpu(force=True)
+        self.memory_peak_bytes = self.transport.process.memory_peak()
         self.transport.close()
 
     def __enter__(self) -> "AgentHandle":
@@ -206,9 +214,15 @@ class AgentHandle:
         return self._simple_call({"op": protocol.OP_OUTCOME, "outcome": outcome}, "observe_outcome")
 
     def freeze(self) -> Fault | None:
-        """End feedback: after this the runner refuses outcomes."""
+        """End feedback: after this the runner refuses outcomes. The sandbox is then held as
+        it is when freeze() returns (grader/sandbox/frozen.py): its other processes end, and
+        the frozen process is checked from the host."""
         self.frozen = True
-        return self._simple_call({"op": protocol.OP_FREEZE}, "freeze")
+        fault = self._simple_call({"op": protocol.OP_FREEZE}, "freeze")
+        if fault is None:
+            pid = self._reply.get("pid") if isinstance(self._reply, dict) else None
+            fault = self._held("hold_frozen", pid)
+        return fault
 
     def begin_pairing(self) -> Fault | None:
         """Start a pairing from the frozen agent: the runner forks it, and the pairing's games
@@ -217,7 +231,7 @@ class AgentHandle:
         if not self.frozen:
             raise ValueError("begin_pairing before freeze: a pairing starts from the frozen agent")
         fault = self._simple_call({"op": protocol.OP_PAIRING}, "the pairing's fork")
-        if fault is None:
+        if fault is None and self.take_turns:
             # From here to `end_pairing` the agent computes only on its own turns, so the two
             # agents of a game can share one core (docs/rules.md, "Your sandbox runs ...").
             self.turns = True
@@ -228,7 +242,28 @@ class AgentHandle:
         """End the pairing begun by `begin_pairing`: its fork exits, the frozen agent is back."""
         fault = self._simple_call({"op": protocol.OP_END_PAIRING}, "the end of a pairing")
         self.turns = False
+        if fault is None:
+            fault = self._held("back_to_frozen")
         return fault
+
+    def _held(self, step: str, *args) -> Fault | None:
+        """The host's hold on the frozen sandbox (`step` of the sandbox process: at freeze, or
+        after a pairing): a finding is the agent's fault, a host that cannot hold it the
+        arena's. The time it takes is kept (`hold_seconds`)."""
+        hold = getattr(self.process, step, None)
+        if hold is None:  # in-process, or a sandbox that holds nothing (the unsafe backend)
+            return self.fault
+        start = time.perf_counter()
+        try:
+            found = hold(*args)
+        except (HoldError, PermissionError) as exc:  # the host's side: a doctor check says so beforehand
+            return self._fail(FaultKind.INFRASTRUCTURE, f"cannot hold the frozen agent: {exc}")
+        finally:
+            self.hold_seconds += time.perf_counter() - start
+        if found:
+            return self._fail(FaultKind.AGENT_ERROR, f"{found}: nothing may outlive a pairing (docs/rules.md, "
+                              "section 4)")
+        return self.fault
 
     def end_session(self, rows: int, cols: int) -> Fault | None:
         """The end of the session on a rows x cols board: over the CPU share (read now, so
@@ -416,6 +451,7 @@ class AgentHandle:
         reply = self.transport.call(header, deadline, what)  # type: ignore[union-attr]
         if self.turns and header["op"] != protocol.OP_END_PAIRING:
             self.transport.turn(False)  # type: ignore[union-attr]
+        self._reply = reply
         self.ledger.call_seconds += time.perf_counter() - start
         if not isinstance(reply, dict):
             return self._failed(reply, what, deadline)

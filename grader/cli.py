@@ -17,6 +17,8 @@ import textwrap
 import traceback
 from dataclasses import dataclass
 
+from grader.visible import visible
+
 # Order is the order of `arena --help`.
 COMMAND_MODULES = [
     "grader.commands.perft",
@@ -110,20 +112,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except (UsageError, ValueError, FileNotFoundError) as exc:
-        print(f"arena {args.command}: error: {exc}", file=sys.stderr)
+        print(f"arena {args.command}: error: {visible(exc)}", file=sys.stderr)
         return INPUT_FAILED
     except OSError as exc:
         # A full disk, a read-only folder...: the arena's writes are atomic, so nothing finished
         # is lost, and a round started again with the same arguments resumes.
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"arena {args.command}: the arena failed: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"arena {args.command}: the arena failed: {visible(exc.strerror or exc)}{visible(where)}", file=sys.stderr)
         return ARENA_FAILED
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
         return INTERRUPTED
     except Exception as exc:  # a bug of the arena's, never the input's: said in one line, traced below it
         traceback.print_exc(file=sys.stderr)
-        print(f"arena {args.command}: the arena failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"arena {args.command}: the arena failed: {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
         return ARENA_FAILED
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ test opens it (with the arena's key) and fails unless the opened files have that
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import shutil
 import subprocess
@@ -51,6 +52,9 @@ class FieldEntry:
     # Its smoke test's mean act() time as a fraction of the pace, over the boards (None: not
     # smoke-tested): the field's measured speed in the round's capacity plan.
     pace_fraction: float | None = None
+    # Its smoke test's peak resident memory in bytes, the largest of its boards' sandboxes
+    # (None: not smoke-tested, or not readable there): the capacity plan adds the field's up.
+    memory_bytes: int | None = None
 
 
 @dataclass
@@ -117,6 +121,11 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
     """The field from `root` (holding accounts.yaml and submissions/), smoke-tested when `sandbox` is given."""
     now = now or utc_now()
     registry = load_registry(root / REGISTRY)
+    if settings.field is None:
+        # The next round's field is at most the approved accounts with a submission: each
+        # phase is projected to it (limits that grow with the field are checked at its size).
+        candidates = sum((root / SUBMISSIONS / a.handle).is_dir() for a in registry.approved())
+        settings = dataclasses.replace(settings, field=max(2, min(candidates, settings.limits.largest_field)))
     result = Field(tier, source_commit, format_time(now), None if frozen_at is None else format_time(frozen_at))
     for account in sorted(registry.approved(), key=lambda a: a.handle):
         folder = root / SUBMISSIONS / account.handle
@@ -152,7 +161,8 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
             path = copy_to / account.handle
             shutil.copytree(folder, path, dirs_exist_ok=False)
         result.entrants.append(FieldEntry(account.handle, account.github_id, manifest.digest, str(path), flags,
-                                          None if sandbox is None else pace_fraction(report)))
+                                          None if sandbox is None else pace_fraction(report),
+                                          None if sandbox is None else report.memory_peak_bytes))
     result.excluded += unapproved_submissions(root, registry)
     result.excluded.sort(key=lambda item: item["handle"])
     return result
@@ -165,27 +175,48 @@ def pace_fraction(report) -> float | None:
     return round(sum(timed) / len(timed), 4) if timed else None
 
 
-def read_field_speeds(path: Path) -> list[float | None]:
-    """Each entrant's `pace_fraction` from a field document `arena field` wrote; DocumentError
-    naming what is wrong with it."""
+@dataclass(frozen=True)
+class Measured:
+    """What the capacity plan reads of one entrant of a field document."""
+
+    handle: str
+    pace_fraction: float | None
+    memory_bytes: int | None
+
+
+def read_field_measures(path: Path) -> list[Measured]:
+    """Each entrant's handle, `pace_fraction` and `memory_bytes` from a field document `arena
+    field` wrote; DocumentError naming what is wrong with it."""
     data = read_yaml(path)
     problems = check_envelope(data, str(path), SCHEMA_VERSION, [f.name for f in fields(Field)] + ["schema_version"])
     entrants = data.get("entrants")
     if not isinstance(entrants, list):
         problems.append(f"entrants: expected a list, got {type(entrants).__name__}")
         entrants = []
-    speeds: list[float | None] = []
+    out: list[Measured] = []
     for i, entry in enumerate(entrants):
-        value = entry.get("pace_fraction") if isinstance(entry, dict) else None
         if not isinstance(entry, dict):
             problems.append(f"entrants[{i}]: expected a mapping, got {type(entry).__name__}")
-        elif value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
+            out.append(Measured(f"entrants[{i}]", None, None))
+            continue
+        value = entry.get("pace_fraction")
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0):
             problems.append(f"entrants[{i}].pace_fraction: expected a number >= 0 or null, got {value!r}")
             value = None
-        speeds.append(value)
+        memory = entry.get("memory_bytes")
+        if memory is not None and (isinstance(memory, bool) or not isinstance(memory, int) or memory < 0):
+            problems.append(f"entrants[{i}].memory_bytes: expected an integer >= 0 or null, got {memory!r}")
+            memory = None
+        handle = entry.get("handle")
+        out.append(Measured(handle if isinstance(handle, str) else f"entrants[{i}]", value, memory))
     if problems:
         raise DocumentError(str(path), problems)
-    return speeds
+    return out
+
+
+def read_field_speeds(path: Path) -> list[float | None]:
+    """Each entrant's `pace_fraction` from a field document (`read_field_measures`)."""
+    return [m.pace_fraction for m in read_field_measures(path)]
 
 
 def unapproved_submissions(root: Path, registry) -> list[dict]:

@@ -317,7 +317,8 @@ def render_fields(manifest: dict) -> dict[str, str]:
         "pace_stop_factor": f"{DEFAULT_LIMITS.pace_stop_factor:g}",
         "pace_min_acts": str(DEFAULT_LIMITS.pace_min_acts),
         "round_margin": f"{ROUND_MARGIN:.0%}",
-        "output_cap": size_text(DEFAULT_LIMITS.output_cap_bytes),
+        "output_cap": f"{size_text(DEFAULT_LIMITS.output_cap_bytes)} (plus {size_text(DEFAULT_LIMITS.output_bytes_per_game)} "
+                      "a game)",
         "repository": (f"<{manifest['repository']}>" if manifest.get("repository") else
                        NO_REPOSITORY[0].upper() + NO_REPOSITORY[1:] + "."),
         "register_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(register_steps(manifest.get("repository")),

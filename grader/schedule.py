@@ -136,6 +136,14 @@ def pairing_games(a: str, b: str, games: int) -> list[Pairing]:
     return [Pairing(a, b, i) for i in range(games)]
 
 
+def session_games(field_size: int, checkpoints: list[int] | tuple[int, ...] = CANONICAL_CHECKPOINTS,
+                  per_checkpoint: int = DEFAULT_GAMES_PER_CHECKPOINT, per_pairing: int = DEFAULT_PAIRING_GAMES,
+                  budget: int = CANONICAL_BUDGET) -> int:
+    """Games one agent's session of an environment plays in a field of `field_size`: its
+    checkpoint games, its budget's self-play, and its pairing games against every other entrant."""
+    return len(checkpoints) * per_checkpoint + budget + max(0, field_size - 1) * per_pairing
+
+
 def games_per_env(field_size: int, checkpoints: list[int], per_checkpoint: int, per_pairing: int,
                   budget: int) -> int:
     """Games one environment plays: per agent the checkpoints and the budget, then the pairings."""

@@ -7,8 +7,12 @@ games after it - a round's session in miniature, so every call of the protocol i
 every board. Each phase's mean act() time is judged against that board's pace (grader.limits)
 on its own, as a round judges it; an agent far over the pace is stopped early by its handle
 (the pace stop judged after only `early_stop_acts` calls here, so a slow agent costs seconds).
-The output the agent printed in each phase is projected to a round's session (ROUND_GAMES) and
-judged against the output cap. The run stops at the first board that refuses the agent.
+Each phase is projected to a round's session in the largest field a round plays (the limits'
+`largest_field`, or the field the next round will have when it is given): its act time against
+the session's CPU share and its output against the output cap, both of which grow with the
+field (grader.limits). The peak resident memory of the board's sandbox (its cgroup's
+high-water mark) is measured: the round's capacity plan adds up the field's. The run stops at
+the first board that refuses the agent.
 
 A flag from screening does not fail the test: the report says `needs_staff_label`.
 """
@@ -36,13 +40,14 @@ from grader.submission import SubmissionError, agent_methods, load_submission
 SCHEMA_VERSION = 1
 STDERR_TAIL_LINES = 20
 STDERR_TAIL_CHARS = 2000
-# A scored round's session of one environment, phase by phase, for what the gate projects
-# from its few games: the budget's self-play, 20 games at each canonical checkpoint, and 20
-# pairing games against each other entrant of the smallest field a standing is published for
-# (grader.rounds.score.MIN_FIELD_FOR_STANDING; a larger field plays more pairings).
-ROUND_FIELD = 8
-ROUND_GAMES = {CHECKPOINT: DEFAULT_GAMES_PER_CHECKPOINT * len(CANONICAL_CHECKPOINTS), SELF_PLAY: CANONICAL_BUDGET,
-               PAIRING: DEFAULT_PAIRING_GAMES * (ROUND_FIELD - 1)}
+
+
+def round_games(field_size: int) -> dict[str, int]:
+    """A scored round's session of one environment, phase by phase, in a field of `field_size`,
+    for what the gate projects from its few games: 20 games at each canonical checkpoint, the
+    budget's self-play, and 20 pairing games against each other entrant."""
+    return {CHECKPOINT: DEFAULT_GAMES_PER_CHECKPOINT * len(CANONICAL_CHECKPOINTS), SELF_PLAY: CANONICAL_BUDGET,
+            PAIRING: DEFAULT_PAIRING_GAMES * max(0, field_size - 1)}
 # The margin under the pace a phase's mean needs here for a scored round to be safe: the
 # grader's host times each act from the frame sent to the reply read, and on a shared runner
 # that adds time this machine does not see (examples/adaptive measured 0.1 ms a call idle and
@@ -70,11 +75,18 @@ class SmokeSettings:
     board_wall_seconds: float = 120.0
     seed: str = "smoke"
     limits: Limits = DEFAULT_LIMITS
+    # The field the projection is made for: the next round's when known, else the largest a
+    # round plays (the limits' `largest_field`).
+    field: int | None = None
 
     def __post_init__(self) -> None:
         points = self.checkpoint_points()
         if list(points) != sorted(set(points)) or points[0] < 0 or points[-1] > self.self_play_games:
             raise ValueError(f"checkpoints {points}: increasing, from 0 to self_play_games ({self.self_play_games})")
+
+    def round_field(self) -> int:
+        """The field size each phase is projected to."""
+        return self.field if self.field is not None else self.limits.largest_field
 
     def checkpoint_points(self) -> tuple[int, ...]:
         """The self-play games used at which the checkpoint games are played."""
@@ -143,7 +155,12 @@ class BoardResult:
     seconds: float = 0.0
     phases: dict[str, PhaseResult] = field(default_factory=dict)  # in the order they were played
     output_bytes: int = 0  # stdout and stderr together, prepare's included
-    round_output_bytes: int | None = None  # the projection to a round's session (ROUND_GAMES)
+    round_field: int = 0  # the field the projections below are for
+    round_output_bytes: int | None = None  # the projection to a round's session (round_games)
+    round_output_cap: int = 0  # the output cap of that session
+    round_act_seconds: float | None = None  # the act time of that session at this board's means
+    round_cpu_share: float = 0.0  # the CPU share of that session
+    memory_peak_bytes: int | None = None  # the sandbox's peak resident memory (None: not readable)
     stderr_tail: str = ""
 
     def tight_phases(self) -> list[str]:
@@ -178,6 +195,12 @@ class SmokeReport:
     stderr_tail: str = ""
 
     @property
+    def memory_peak_bytes(self) -> int | None:
+        """The largest peak resident memory of a board's sandbox (None when none was read)."""
+        peaks = [b.memory_peak_bytes for b in self.boards if b.memory_peak_bytes is not None]
+        return max(peaks) if peaks else None
+
+    @property
     def passed(self) -> bool:
         return self.result == "pass"
 
@@ -198,7 +221,7 @@ class SmokeReport:
         data |= {"interpreter": self.interpreter, "numpy": self.numpy, "sandbox": self.sandbox, "image": self.image,
                  "submission": {"name": self.submission, "digest": self.digest},
                  "flags": [f.to_dict() for f in self.flags], "notes": list(self.notes),
-                 "boards": [b.to_dict() for b in self.boards],
+                 "memory_peak_bytes": self.memory_peak_bytes, "boards": [b.to_dict() for b in self.boards],
                  "first_failing_board": None if first is None else first.shape,
                  "stderr_tail": self.stderr_tail}
         return data
@@ -249,9 +272,12 @@ def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings
     report.notes = submission_notes(submission.path)
     specs = smoke_boards(boards)
     report.boards = [BoardResult(f"{s.layout.rows}x{s.layout.cols}", s.name or s.id, s.id,
-                                 pace_ms=round(settings.limits.pace_seconds(s.layout.rows, s.layout.cols) * 1e3, 3))
+                                 pace_ms=round(settings.limits.pace_seconds(s.layout.rows, s.layout.cols) * 1e3, 3),
+                                 round_field=settings.round_field())
                      for s in specs]
     warm_up(specs)
+    if log:
+        log(f"smoke: each phase projected to a round's session in a field of {settings.round_field()} entrants")
     for board, spec in zip(report.boards, specs):
         if log:
             log(f"smoke: {board.shape} board ({board.env}) ...")
@@ -301,6 +327,7 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
     finally:
         board.stderr_tail = tail(handle.stderr_text())
         handle.close()
+    board.memory_peak_bytes = handle.memory_peak_bytes
     board.seconds = round(time.monotonic() - started, 3)
     stats = handle.act_stats
     board.acts = stats.count
@@ -310,7 +337,12 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
         s = handle.phase_stats.get(name)
         if s is not None and s.count:
             phase.acts, phase.mean_act_ms = s.count, round(s.mean_seconds * 1e3, 3)
+    session = settings.limits.for_session(spec.layout.rows, spec.layout.cols,
+                                          sum(round_games(board.round_field).values()))
     board.round_output_bytes = project_output(board)
+    board.round_output_cap = session.output_cap_bytes
+    board.round_act_seconds = project_act_seconds(board)
+    board.round_cpu_share = session.cpu_seconds_per_env
     if handle.fault is not None:
         board.result, board.fault = "fail", handle.fault.to_dict()
         board.reason = f"{handle.fault.kind.value}: {handle.fault.detail}"
@@ -322,9 +354,14 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
         board.result = "fail"
         board.reason = (f"mean act() {phase.mean_act_ms:.3f} ms over {phase.acts} calls in {PHASES[name]} is over "
                         f"the {board.shape} pace of {board.pace_ms} ms (each phase is judged on its own mean)")
-    elif board.round_output_bytes is not None and board.round_output_bytes > limits.output_cap_bytes:
+    elif board.round_act_seconds is not None and board.round_act_seconds > board.round_cpu_share:
         board.result = "fail"
-        board.reason = output_reason(board, limits.output_cap_bytes)
+        board.reason = (f"its act() time projected to a round's session in a field of {board.round_field} is "
+                        f"{board.round_act_seconds:,.0f} s, over that session's CPU share of "
+                        f"{board.round_cpu_share:,.0f} s (fault budget): spend less per move")
+    elif board.round_output_bytes is not None and board.round_output_bytes > board.round_output_cap:
+        board.result = "fail"
+        board.reason = output_reason(board, board.round_output_cap)
     else:
         board.result = "pass"
 
@@ -336,12 +373,25 @@ def output_bytes(handle: AgentHandle) -> int:
 
 
 def project_output(board: BoardResult) -> int | None:
-    """The output a round's session of this board would write (ROUND_GAMES), at this board's
-    rate per game in each phase, plus what prepare wrote; None before every phase has played."""
+    """The output a round's session of this board would write (round_games of its field), at
+    this board's rate per game in each phase, plus what prepare wrote; None before every phase
+    has played."""
     if not board.phases or any(p.games == 0 for p in board.phases.values()):
         return None
+    games = round_games(board.round_field)
     prepare = board.output_bytes - sum(p.output_bytes for p in board.phases.values())
-    return prepare + round(sum(p.output_bytes / p.games * ROUND_GAMES[name] for name, p in board.phases.items()))
+    return prepare + round(sum(p.output_bytes / p.games * games[name] for name, p in board.phases.items()))
+
+
+def project_act_seconds(board: BoardResult) -> float | None:
+    """The act time a round's session of this board would take (round_games of its field), at
+    this board's acts per game and mean act time in each phase; None before every phase has
+    played."""
+    if not board.phases or any(p.games == 0 or p.mean_act_ms is None for p in board.phases.values()):
+        return None
+    games = round_games(board.round_field)
+    return round(sum(p.acts / p.games * games[name] * (p.mean_act_ms or 0.0) / 1e3
+                     for name, p in board.phases.items()), 3)
 
 
 def output_reason(board: BoardResult, cap: int) -> str:
@@ -349,10 +399,11 @@ def output_reason(board: BoardResult, cap: int) -> str:
     projected = board.round_output_bytes or 0
     rates = ", ".join(f"{p.output_bytes / p.games:,.0f} bytes a game in {PHASES[name]}"
                       for name, p in board.phases.items())
-    games = ", ".join(f"{ROUND_GAMES[name]:,} {PHASES[name].removeprefix('the ')}" for name in board.phases)
+    round_of = round_games(board.round_field)
+    games = ", ".join(f"{round_of[name]:,} {PHASES[name].removeprefix('the ')}" for name in board.phases)
     return (f"your agent printed {board.output_bytes:,} bytes here ({rates}): over a round's session of this "
-            f"environment ({games}, against a field of {ROUND_FIELD}) that is about "
-            f"{projected / MIB:,.1f} MiB, over the {cap // MIB} MiB output cap, and a round kills it "
+            f"environment ({games}, against a field of {board.round_field}) that is about "
+            f"{projected / MIB:,.1f} MiB, over the {cap / MIB:,.1f} MiB output cap of that session, and a round kills it "
             "there (fault agent_error). Print less: a line per game at most, or write what you want to keep to a "
             "file in /tmp")
 

@@ -11,8 +11,9 @@ same code, not a copy): your submission is screened, then played on one public e
 per public board shape - prepare, games against the seeded random opponent before and after
 self-play with outcomes, freeze, more games - and each phase's mean act() time is printed
 beside the board's pace with its margin and judged on its own (as a round judges its
-self-play, checkpoint and pairing games); the output the agent printed is projected to a
-round's session and judged against the output cap. The run stops at the first board that
+self-play, checkpoint and pairing games); each phase's act() time and output are projected to
+a round's session in the largest field a round plays and judged against that session's CPU
+share and output cap (which grow with the field), and the peak memory is printed. The run stops at the first board that
 refuses the agent and prints the end of what your agent printed there.
 
 What is checked is exactly what `python package.py` would ship: agent.py and the files
@@ -144,13 +145,14 @@ def print_report(report, seconds: float) -> None:
     end of what the agent printed there."""
     from grader.limits import DEFAULT_LIMITS, MIB
     from grader.smoke import ROUND_MARGIN
+    from grader.visible import visible  # the agent's text is shown, never obeyed (an ESC, a U+202E)
 
     if report.digest:
         print(f"digest: {report.digest}")
     if report.interpreter:
-        print(f"your agent ran with Python {report.interpreter} and numpy {report.numpy}")
+        print(f"your agent ran with Python {visible(report.interpreter)} and numpy {visible(report.numpy)}")
     for note in report.notes:
-        print(f"note: {note}")
+        print(f"note: {visible(note)}")
     rows = [("board", "environment", "phase", "games", "acts", "mean act", "pace", "margin", "result")]
     for b in report.boards:
         phases = list(b.phases.items()) or [(None, None)]
@@ -176,13 +178,24 @@ def print_report(report, seconds: float) -> None:
                   "fault it (timeout): spend less per move")
         played = [b for b in report.boards if b.round_output_bytes is not None]
         if played:
-            worst = max(played, key=lambda b: b.round_output_bytes)
-            cap = DEFAULT_LIMITS.output_cap_bytes
-            print(f"output: your agent printed {sum(b.output_bytes for b in report.boards):,} bytes in this check; at "
-                  f"that rate a round's session prints up to {worst.round_output_bytes / MIB:,.2f} MiB "
-                  f"({worst.shape}), against the {cap // MIB} MiB cap per environment")
+            field = played[0].round_field
+            print(f"projected to a round's session in a field of {field} entrants (the largest a round plays; the "
+                  "CPU share and the output cap grow with the field's pairings):")
+            timed = [b for b in played if b.round_act_seconds is not None]
+            if timed:
+                worst = max(timed, key=lambda b: b.round_act_seconds / b.round_cpu_share)
+                print(f"  act() time: up to {worst.round_act_seconds:,.0f} s ({worst.shape}), against that session's "
+                      f"CPU share of {worst.round_cpu_share:,.0f} s")
+            worst = max(played, key=lambda b: b.round_output_bytes / b.round_output_cap)
+            print(f"  output: your agent printed {sum(b.output_bytes for b in report.boards):,} bytes in this check; "
+                  f"at that rate a round's session prints up to {worst.round_output_bytes / MIB:,.2f} MiB "
+                  f"({worst.shape}), against that session's {worst.round_output_cap / MIB:,.1f} MiB output cap")
+        if report.memory_peak_bytes is not None:
+            print(f"memory: peak {report.memory_peak_bytes / MIB:,.0f} MiB resident (of the "
+                  f"{DEFAULT_LIMITS.memory_bytes // MIB} MiB limit); a round keeps every entrant's frozen agent alive "
+                  "together, so the round's capacity plan adds these up")
     for flag in report.flags:
-        print(f"needs staff review: {flag.describe()}")
+        print(f"needs staff review: {visible(flag.describe())}")
     if report.flags:
         print("  (flags do not fail the gate, but the submission cannot be activated until staff have read it)")
     if report.passed:
@@ -191,9 +204,9 @@ def print_report(report, seconds: float) -> None:
         return
     first = report.first_failure
     if first is None:  # refused before any board: the loader's answer
-        print(f"FAIL: {report.reason}")
+        print(f"FAIL: {visible(report.reason)}")
         return
-    print(f"FAIL on the {first.shape} board ({first.env}): {first.reason}")
+    print(f"FAIL on the {first.shape} board ({first.env}): {visible(first.reason)}")
     from grader.faults import FaultKind
     if first.fault and not FaultKind.parse(first.fault["kind"]).is_agents_fault:
         print("  this is the arena failing to start or run your agent on this machine, not your agent: "
@@ -202,7 +215,7 @@ def print_report(report, seconds: float) -> None:
         print(f"  illegal moves on this board: {first.illegal_moves}")
     print("--- what your agent printed on that board (print() and stderr, kept off the protocol channel; "
           "last lines) ---")
-    print(report.stderr_tail or "(nothing)")
+    print(visible(report.stderr_tail, keep_lines=True) or "(nothing)")
     print("--- end ---")
 
 

@@ -180,7 +180,7 @@ def progress(label: str, name: str, env_started: float, started: float):
     say whose games they are, with the time in this environment and in all."""
     last = [0.0]
 
-    def report(_label: str, _count: int, what: str) -> None:
+    def report(_label: str, _count: int, what: str, _notice: bool = False) -> None:
         words = progress_words(what, name)
         if words is None:
             return

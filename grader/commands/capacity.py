@@ -7,7 +7,11 @@ grader/rounds/capacity.py). With --job-hours, a round that cannot end inside tha
 its slowest runner is refused (exit 1), saying how many runners it needs: `round.yml` runs
 this before it takes the field. The field's size is --entrants, or the approved accounts with
 a submission in --candidates (every one that could pass its smoke test), or the entrants of
---field (a field document `arena field` wrote, which carries their measured speed).
+--field (a field document `arena field` wrote, which carries their measured speed and peak
+memory). The environments are shared over the runners by their predicted cost, as `arena round
+--shard` shares them, and the plan prints its distance from the bound no schedule beats. A
+round whose frozen agents cannot stay alive together in a runner's memory (--memory-gib, this
+host's by default) is refused (exit 1), naming the memory it needs.
 """
 
 from __future__ import annotations
@@ -20,9 +24,9 @@ from pathlib import Path
 from grader.accounts import load_registry
 from grader.cli import INPUT_FAILED
 from grader.errors import OptionError
-from grader.field import REGISTRY, SUBMISSIONS, read_field_speeds
-from grader.limits import DEFAULT_LIMITS
-from grader.rounds.capacity import Machines, boards_for, measured_fraction, plan_capacity
+from grader.field import REGISTRY, SUBMISSIONS, read_field_measures
+from grader.limits import DEFAULT_LIMITS, GIB
+from grader.rounds.capacity import Machines, boards_for, host_memory, measured_fraction, plan_capacity
 from grader.sandbox import ISOLATING
 from grader.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
                              parse_checkpoints)
@@ -48,6 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--runners", type=int, required=True, help="runners the environments are shared over")
     p.add_argument("--cores", type=int, required=True, help="cores of each runner")
     p.add_argument("--job-hours", type=float, help="a runner's job limit: refuse a round that does not end inside it")
+    p.add_argument("--memory-gib", type=float,
+                   help="each runner's memory in GiB (default: this host's): refuse a round whose live sandboxes "
+                        "do not fit in it")
     p.set_defaults(func=run)
 
 
@@ -59,9 +66,11 @@ def candidates(repo: Path) -> int:
 
 def run(args: argparse.Namespace) -> int:
     speeds: list[float | None] = []
+    memory: list[int | None] | None = None
     if args.field is not None:
-        speeds = read_field_speeds(args.field)
-        entrants = len(speeds)
+        measures = read_field_measures(args.field)
+        speeds, memory = [m.pace_fraction for m in measures], [m.memory_bytes for m in measures]
+        entrants = len(measures)
     elif args.candidates is not None:
         entrants = candidates(args.candidates)
     else:
@@ -70,10 +79,17 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--entrants", entrants, f"the field has {entrants} entrants: no round to plan")
     tier_seed = args.tier_seed or (os.environ.get("ARENA_TIER_SEED") or None if args.tier in ("ladder", "final") else None)
     boards, known = boards_for(args.tier, args.envs, tier_seed)
+    if args.memory_gib is not None and not args.memory_gib > 0:
+        raise OptionError("--memory-gib", args.memory_gib, f"--memory-gib must be more than 0, got {args.memory_gib:g}")
+    runner_memory = round(args.memory_gib * GIB) if args.memory_gib is not None else host_memory()
     plan = plan_capacity(boards, entrants, parse_checkpoints(args.checkpoints, args.budget), args.games_per_checkpoint,
-                         args.pairing_games, args.budget, Machines(args.runners, args.cores, args.job_hours),
-                         DEFAULT_LIMITS, args.sandbox, measured_fraction(speeds), shapes_known=known)
+                         args.pairing_games, args.budget,
+                         Machines(args.runners, args.cores, args.job_hours, runner_memory),
+                         DEFAULT_LIMITS, args.sandbox, measured_fraction(speeds), shapes_known=known, memory=memory)
     print("\n".join(plan.lines()))
+    if (refusal := plan.memory_refusal()) is not None:
+        print(f"arena capacity: refused: {refusal}", file=sys.stderr)
+        return INPUT_FAILED
     if not plan.fits:
         need = (f"it needs {plan.runners_needed} runners of {args.cores} cores" if plan.runners_needed is not None else
                 f"no number of runners of {args.cores} cores is enough")

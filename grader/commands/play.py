@@ -20,6 +20,7 @@ from grader.match import env_info, play_game
 from grader.sandbox import BACKENDS, get_sandbox
 from grader.specs import resolve_spec
 from grader.submission import load_submission
+from grader.visible import visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,10 +66,11 @@ def run(args: argparse.Namespace) -> int:
             for who, handle in handles.items():
                 text = handle.stderr_text()
                 if text:
-                    print(f"--- output of {who} ---\n{text.rstrip()}\n--- end of output of {who} ---", file=sys.stderr)
+                    print(f"--- output of {visible(who)} ---\n{visible(text.rstrip(), keep_lines=True)}\n"
+                          f"--- end of output of {visible(who)} ---", file=sys.stderr)
         arena_faults = [h.fault for h in handles.values() if h.fault and not h.fault.is_agents_fault]
         for fault in arena_faults:
-            print(f"arena play: the arena failed, not the agent: {fault}", file=sys.stderr)
+            print(f"arena play: the arena failed, not the agent: {visible(fault)}", file=sys.stderr)
         return ARENA_FAILED if arena_faults else 0
     finally:
         for handle in handles.values():

@@ -24,7 +24,8 @@ from pathlib import Path
 from grader.cli import ARENA_FAILED, UsageError
 from grader.commands.doctor import checks_for, missing_required
 from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
-from grader.rounds.capacity import plan_of_round
+from grader.field import read_field_measures
+from grader.rounds.capacity import host_memory, plan_of_round
 from grader.rounds.plan import MAX_ARENA_FAULTS
 from grader.sandbox import ISOLATING
 from grader.sandbox.pinning import available_cores
@@ -64,6 +65,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--public-round", type=Path, help="a public-tier results file of the same agents, for the generalisation gap")
     p.add_argument("--requested", action="store_true",
                    help="a requested run (/score): a private round for its entrant, whatever its size")
+    p.add_argument("--field", type=Path, metavar="FIELD.yaml",
+                   help="the field document `arena field` wrote: its entrants' measured peak memory, which the "
+                        "round's capacity plan adds up before it starts (refused when this host cannot hold it)")
     p.add_argument("--max-arena-faults", type=int, default=MAX_ARENA_FAULTS,
                    help=f"arena faults tolerated before the round is held (default {MAX_ARENA_FAULTS})")
     p.set_defaults(func=run, parser=p)
@@ -171,6 +175,15 @@ def fresh_seed() -> str:
     return secrets.token_hex(8)
 
 
+def field_memory(path: Path | None, names: list[str]) -> list[int | None] | None:
+    """Each entrant's measured peak memory from the field document at `path`, by name, in the
+    field's order (None for an entrant it does not measure); None without a document."""
+    if path is None:
+        return None
+    measured = {m.handle: m.memory_bytes for m in read_field_measures(path)}
+    return [measured.get(name) for name in names]
+
+
 def run(args: argparse.Namespace) -> int:
     hidden = args.tier in HIDDEN_TIERS
     seed = args.seed or os.environ.get("ARENA_ROUND_SEED")
@@ -199,11 +212,13 @@ def run(args: argparse.Namespace) -> int:
                      public_round=public_round_baseline(args.public_round) if args.public_round else None,
                      max_arena_faults=args.max_arena_faults, requested=args.requested)
     shard = parse_shard(args.shard)
-    # What the round costs, before it plays: on the shards' runners, of this one's --jobs cores.
-    print("arena round: " + "\n".join(plan_of_round(plan, shard[1] if shard else 1, args.jobs).lines()),
-          file=sys.stderr)
+    # What the round costs, before it plays: on the shards' runners, of this one's --jobs cores
+    # and the memory this host has free, with the field's measured peaks when given.
+    capacity = plan_of_round(plan, shard[1] if shard else 1, args.jobs, field_memory(args.field, plan.names),
+                             host_memory("MemAvailable"))
+    print("arena round: " + "\n".join(capacity.lines()), file=sys.stderr)
     outcome = run_round(plan, args.out, private_folder(args.private_out, args.tier), args.jobs,
-                        parse_shard(args.shard), command_of(args, hidden))
+                        parse_shard(args.shard), command_of(args, hidden), capacity=capacity)
     if outcome.status == "published":
         print(outcome.public_path)
     return ARENA_FAILED if outcome.status == "held" else 0  # held: the arena failed its environments

@@ -7,7 +7,10 @@ interpreter and numpy, per board the mean act time against the pace, the first f
 the tail of the agent's own output, and the docker image it ran in). Exit 0 pass, 1 the agent
 failed, 2 the arena failed (no engine, no image, a launch that failed on the arena's side:
 `result: arena_error`, never a verdict on the agent). A flagged submission passes with
-`needs_staff_label: true`: it cannot be activated until staff have read it.
+`needs_staff_label: true`: it cannot be activated until staff have read it. Each phase's act
+time and output are projected to a round's session in a field of --field-size entrants (the
+next round's; default the largest a round plays), against that session's CPU share and output
+cap, which grow with the field; the report carries the sandbox's peak memory.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from pathlib import Path
 from grader.cli import ARENA_FAILED, INPUT_FAILED
 from grader.documents import dump_yaml
 from grader.sandbox import ISOLATING, get_sandbox
-from grader.smoke import run_smoke
+from grader.errors import OptionError
+from grader.limits import DEFAULT_LIMITS
+from grader.smoke import SmokeSettings, run_smoke
 
 
 WITHHELD = "[withheld: the agent's own output is its owner's only]"
@@ -37,13 +42,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="leave the agent's own output, and which files and imports the screening flagged, out "
                         "of the report (they are the owner's and staff's only; a workflow's artifacts and comments "
                         "are public)")
+    p.add_argument("--field-size", type=int,
+                   help="the entrants of the round to project each phase to (default: the largest a round plays, "
+                        f"{DEFAULT_LIMITS.largest_field})")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     if not args.path.exists():
         raise FileNotFoundError(f"{args.path}: no such file or folder")
-    report = run_smoke(args.path, get_sandbox(args.sandbox), kit_version=args.kit_version,
+    size = args.field_size
+    if size is not None and not 2 <= size <= DEFAULT_LIMITS.largest_field:
+        raise OptionError("--field-size", size, f"--field-size {size}: a round plays 2 to "
+                                                f"{DEFAULT_LIMITS.largest_field} entrants")
+    report = run_smoke(args.path, get_sandbox(args.sandbox), SmokeSettings(field=size), kit_version=args.kit_version,
                        log=lambda line: print(line, file=sys.stderr))
     data = report.to_dict()
     if args.withhold_output and data.get("stderr_tail"):

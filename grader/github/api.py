@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import github3
 from github3.exceptions import GitHubError, NotFoundError
 
+from grader.visible import visible
+
 DEFAULT_API_URL = "https://api.github.com"
 STATUS_STATES = ("pending", "success", "failure", "error")
 
@@ -200,7 +202,7 @@ class Repo:
 
     def post_comment(self, number: int, body: str) -> int:
         issue = self._issue(number)
-        comment = self._call(f"comment on #{number}", issue.create_comment, body)
+        comment = self._call(f"comment on #{number}", issue.create_comment, visible(body, keep_lines=True))
         if comment is None:
             raise GitHubCallError(f"{self.full_name}: could not comment on #{number}")
         return comment.id
@@ -212,7 +214,7 @@ class Repo:
         issue = self._issue(number)
         for comment in self._call(f"list the comments of #{number}", lambda: list(issue.comments())) or ():
             if comment.user.login == bot_login and marker in (comment.body or ""):
-                if not self._call(f"edit comment {comment.id}", comment.edit, body):
+                if not self._call(f"edit comment {comment.id}", comment.edit, visible(body, keep_lines=True)):
                     raise GitHubCallError(f"{self.full_name}: could not edit comment {comment.id}")
                 return comment.id
         return self.post_comment(number, body)
@@ -225,6 +227,6 @@ class Repo:
         if state not in STATUS_STATES:
             raise GitHubArgumentError("state", state, f"status state {state!r} is not one of {STATUS_STATES}")
         status = self._call(f"set the status of {sha}", self._repo.create_status, sha, state,
-                            target_url, description[:140], context)
+                            target_url, visible(description)[:140], context)
         if status is None:
             raise GitHubCallError(f"{self.full_name}: could not set the status of {sha}")

@@ -15,6 +15,7 @@ from grader.documents import DocumentError
 from grader.github.api import Repo
 from grader.github.pr_check import Decision
 from grader.schema import problems_of
+from grader.visible import visible
 
 MARKER = "<!-- arena:pr-check -->"
 FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}
@@ -106,7 +107,7 @@ def inline(text: str) -> str:
     """A short untrusted string for a Markdown line, as a code span: no newlines, and inside a
     code span GitHub renders no HTML, no mentions and no links - not even the autolinks it makes
     of bare addresses (`https://...`, `www....`) in plain text."""
-    text = re.sub(r"\s+", " ", str(text))[:300].replace("`", "'").strip()
+    text = re.sub(r"\s+", " ", visible(text, keep_lines=True))[:300].replace("`", "'").strip()
     return f"`{text}`" if text else "`-`"
 
 
@@ -120,7 +121,7 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
                      reasons="\n".join(f"- {inline(r)}" for r in decision.reasons))
     if decision.verdict == "accepted":
         return _post("accepted", decision, values)
-    values["where"] = f"`submissions/{decision.handle}/`"
+    values["where"] = f"`submissions/{visible(decision.handle)}/`"
     if smoke is None:
         return _post("arena_failed", decision, values)
     rows = "\n".join(BOARD_ROW.format(shape=b["shape"], mean=_ms(b.get("mean_act_ms")), pace=_ms(b["pace_ms"]),
@@ -158,7 +159,7 @@ def _post(key: str, decision: Decision, values: dict, **more: Any) -> Outcome:
     """The outcome of one message of the table, filled with its values under the heading."""
     message = MESSAGES[key]
     values = values | more
-    heading = HEADING.format(login=decision.author.login, head=decision.head_sha[:12])
+    heading = HEADING.format(login=visible(decision.author.login), head=decision.head_sha[:12])
     return Outcome(message.state, _short(message.status.format(**values)), heading + message.text.format(**values))
 
 
@@ -179,7 +180,7 @@ def _ms(value) -> str:
 
 
 def _short(text: str) -> str:
-    text = re.sub(r"\s+", " ", text)
+    text = re.sub(r"\s+", " ", visible(text, keep_lines=True))
     return text if len(text) <= 140 else text[:137] + "..."
 
 

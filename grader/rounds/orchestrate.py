@@ -21,6 +21,7 @@ from engine import EnvSpec, tier_specs
 from engine.tiers import POOL_VERSION
 from grader.disclosure import profile_for
 from grader.errors import OptionError, ShardError
+from grader.faults import FaultKind
 from grader.limits import DEFAULT_LIMITS, Limits
 from grader.results import load_results
 from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
@@ -28,8 +29,8 @@ from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
 from grader.files import atomic_write_bytes
 from grader.rounds.records import IncompleteRecordsError, record_path
+from grader.rounds.capacity import Board, CapacityError, CapacityPlan, plan_shard
 from grader.rounds.runner import finished_records, prepare_work, run_envs
-from grader.schedule import shard_indices
 from grader.seeds import int_seed
 from grader.session import Entrant, check_field
 
@@ -124,6 +125,9 @@ def _held(plan: RoundPlan, work: Path, held: list[HeldEnv], faults: int, stream:
                        + ", ".join(h.label for h in held))
     if faults > plan.max_arena_faults:
         reasons.append(f"{faults} arena faults, more than the {plan.max_arena_faults} allowed")
+    short = sorted({f["entrant"] for h in held for f in h.arena_faults if f["kind"] == FaultKind.OOM.value})
+    if short:
+        reasons.append(memory_shortage(plan, short))
     report = {"round": plan.round_id, "status": "held", "reasons": reasons,
               "held_environments": [{"label": h.label, "arena_faults": h.arena_faults} for h in held]}
     path = work / "held.yaml"
@@ -132,6 +136,16 @@ def _held(plan: RoundPlan, work: Path, held: list[HeldEnv], faults: int, stream:
                f"Details in {path}; run the same command again to retry the unfinished environments.")
     print(message, file=stream)
     return RoundOutcome("held", plan.round_id, message=message)
+
+
+def memory_shortage(plan: RoundPlan, killed: list[str]) -> str:
+    """Why a round is held when the host ran short of memory, and what to change: no agent is
+    charged (each was killed below its own limit)."""
+    return (f"the host ran short of memory: the kernel killed {', '.join(killed)} below its own limit of "
+            f"{plan.limits.memory_bytes >> 20} MiB (fault oom: the arena's, never charged to the agent). "
+            f"Its {len(plan.field)} frozen agents stay alive together on one runner: run `arena capacity --field` "
+            "with the field's measured memory to see what a runner needs, then give the runner more memory, "
+            "free it of other work, or play fewer entrants, and run the same command again")
 
 
 def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str, shards: list[str],
@@ -152,13 +166,23 @@ def _finish(plan: RoundPlan, work: Path, out: Path, private: Path, command: str,
     return RoundOutcome("published", plan.round_id, public_path, full_path, message)
 
 
+def shard_of(plan: RoundPlan, shard: tuple[int, int] | None) -> list[int]:
+    """The environment positions a shard of the plan plays: shared out by predicted cost
+    (grader.rounds.capacity.assign_shards), the same on every runner and in the capacity plan."""
+    return plan_shard([Board.of(entry.spec) for entry in plan.envs], plan.limits, shard)
+
+
 def run_round(plan: RoundPlan, out: Path, private: Path, jobs: int = 1, shard: tuple[int, int] | None = None,
-              command: str = "", stream: TextIO | None = None) -> RoundOutcome:
-    """Play the plan (or its shard's share) with resume; publish unless sharded or held."""
+              command: str = "", stream: TextIO | None = None, capacity: CapacityPlan | None = None) -> RoundOutcome:
+    """Play the plan (or its shard's share) with resume; publish unless sharded or held. A
+    `capacity` plan whose runner cannot hold the field's live sandboxes refuses the round
+    before anything is played (CapacityError, naming the memory it needs)."""
     stream = stream or sys.stderr
     check_folders(out, private)
+    if capacity is not None and (refusal := capacity.memory_refusal()) is not None:
+        raise CapacityError(f"round {plan.round_id} refused before it starts: {refusal}")
     work = prepare_work(private, plan)
-    indices = shard_indices(len(plan.envs), shard)
+    indices = shard_of(plan, shard)
     held = run_envs(plan, indices, work, jobs, stream)
     if shard is not None:
         index, count = shard

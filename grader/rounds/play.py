@@ -8,7 +8,8 @@ sent. An agent's fault ends its session (the environment scores zero for it, its
 are void for the others); an arena fault abandons the attempt and the environment is played
 again from the start, up to the plan's retries.
 
-A re-run that fails the same way again (the same entrant, the same kind of arena fault) is
+A re-run that fails the same way again (the same entrant, the same kind of arena fault, except
+a kill for memory below the agent's own limit: the host's shortage, never an agent's) is
 that entrant's doing, not the arena's: the environment is played once more without it, and
 it is charged an `agent_error` naming the repeated fault, so that no agent can hold back the
 others' results (or the round) by failing the arena's way. That is decided only once a
@@ -33,16 +34,19 @@ from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
+from grader.limits import Limits
 from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
-                             pairing_games, pairing_seed, pairs, self_play_seed)
+                             games_per_env, pairing_games, pairing_seed, pairs, self_play_seed,
+                             session_games)
 from grader.sandbox import pinning
 from grader.session import Entrant, Session, open_session, python_entrant
 from grader.submission import load_submission
 
 PROGRESS_EVERY = 50  # games between progress reports
 
-# report(label, games finished since the last report, what is being played)
-Report = Callable[[str, int, str], None]
+# report(label, games finished since the last report (less than 0: an abandoned attempt's games
+# taken back), what is being played, whether it is a notice the console must show at once)
+Report = Callable[[str, int, str, bool], None]
 
 
 class ArenaFault(Exception):
@@ -62,13 +66,20 @@ class HeldEnv:
     arena_faults: list[dict]
 
 
+# Arena faults never charged to an agent however often they repeat: `oom` is a kill below the
+# agent's own memory limit (the kill at its limit is its `agent_error`), so the host ran short,
+# and no agent inside its limits is to blame (docs/rules.md); such an environment is held.
+NEVER_CHARGED = frozenset({FaultKind.OOM.value})
+
+
 def charged_fault(faults: list[dict]) -> dict | None:
     """The entrant's own fault when the last two attempts failed the same way (the same
-    entrant, the same kind): {"entrant", "fault", "phase"}; None otherwise."""
+    entrant, the same kind, one an agent can be charged: not NEVER_CHARGED):
+    {"entrant", "fault", "phase"}; None otherwise."""
     if len(faults) < 2:
         return None
     last, before = faults[-1], faults[-2]
-    if (last["entrant"], last["kind"]) != (before["entrant"], before["kind"]):
+    if (last["entrant"], last["kind"]) != (before["entrant"], before["kind"]) or last["kind"] in NEVER_CHARGED:
         return None
     attempts = sum(1 for f in faults if (f["entrant"], f["kind"]) == (last["entrant"], last["kind"]))
     detail = (f"the arena's {last['kind']} again on each of {attempts} attempts, by this agent alone, during "
@@ -86,10 +97,19 @@ def control_entrant(kind: str) -> Entrant:
     return python_entrant("arena-control", "grader.rounds.control_agent.agent:Agent")
 
 
+def session_limits(plan: RoundPlan, entry: EnvEntry) -> Limits:
+    """The limits of one entrant's session of `entry`: the plan's, with the CPU share, the wall
+    ceiling and the output cap grown by the session's games in this field (grader.limits)."""
+    layout = entry.spec.layout
+    games = session_games(len(plan.field), plan.checkpoints, plan.games_per_checkpoint, plan.pairing_games,
+                          plan.budget)
+    return plan.limits.for_session(layout.rows, layout.cols, games)
+
+
 def arena_works(plan: RoundPlan, entry: EnvEntry, sandbox, kind: str) -> bool:
     """Whether the arena's side works now: the control agent launches, prepares and plays a
     game in this environment the way the faulting entrant would have."""
-    session = open_session(control_entrant(kind), entry.spec, plan.limits, sandbox)
+    session = open_session(control_entrant(kind), entry.spec, session_limits(plan, entry), sandbox)
     try:
         if session.alive:
             session.prepare(env_info(entry.spec, plan.budget))
@@ -109,7 +129,8 @@ class _EnvPlay:
     def __init__(self, plan: RoundPlan, entry: EnvEntry, report: Report | None, sandbox,
                  charged: dict | None = None, cores: list[int] | None = None):
         self.plan, self.entry, self.spec = plan, entry, entry.spec
-        self.report = report or (lambda *_: None)
+        self.limits = session_limits(plan, entry)
+        self.report: Report = report or (lambda *_: None)
         self.sandbox = sandbox
         self.charged = charged
         self.cores = cores or [pinning.core()]  # type: ignore[list-item]
@@ -119,6 +140,7 @@ class _EnvPlay:
         self.checkpoint_games: dict[str, list[dict]] = {}
         self.pairing_games: dict[int, list[dict]] = {}
         self.pending = 0
+        self.reported = 0  # games this attempt has reported
         self.lanes = Lanes()
 
     def _tick(self, what: str) -> None:
@@ -126,8 +148,12 @@ class _EnvPlay:
         with self.lanes.lock:
             self.pending += 1
             if self.pending >= PROGRESS_EVERY:
-                self.report(self.entry.label, self.pending, what)
+                self._report(self.pending, what)
                 self.pending = 0
+
+    def _report(self, count: int, what: str, notice: bool = False) -> None:
+        self.reported += count
+        self.report(self.entry.label, count, what, notice)
 
     def _check(self, name: str, phase: str) -> bool:
         """True while `name` is alive. Its first agent fault is recorded; an arena fault raises."""
@@ -139,6 +165,9 @@ class _EnvPlay:
             raise ArenaFault(name, fault, phase)
         if status.fault is None:
             status.fault, status.fault_phase = fault.to_dict(), phase
+            # The console hears it at once, not only the results: the kind and the phase, the
+            # arena's words only (a detail can quote the agent's bytes, which a log must not hold).
+            self._report(0, f"{name}: fault {fault.kind.value} during {phase}", True)
         return False
 
     def run(self) -> tuple[dict[str, EntrantEnv], list[dict], dict[str, str]]:
@@ -166,8 +195,11 @@ class _EnvPlay:
                 stderr[name] = opened.stderr_text()
                 opened.close()
                 self.entrants[name].agent_seconds = round(opened.agent_seconds(), 6)
-        if self.pending:
-            self.report(self.entry.label, self.pending, "done")
+        # Every game of the environment is counted once it is done, those never played too (a
+        # dead entrant's void pairings, the rest of a pairing cut short), so progress ends at its total.
+        total = games_per_env(len(names), list(self.plan.checkpoints), self.plan.games_per_checkpoint,
+                              self.plan.pairing_games, self.plan.budget)
+        self._report(total - self.reported, "done")
         games = [g for n in names for g in self.checkpoint_games.get(n, [])]
         games += [g for i in sorted(self.pairing_games) for g in self.pairing_games[i]]
         return self.entrants, games, stderr
@@ -176,7 +208,7 @@ class _EnvPlay:
         """An entrant's session, on this lane's core: launch, prepare, learn, freeze; then it
         waits, stopped, for its pairings."""
         name = entrant.name
-        session = open_session(entrant, self.spec, self.plan.limits, self.sandbox)
+        session = open_session(entrant, self.spec, self.limits, self.sandbox)
         with self.lanes.lock:
             self.sessions[name] = session
             self.core_of[name] = pinning.core()
@@ -318,10 +350,14 @@ def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, san
     while attempt <= plan.arena_retries or charged is not None:
         attempt += 1
         start = time.monotonic()
+        env = _EnvPlay(plan, entry, report, sandbox, charged, cores)
         try:
-            entrants, games, stderr = _EnvPlay(plan, entry, report, sandbox, charged, cores).run()
+            entrants, games, stderr = env.run()
         except ArenaFault as exc:
             faults.append(exc.record | {"attempt": attempt})
+            # The attempt's games are played again: progress takes them back, and says why.
+            env._report(-env.reported, f"attempt {attempt} abandoned: the arena's {exc.record['kind']} "
+                                       f"({exc.record['entrant']}, {exc.record['phase']})", True)
             # A fault with the entrant left out is another entrant's: no one is charged then.
             charged = charged_fault(faults) if charged is None else None
             if charged is not None:

@@ -28,6 +28,7 @@ from grader.files import atomic_write_bytes
 from grader.rounds.records import EnvRecord, read_record, record_path, write_record
 from grader.sandbox import pinning
 from grader.schedule import games_per_env
+from grader.visible import visible
 
 PROGRESS_SECONDS = 2.0
 _SANDBOXES: dict = {}  # one sandbox backend per worker process and name
@@ -82,9 +83,11 @@ class Progress:
     start: float = field(default_factory=time.monotonic)
     last: float = 0.0
 
-    def games(self, label: str, count: int, what: str) -> None:
+    def games(self, label: str, count: int, what: str, notice: bool = False) -> None:
+        """`count` more games done (fewer: an abandoned attempt's taken back); a notice (an
+        agent's fault, an attempt abandoned) is printed at once."""
         self.games_done += count
-        self._line(f"{label}: {what}")
+        self._line(f"{label}: {what}", force=notice)
 
     def env_done(self, label: str, note: str) -> None:
         self.envs_done += 1
@@ -100,7 +103,7 @@ class Progress:
         if self.games_done:
             left = _clock(elapsed * max(self.games_total - self.games_done, 0) / self.games_done)
         print(f"round {self.round_id}: envs {self.envs_done}/{self.envs_total}, games "
-              f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{note}]",
+              f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{visible(note)}]",
               file=self.stream, flush=True)
 
 
@@ -135,8 +138,8 @@ def _play(plan: RoundPlan, index: int, report) -> EnvRecord | HeldEnv:
 
 
 def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:
-    def report(label: str, count: int, what: str) -> None:
-        events.put((label, count, what))
+    def report(label: str, count: int, what: str, notice: bool = False) -> None:
+        events.put((label, count, what, notice))
     return _play(plan, index, report)
 
 
@@ -250,7 +253,7 @@ def die_with_parent(parent: int) -> None:
 def _drain(events, progress: Progress) -> None:
     while True:
         try:
-            label, count, what = events.get_nowait()
+            label, count, what, notice = events.get_nowait()
         except queue.Empty:
             return
-        progress.games(label, count, what)
+        progress.games(label, count, what, notice)

@@ -9,7 +9,11 @@ profile), so every backend refuses at least this list. `arena doctor` and the re
 tests try the refused calls from inside a sandbox.
 
 Refused with EPERM: everything that makes or enters namespaces or mounts (the way to
-undo the sandbox's caps), that inspects or writes other processes, that reaches kernel
+undo the sandbox's caps), that inspects or writes other processes (and, on another process,
+what a fork of it would inherit: its resource limits, priority and scheduling; allowed on the
+caller itself), that makes System V IPC objects or POSIX message queues (they would outlive
+every process of the sandbox, a store from one pairing to the next that no file system
+restore reaches), that reaches kernel
 subsystems an agent never needs and attackers use (bpf, keyrings, perf, userfaultfd,
 io_uring, modules, kexec), and the calls that splice into pipes (splice, tee, vmsplice,
 sendfile): one from a socket into a pipe holds the pipe's lock while it waits for data, and
@@ -47,7 +51,12 @@ REFUSED = ("unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open
            "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module", "finit_module",
            "delete_module", "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "acct",
            "quotactl", "syslog", "settimeofday", "clock_settime", "adjtimex", "vhangup", "splice", "tee",
-           "vmsplice", "sendfile")
+           "vmsplice", "sendfile", "shmget", "semget", "msgget", "mq_open")
+# Allowed on the caller itself only (the argument naming the process is 0): on another process of
+# the sandbox (the frozen agent, say) each would leave a value that a fork of it inherits.
+# {name: index of the argument naming the process}.
+OWN_ONLY = {"prlimit64": 0, "setpriority": 1, "ioprio_set": 1, "sched_setparam": 0, "sched_setscheduler": 0,
+            "sched_setattr": 0, "sched_setaffinity": 0}
 
 # System call numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for arm64).
 _NUMBERS = {
@@ -60,7 +69,8 @@ _NUMBERS = {
         "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176,
         "open_by_handle_at": 304, "name_to_handle_at": 303, "swapon": 167, "swapoff": 168, "reboot": 169,
         "acct": 163, "quotactl": 179, "syslog": 103, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
-        "vhangup": 153, "splice": 275, "tee": 276, "vmsplice": 278, "sendfile": 40, "clone": 56, "clone3": 435}),
+        "vhangup": 153, "splice": 275, "tee": 276, "vmsplice": 278, "sendfile": 40, "shmget": 29, "semget": 64,
+        "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435}),
     "aarch64": (0xC00000B7, {
         "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
         "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
@@ -70,7 +80,16 @@ _NUMBERS = {
         "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106,
         "open_by_handle_at": 265, "name_to_handle_at": 264, "swapon": 224, "swapoff": 225, "reboot": 142,
         "acct": 89, "quotactl": 60, "syslog": 116, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
-        "vhangup": 58, "splice": 76, "tee": 77, "vmsplice": 75, "sendfile": 71, "clone": 220, "clone3": 435}),
+        "vhangup": 58, "splice": 76, "tee": 77, "vmsplice": 75, "sendfile": 71, "shmget": 194, "semget": 190,
+        "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435}),
+}
+
+
+_OWN_ONLY_NUMBERS = {
+    "x86_64": {"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setparam": 142,
+               "sched_setscheduler": 144, "sched_setattr": 314, "sched_setaffinity": 203},
+    "aarch64": {"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setparam": 118,
+                "sched_setscheduler": 119, "sched_setattr": 274, "sched_setaffinity": 122},
 }
 
 
@@ -93,6 +112,11 @@ def program(machine: str | None = None) -> bytes:
     body = [_insn(_JGE_K, X32_SYSCALL_BIT, jt=0xFF)]  # jt patched below: to the kill
     for nr in refused:
         body.append(_insn(_JEQ_K, nr, jt=0xFE))  # jt patched below: to the refusal
+    own = []  # each: not this call -> past the block; else its process argument, 0 allowed, else refused
+    for name, index in OWN_ONLY.items():
+        own += [_insn(_JEQ_K, _OWN_ONLY_NUMBERS[machine][name], jt=0, jf=4), _insn(_LD_W_ABS, _ARG0 + 8 * index),
+                _insn(_JEQ_K, 0, jt=1, jf=0), _insn(_RET_K, deny), _insn(_RET_K, RET_ALLOW)]
+    body += own
     body.append(_insn(_JEQ_K, numbers["clone3"], jt=0xFD))  # to ENOSYS
     body.append(_insn(_JEQ_K, numbers["clone"], jt=0, jf=2))
     body.append(_insn(_LD_W_ABS, _ARG0))

@@ -23,6 +23,7 @@ from typing import Callable, Literal, Protocol
 
 from grader import owner
 from grader.limits import Limits
+from grader.sandbox import frozen
 from grader.submission import IGNORED_DIRS, Submission
 
 Network = Literal["none", "egress"]
@@ -63,6 +64,10 @@ class SandboxProcess(Protocol):
         """Why the sandbox's own machinery failed under the agent (its engine stopped, or it
         was stopped from outside), or None: then an end of the runner is the agent's."""
 
+    def memory_peak(self) -> int | None:
+        """The sandbox's peak memory use in bytes (its cgroup's high-water mark), None where
+        it cannot be read."""
+
     def memory_kill(self) -> str | None:
         """Whether the sandbox lost a process to the kernel's out-of-memory killer: "limit"
         (it had reached its own memory limit: the agent's fault), "host" (killed below its
@@ -77,13 +82,21 @@ class SandboxProcess(Protocol):
 
     def turn(self, running: bool) -> None:
         """A pairing's turns: stop every process of the sandbox when its agent's move is in
-        (False), continue them when it is to move again (True). One signal each, not waited
-        for: it costs microseconds at every move, and the pace never charges an agent its
-        opponent's compute anyway; it is what lets both agents of a game share one core."""
+        (False), continue them when it is to move again (True); not waited for. It comes at
+        every move, so it costs what one write to the cgroup's freezer costs (microseconds),
+        and it is what lets both agents of a game share one core."""
 
     def pin(self, core: int) -> None:
         """Move every process of the sandbox to `core` and hold it there (a session that
         changes core between phases of a round)."""
+
+    def hold_frozen(self, frozen_pid: int) -> str | None:
+        """After freeze(): every process but the frozen one (`frozen_pid` in the sandbox) and
+        the sandbox's own ends, the writable file systems are read, the frozen process is
+        checked; what is wrong (the agent's fault), or None (grader/sandbox/frozen.py)."""
+
+    def back_to_frozen(self) -> str | None:
+        """After a pairing: the sandbox as `hold_frozen` found it; what outlived the pairing, or None."""
 
     def close(self) -> None:
         """Kill, then release pipes and any per-sandbox resources."""
@@ -282,6 +295,7 @@ class PopenProcess:
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
         self._closed = False
+        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     @property
     def pid(self) -> int:
@@ -305,6 +319,20 @@ class PopenProcess:
         except subprocess.TimeoutExpired:
             pass  # stuck in the kernel after SIGKILL: nothing more can be done, close() goes on
 
+    def hold_frozen(self, frozen_pid: int) -> str | None:
+        """At freeze: the sandbox held as it is now (grader/sandbox/frozen.py): what is wrong
+        with it, or None. Without a cgroup (the unsafe backend) nothing is held."""
+        if self.cgroup is None:
+            return None
+        self._frozen, found = frozen.hold(self.cgroup, frozen_pid, (self.stdin_fd, self.stdout_fd, self.stderr_fd))
+        return found
+
+    def back_to_frozen(self) -> str | None:
+        """After a pairing: the sandbox put back as it was at freeze; what outlived the pairing, or None."""
+        if self.cgroup is None or self._frozen is None:
+            return None
+        return frozen.back_to_frozen(self.cgroup, self._frozen)
+
     def cpu_seconds(self) -> float | None:
         if self.cgroup is not None:
             seconds = self.cgroup.cpu_seconds()
@@ -314,6 +342,9 @@ class PopenProcess:
 
     def memory_kill(self) -> str | None:
         return None if self.cgroup is None else self.cgroup.memory_kill()
+
+    def memory_peak(self) -> int | None:
+        return None if self.cgroup is None else self.cgroup.memory_peak()
 
     def pids(self) -> list[int]:
         if self.cgroup is None:
@@ -338,11 +369,10 @@ class PopenProcess:
             self._signal_group(signal.SIGCONT)
 
     def turn(self, running: bool) -> None:
-        sig = signal.SIGCONT if running else signal.SIGSTOP
         if self.cgroup is not None:
-            self.cgroup.signal_once(sig)
+            self.cgroup.turn(running)
         else:
-            self._signal_group(sig)
+            self._signal_group(signal.SIGCONT if running else signal.SIGSTOP)
 
     def pin(self, core: int) -> None:
         # The cpuset holds every process of the sandbox to the core; without one, each process

@@ -36,7 +36,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import signal
 import time
 from pathlib import Path
 
@@ -46,7 +45,7 @@ from grader.sandbox import image as agent_image
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits, session_folder, stage_session, sweep_sessions,
                                  user_temp_folder)
-from grader.sandbox import pagecache, pinning
+from grader.sandbox import frozen, pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.submission import Submission
 
@@ -89,12 +88,23 @@ def sweep_leftovers(c) -> list[str]:
     for container in leftovers:
         tag = (container.labels or {}).get(LABEL_OWNER, "")
         if tag and not owner.alive(tag):
+            _thaw(container)
             try:
                 container.remove(force=True)
                 removed.append(f"container {container.short_id}")
             except Exception:
                 pass  # removed meanwhile by another arena's sweep
     return removed + sweep_sessions(fifo_root())
+
+
+def _thaw(container) -> None:
+    """Thaw a dead arena's container that its thaw guard did not (grader.sandbox.thaw): on
+    cgroup v1 its frozen processes would not die of the engine's kill."""
+    pid = (container.attrs.get("State") or {}).get("Pid")
+    group = Cgroup.of_process(int(pid)) if pid else None
+    if group is not None:
+        group.freeze(False)
+        group.release()
 
 
 def remove_container(container, timeout: float = 10.0) -> bool:
@@ -129,6 +139,7 @@ class DockerProcess:
         self._lost: str | None = None
         self._killed = False
         self._closed = False
+        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     def exit_status(self) -> int | None:
         if self._status is None:
@@ -172,6 +183,20 @@ class DockerProcess:
         except Exception:
             pass  # already stopped
 
+    def hold_frozen(self, frozen_pid: int) -> str | None:
+        """At freeze: the sandbox held as it is now (grader/sandbox/frozen.py): what is wrong
+        with it, or None. Without a cgroup (the unsafe backend) nothing is held."""
+        if self.cgroup is None:
+            return None
+        self._frozen, found = frozen.hold(self.cgroup, frozen_pid, (self.stdin_fd, self.stdout_fd, self.stderr_fd))
+        return found
+
+    def back_to_frozen(self) -> str | None:
+        """After a pairing: the sandbox put back as it was at freeze; what outlived the pairing, or None."""
+        if self.cgroup is None or self._frozen is None:
+            return None
+        return frozen.back_to_frozen(self.cgroup, self._frozen)
+
     def cpu_seconds(self) -> float | None:
         return None if self.cgroup is None else self.cgroup.cpu_seconds()
 
@@ -179,10 +204,10 @@ class DockerProcess:
         return self.cgroup.pids() if self.cgroup is not None else [self.pid]
 
     def suspend(self) -> None:
-        # From the host, with no engine call: SIGSTOPs to every process of the container's
-        # cgroup (grader.sandbox.cgroup.Cgroup.suspend). Where that cgroup is not readable
-        # here its processes go on running (doctor's "cgroup accounting" check refuses such a
-        # host for scored rounds).
+        # From the host, with no engine call: the container's cgroup is frozen, as the engine's
+        # own pause does (grader.sandbox.cgroup.Cgroup.suspend). Where that cgroup is not
+        # readable here its processes go on running (doctor's "cgroup accounting" check refuses
+        # such a host for scored rounds).
         if self.cgroup is not None:
             self.cgroup.suspend()
 
@@ -192,7 +217,7 @@ class DockerProcess:
 
     def turn(self, running: bool) -> None:
         if self.cgroup is not None:
-            self.cgroup.signal_once(signal.SIGCONT if running else signal.SIGSTOP)
+            self.cgroup.turn(running)
 
     def pin(self, core: int) -> None:
         # The container's own CPU set, which the engine changes live; an engine that cannot
@@ -202,6 +227,9 @@ class DockerProcess:
         except Exception as exc:
             self._lost = f"the docker engine could not move the container to core {core}: {str(exc)[:150]}"
             self.kill()
+
+    def memory_peak(self) -> int | None:
+        return None if self.cgroup is None else self.cgroup.memory_peak()
 
     def memory_kill(self) -> str | None:
         verdict = None if self.cgroup is None else self.cgroup.memory_kill()
@@ -226,6 +254,8 @@ class DockerProcess:
             except OSError:
                 pass
         remove_container(self.container)
+        if self.cgroup is not None:
+            self.cgroup.release()  # the engine removes the container's cgroup
         shutil.rmtree(self.folder, ignore_errors=True)
 
 

@@ -46,6 +46,8 @@ SANDBOX_GID = 65534
 # The same uid as the docker backend's agent.
 HOST_UID = 10001
 SITE = "/arena/site"
+# The processes of a local sandbox's cgroup that are the arena's, not the agent's: the outer bwrap.
+LAUNCHER_PROCESSES = 1
 # bwrap itself needs nothing of the host's environment, so it gets none of it
 # either: its own /proc/<pid>/environ is visible from inside the sandbox.
 BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
@@ -325,7 +327,10 @@ class LocalSandbox:
         cgroup = None
         if self.use_cgroup:
             try:
-                cgroup = Cgroup.create(limits.memory_bytes, limits.pids, limits.cpu_cores, pinning.core())
+                # One process more than the agent's allowance: the outer bwrap, which waits outside the
+                # sandbox's namespaces but in its cgroup (the init inside is counted by RLIMIT_NPROC too).
+                cgroup = Cgroup.create(limits.memory_bytes, limits.pids + LAUNCHER_PROCESSES, limits.cpu_cores,
+                                       pinning.core())
             except OSError as exc:
                 raise LaunchError(f"cannot set up the sandbox's cgroup: {exc}") from exc
         if cgroup is not None:

@@ -88,6 +88,28 @@ for name, nr in syscall_filter.numbers().items():
         result = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(0)] * 5)
         os._exit(0 if result >= 0 else min(ctypes.get_errno(), 255))
     out["syscalls"][name] = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+# The frozen agent's memory: this process made not dumpable as the runner makes the frozen
+# agent, a child of it tries to write it through /proc/<pid>/mem and process_vm_writev.
+libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+target = ctypes.create_string_buffer(b"frozen")
+pid = os.fork()
+if pid == 0:
+    code = 0
+    try:
+        with open("/proc/%%d/mem" %% os.getppid(), "r+b", buffering=0) as mem:
+            mem.seek(ctypes.addressof(target))
+            mem.write(b"CHANGE")
+        code |= 1
+    except OSError:
+        pass
+    data = ctypes.create_string_buffer(b"CHANGE")
+    local = (ctypes.c_void_p * 2)(ctypes.addressof(data), 6)
+    remote = (ctypes.c_void_p * 2)(ctypes.addressof(target), 6)
+    if libc.syscall(ctypes.c_long(syscall_filter.numbers()["process_vm_writev"]), os.getppid(), local, 1, remote, 1, 0) == 6:
+        code |= 2
+    os._exit(code)
+os.waitpid(pid, 0)
+out["frozen_written"] = target.value != b"frozen"
 sys.stdout.write(json.dumps(out) + "\n")
 sys.stdout.flush()
 sys.stdin.read()  # held until the host has looked at the sandbox from outside
@@ -116,13 +138,15 @@ def probe_local(sandbox, limits: Limits = DEFAULT_LIMITS) -> dict[str, bool]:
 
 
 INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp filter", "rlimits inside", "own process count",
-          "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "no network")
+          "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "frozen agent not writable",
+          "frozen agent held from the host", "no network")
 
 
 def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...],
-                   per_user_nproc: bool = True) -> list[Check]:
+                   per_user_nproc: bool = True, launchers: int = 0) -> list[Check]:
     """The checks read from the probe's report (the same for every backend; `per_user_nproc`
-    says whether the backend sets RLIMIT_NPROC, as `runner_rlimits` does)."""
+    says whether the backend sets RLIMIT_NPROC, as `runner_rlimits` does; `launchers` counts
+    the arena's processes in the sandbox's cgroup beside the agent's allowance)."""
     if isinstance(inside, str):
         return ([Check(name, False, "sandbox did not start" if name != "sandbox starts" else inside) for name in INSIDE]
                 + [Check(f"{ns} namespace", False, "sandbox did not start") for ns in namespaces])
@@ -152,7 +176,7 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     wanted = json.loads(runner_rlimits(limits, per_user_nproc))
     wrong = [n for n, v in wanted.items() if inside["rlimits"].get(n) != v]
     checks.append(Check("rlimits inside", not wrong, "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
-    checks.append(own_processes_check(inside, limits, own_userns="user" in namespaces))
+    checks.append(own_processes_check(inside, limits, own_userns="user" in namespaces, launchers=launchers))
     checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
                         f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes}), {inside['tmp_inodes']} inodes"))
     # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
@@ -164,12 +188,20 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     checks.append(Check("read-only root, host hidden", hidden,
                         "root read-only, the arena's checkout absent" if hidden else
                         f"root writable: {inside['root_writable']}, checkout visible: {inside['host_checkout_visible']}"))
+    written = inside.get("frozen_written", True)
+    checks.append(Check("frozen agent not writable", not written,
+                        "a process of the sandbox cannot write the memory of one that is not dumpable (/proc/<pid>/mem, "
+                        "process_vm_writev)" if not written else "a child WROTE the memory of a process that is not dumpable"))
+    unread = inside.get("host_reads_frozen", "not tried")
+    checks.append(Check("frozen agent held from the host", unread is None,
+                        "the host reads the frozen process's maps, files and /tmp, and ends the others" if unread is None
+                        else f"the host cannot read {unread}: run the arena as root or as the sandbox's own user"))
     interfaces = [name for name in inside["interfaces"] if name != "lo"]
     checks.append(Check("no network", not interfaces, "interfaces: " + (", ".join(inside["interfaces"]) or "none")))
     return checks
 
 
-def own_processes_check(inside: dict, limits: Limits, own_userns: bool) -> Check:
+def own_processes_check(inside: dict, limits: Limits, own_userns: bool, launchers: int = 0) -> Check:
     """Whether the sandbox's process count is its own: its own pids cgroup holds it at the
     limit (read from the host), and no limit inside counts the processes of others. The
     kernel counts RLIMIT_NPROC per uid of a user namespace: in a sandbox with a user namespace
@@ -178,9 +210,9 @@ def own_processes_check(inside: dict, limits: Limits, own_userns: bool) -> Check
     reported (the engine's own, per uid on the host)."""
     pids_max = inside.get("pids_max")
     nproc = inside["rlimits"].get("nproc")
-    own_cgroup = pids_max == limits.pids
+    own_cgroup = pids_max == limits.pids + launchers
     where = f"pids cgroup of its own at {pids_max}" if own_cgroup else (
-        f"its pids cgroup is at {pids_max}, not {limits.pids}" if pids_max is not None else
+        f"its pids cgroup is at {pids_max}, not {limits.pids + launchers}" if pids_max is not None else
         "NO pids cgroup of its own read from the host")
     if own_userns:
         ok = own_cgroup or nproc == limits.pids
@@ -211,7 +243,8 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     inside, process = _run_local_probe(sandbox, limits) if sandbox.bwrap else ("no bwrap", None)
     if process is not None:
         process.close()
-    checks += _inside_checks(inside, limits, NAMESPACES)
+    from grader.sandbox.local import LAUNCHER_PROCESSES
+    checks += _inside_checks(inside, limits, NAMESPACES, launchers=LAUNCHER_PROCESSES if sandbox.use_cgroup else 0)
     if isinstance(inside, dict):
         checks.append(Check("host /etc hidden", not inside["host_etc_visible"],
                             "absent" if not inside["host_etc_visible"] else "VISIBLE inside"))
@@ -220,6 +253,7 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
         ok = cgroups[controller]
         checks.append(Check(f"cgroup {controller}", ok, "per-sandbox cgroup" if ok else "cannot create one here",
                             required=controller != "cpu"))
+    checks.append(yama_check())
     checks.append(Check("egress", False, "no user-space network stack is driven: the egress tier runs "
                         "with no network (its own namespace, host loopback unreachable)", required=False))
     checks.append(leftovers_check(sweep_cgroups() + sweep_extractions()))
@@ -263,8 +297,38 @@ def _read_probe(process):
         return (err.decode(errors="replace").strip() or "no output from the probe")[-300:], None
     pids = process.cgroup.pids() if process.cgroup is not None else [process.pid]
     found["host_uids"] = sorted({_host_uid(pid) for pid in pids} - {None})
+    found["host_reads_frozen"] = _host_reads(pids)
     found["pids_max"] = process.cgroup.pids_max() if process.cgroup is not None else None
     return found, process
+
+
+def _host_reads(pids: list[int]) -> str | None:
+    """Whether the host can read what it checks of a frozen agent (grader/sandbox/frozen.py) in
+    the probe's processes, not dumpable as the frozen agent is: None, or what it cannot read."""
+    for pid in pids:
+        for what in ("maps", "fd", "status", "root/tmp"):
+            try:
+                path = Path(f"/proc/{pid}/{what}")
+                if path.is_dir():
+                    os.listdir(path)
+                else:
+                    path.read_bytes()
+            except FileNotFoundError:
+                continue  # that process ended (the launcher's shell)
+            except OSError as exc:
+                return f"/proc/<pid>/{what}: {exc.strerror}"
+    return None
+
+
+def yama_check() -> Check:
+    """The kernel's ptrace restrictions (Yama), which the arena does not need: the frozen agent is
+    not dumpable and the seccomp filter refuses ptrace and process_vm_writev."""
+    try:
+        scope = Path("/proc/sys/kernel/yama/ptrace_scope").read_text().strip()
+        detail = f"ptrace_scope {scope}"
+    except OSError:
+        detail = "absent: a process may write the memory of another of its uid, but for one not dumpable"
+    return Check("ptrace restrictions (Yama)", True, detail + " (not relied on)", required=False)
 
 
 def _host_uid(pid: int) -> int | None:
@@ -303,6 +367,7 @@ def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
                             f"the container's cgroup read from the host: {cpu:.3f} s of CPU" if cpu is not None else
                             "the container's cgroup is not readable from here: the engine must run on this host"))
         process.close()
+    checks.append(yama_check())
     checks.append(leftovers_check(removed))
     return checks
 

@@ -24,6 +24,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from grader.schedule import CANONICAL_BUDGET
+from grader.visible import visible
 
 # Stands where the data commit goes until the page is written (never a valid commit).
 COMMIT_PLACEHOLDER = "@@ARENA-DATA-COMMIT@@"
@@ -64,12 +65,23 @@ class SiteEnvironment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def shown(value: Any) -> Any:
+    """What a template prints, its control and format characters made visible (grader/visible.py):
+    a handle or an agent's text on a page is read, never obeyed."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value), keep_lines=True))
+    if isinstance(value, str):
+        return visible(value, keep_lines=True)
+    return value
+
+
 def make_environment(templates: Path) -> jinja2.Environment:
-    """The Jinja environment: autoescaped HTML, StrictUndefined, the site's filters."""
+    """The Jinja environment: autoescaped HTML, StrictUndefined, the site's filters, and every
+    printed value's hidden characters shown (`shown`)."""
     env = SiteEnvironment(loader=jinja2.FileSystemLoader(str(templates)),
                           autoescape=jinja2.select_autoescape(["html"], default_for_string=True),
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                          keep_trailing_newline=True)
+                          keep_trailing_newline=True, finalize=shown)
     env.filters["rate"] = fmt_rate
     env.filters["code"] = fmt_code
     env.globals["canonical_budget"] = CANONICAL_BUDGET  # a round below it is marked on every page

@@ -11,11 +11,12 @@ import pytest
 
 import grader.smoke
 from grader.accounts import check_change, registry_from_text
+from grader.limits import DEFAULT_LIMITS
 from grader.kit import NO_REPOSITORY, register_steps, render, render_fields
 from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.rounds.score import MIN_FIELD_FOR_STANDING
 from grader.sandbox import get_sandbox
-from grader.smoke import ROUND_FIELD, BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
+from grader.smoke import BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
 from grader.submission import SubmissionError, load_submission
 from tests.kit.test_messages import FAILS_LATER as MESSAGES_FAILS_LATER
 
@@ -157,17 +158,29 @@ def test_output_that_a_round_would_cut_off_fails_the_short_check(kit_scripts, ca
     (folder / "agent.py").write_text(PRINTS_THE_BOARD)
     code, out = check(modules, capsys)
     assert code == 1, out
-    # About 5 MiB a round on 6x8, under the cap; 8x8's 64 cells a move take it over.
+    # Under the cap on 6x8 (about 2 KiB a game); 8x8's 64 cells a move take it over at 4 KiB a game.
     fail = next(line for line in out.splitlines() if line.startswith("FAIL on the 8x8 board"))
-    assert "your agent printed" in fail and "over the 8 MiB output cap, and a round kills it there (fault agent_error)" in fail
-    assert "2,000 self-play games" in fail and f"against a field of {ROUND_FIELD}" in fail
-    assert "output: your agent printed" in out and "against the 8 MiB cap per environment" in out
+    assert "your agent printed" in fail and "MiB output cap of that session, and a round kills it there" in fail
+    field = DEFAULT_LIMITS.largest_field
+    assert "2,000 self-play games" in fail and f"against a field of {field}" in fail
+    assert f"{20 * (field - 1):,} pairing games" in fail
+    assert f"projected to a round's session in a field of {field} entrants" in out
+    assert "output: your agent printed" in out and "MiB output cap" in out and "CPU share of" in out
     code, lines = package(modules, capsys)
     assert code == 1 and lines[-1].startswith("REFUSED: make check failed on these exact files")
 
 
-def test_the_round_field_of_the_projection_is_the_smallest_with_a_standing():
-    assert ROUND_FIELD == MIN_FIELD_FOR_STANDING
+def test_the_projection_is_for_the_largest_field_or_the_one_given():
+    assert SmokeSettings().round_field() == DEFAULT_LIMITS.largest_field
+    assert SmokeSettings(field=MIN_FIELD_FOR_STANDING).round_field() == MIN_FIELD_FOR_STANDING
+    games = grader.smoke.round_games(150)
+    assert games == {CHECKPOINT: 100, SELF_PLAY: 2000, PAIRING: 20 * 149}
+    board = board_with({CHECKPOINT: (4, 60, 5.0, 400), SELF_PLAY: (2, 120, 2.0, 200), PAIRING: (2, 60, 5.0, 100)})
+    board.round_field, board.output_bytes = 150, 1000  # 300 of them printed by prepare
+    # Acts a game times the mean act, times a round's games of each phase.
+    assert grader.smoke.project_act_seconds(board) == pytest.approx(15 * 100 * 0.005 + 60 * 2000 * 0.002
+                                                                    + 30 * 2980 * 0.005)
+    assert grader.smoke.project_output(board) == 300 + 100 * 100 + 100 * 2000 + 50 * 2980
 
 
 def test_a_quiet_agent_is_projected_under_the_cap(tmp_path):

@@ -16,16 +16,17 @@ from tests.rounds.conftest import field, small_plan, without_execution
 pytestmark = pytest.mark.timeout(120)
 
 
-def failing_launches(count: int, who: str | None = "alpha"):
+def failing_launches(count: int, who: str | None = "alpha", fault: Fault | None = None):
     """An open_session that fails `who`'s first `count` launches with the arena's launch_failed
-    (who=None: every launch of an agent, the arena's control agent's too: the arena is broken)."""
+    (or `fault`; who=None: every launch of an agent, the arena's control agent's too: the arena
+    is broken)."""
     state = {"left": count}
+    fault = fault or Fault(FaultKind.LAUNCH_FAILED, "no sandbox today")
 
     def opener(entrant, spec, limits, sandbox=None):
         if (entrant.name == who or (who is None and entrant.kind != "reference")) and state["left"] > 0:
             state["left"] -= 1
-            return HandleSession(who, AgentHandle.failed(Fault(FaultKind.LAUNCH_FAILED, "no sandbox today"),
-                                                         DEFAULT_LIMITS, who))
+            return HandleSession(who, AgentHandle.failed(fault, DEFAULT_LIMITS, who))
         return open_session(entrant, spec, limits, sandbox)
     return opener
 
@@ -82,6 +83,27 @@ def test_one_agent_failing_the_arenas_way_every_time_is_charged_and_holds_nothin
     rows = {r["name"]: r for r in data["environments"][0]["agents"]}
     for name in ("bravo", "random"):  # their learning is untouched by alpha's trouble
         assert rows[name]["curve"] == clean_rows[name]["curve"] and rows[name]["self_play"] == clean_rows[name]["self_play"]
+
+
+def test_a_host_short_of_memory_is_never_charged_to_an_agent_below_its_limit(tmp_path, monkeypatch, capsys):
+    """The kernel kills the same agent for memory below its own limit on every attempt, while
+    the control agent plays: the host ran short, so no agent is charged; the environment is held
+    with that reason and what to change."""
+    plan = small_plan(field(("alpha", "Learner"), ("bravo", "FirstLegal"), references=("random",)),
+                      envs="random-2 most/standard")
+    oom = Fault(FaultKind.OOM, "killed for memory during prepare below its limit of 1024 MiB: the host ran short")
+    monkeypatch.setattr(play, "open_session", failing_launches(99, who="alpha", fault=oom))
+    outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="short")
+    assert outcome.status == "held" and not (tmp_path / "out").exists()
+    err = capsys.readouterr().err
+    assert "the host ran short of memory" in err and "alpha below its own limit of 1024 MiB" in err
+    assert "never charged to the agent" in err and "give the runner more memory" in err
+    import yaml
+    held = yaml.safe_load((tmp_path / "private" / plan.round_id / "held.yaml").read_text())
+    kinds = {f["kind"] for h in held["held_environments"] for f in h["arena_faults"]}
+    assert kinds == {"oom"}
+    assert play.charged_fault([{"entrant": "alpha", "kind": "oom", "detail": "", "phase": "p"}] * 2) is None
+    assert play.charged_fault([{"entrant": "alpha", "kind": "pipe", "detail": "", "phase": "p"}] * 2) is not None
 
 
 def test_an_agent_over_the_pace_at_the_end_of_its_session_times_out(tmp_path):

@@ -7,28 +7,32 @@ import yaml
 
 from grader.cli import main
 from grader.limits import DEFAULT_LIMITS
-from grader.rounds.capacity import (Board, CapacityError, Machines, env_cost, plan_capacity, runners_needed,
-                                    unknown_boards)
+from grader.rounds.capacity import (HOST_SECONDS_PER_MOVE, Board, CapacityError, Machines, env_cost,
+                                    plan_capacity, runners_needed, unknown_boards)
 from grader.schedule import default_checkpoints
 
 EIGHT = Board("eight", 8, 8, 0)  # 60 acts a game; 6.4 ms an act at the pace: 0.384 s a game
+HOST = 60 * HOST_SECONDS_PER_MOVE  # the arena's own time in a game of 60 moves
 
 
 def test_one_environment_by_hand():
     cost = env_cost(EIGHT, entrants=3, checkpoints=[0, 4], per_checkpoint=2, per_pairing=2, budget=4, cores=2,
                     act_seconds=0.0064)
-    # Per entrant: 4 self-play games (0.384 s) and 2 x 2 checkpoint games (half the acts each).
-    learning = 4 * 0.384 + 4 * 0.192
+    # Per entrant: 4 self-play games (0.384 s, and the host's time a move) and 2 x 2 checkpoint
+    # games (half of that each).
+    game = 0.384 + HOST
+    learning = 4 * game + 4 * game / 2
     assert cost.games == 3 * (2 * 2 + 4) + 3 * 2
-    assert cost.cpu_seconds == pytest.approx(3 * learning + 6 * 0.384)
+    assert cost.cpu_seconds == pytest.approx(3 * learning + 6 * game)
     # 2 cores: the core time (a pairing game holds one: its agents take turns) over them,
     # longer than any one chain.
-    assert cost.wall_seconds == pytest.approx((3 * learning + 6 * 0.384) / 2)
+    assert cost.wall_seconds == pytest.approx((3 * learning + 6 * game) / 2)
 
 
 def test_a_long_chain_bounds_the_wall_time_however_many_cores():
     cost = env_cost(EIGHT, 3, [0, 4], 2, 2, 4, cores=1000, act_seconds=0.0064)
-    assert cost.wall_seconds == pytest.approx(4 * 0.384 + 4 * 0.192 + 2 * 2 * 0.384)
+    game = 0.384 + HOST
+    assert cost.wall_seconds == pytest.approx(4 * game + 4 * game / 2 + 2 * 2 * game)
 
 
 def test_obstacles_and_the_opening_are_no_acts():
@@ -70,8 +74,10 @@ def test_the_runners_needed_are_the_fewest_that_fit():
 
 def test_the_measured_speed_scales_the_cpu_and_the_time():
     at = plan([EIGHT], 10, 1, 4, measured_fraction=0.25)
-    assert at.cpu_hours_measured == pytest.approx(at.cpu_hours_at_pace / 4)
-    assert at.wall_hours_measured == pytest.approx(at.wall_hours / 4)
+    # The agents' acts at a quarter of the pace; the arena's own time a move stays as it is.
+    scale = (0.25 * 0.0064 + HOST_SECONDS_PER_MOVE) / (0.0064 + HOST_SECONDS_PER_MOVE)
+    assert at.cpu_hours_measured == pytest.approx(at.cpu_hours_at_pace * scale)
+    assert at.wall_hours_measured == pytest.approx(at.wall_hours * scale)
 
 
 def test_unknown_shapes_are_planned_as_the_largest_board():
@@ -128,3 +134,65 @@ def test_the_floor_is_the_cpu_over_every_core_and_no_plan_beats_it():
         assert p.floor_hours == pytest.approx(p.cpu_hours_at_pace / (min(runners, 3) * 4))
         assert p.wall_hours >= p.floor_hours
     assert any(line.startswith("  floor: ") for line in plan(boards, 10, 2, 4).lines())
+
+
+def test_shards_by_predicted_cost_stay_within_a_tenth_of_the_bound():
+    # The generated final of sample seed 1 (board shapes 6 to 12 a side) over 4 to 28 runners.
+    from grader.rounds.capacity import boards_for
+    boards, known = boards_for("final", None, "1")
+    assert known and len(boards) == 28
+    for runners in (4, 8, 16, 28):
+        p = plan(boards, 120, runners, 16)
+        assert p.wall_hours >= p.bound_hours * (1 - 1e-9)
+        assert p.ratio <= 1.10, (runners, p.ratio)
+        assert sorted(i for shard in p.shards for i in shard) == list(range(28))  # each once
+    assert "ratio" in "\n".join(plan(boards, 120, 8, 16).lines())
+
+
+def test_assign_shards_is_longest_first_and_deterministic():
+    from grader.rounds.capacity import assign_shards
+    costs = [5.0, 1.0, 4.0, 3.0, 3.0, 2.0]
+    shares = assign_shards(costs, 2)
+    assert shares == assign_shards(list(costs), 2)
+    assert sorted(sum(costs[i] for i in s) for s in shares) == [9.0, 9.0]  # the best split of 18
+    assert assign_shards(costs, 1) == [list(range(6))]
+    assert assign_shards([1.0], 3) == [[0], [], []]
+
+
+def test_a_round_its_runner_cannot_hold_in_memory_is_refused_naming_the_need():
+    from grader.limits import MIB
+    # 150 entrants: 149 measured at 40 MiB and one at 950 MiB.
+    memory = [40 * MIB] * 149 + [950 * MIB]
+    tight = plan_capacity([EIGHT], 150, default_checkpoints(2000), 20, 20, 2000,
+                          Machines(1, 16, memory_bytes=4 * 1024 * MIB), DEFAULT_LIMITS, "local", memory=memory)
+    assert not tight.memory_fits and not tight.fits
+    need = tight.memory_bytes
+    assert need >= 149 * 40 * MIB + 950 * MIB
+    refusal = tight.memory_refusal()
+    assert "150 frozen agents" in refusal and "950 MiB" in refusal and "give each runner at least" in refusal
+    roomy = plan_capacity([EIGHT], 150, default_checkpoints(2000), 20, 20, 2000,
+                          Machines(1, 16, memory_bytes=need), DEFAULT_LIMITS, "local", memory=memory)
+    assert roomy.memory_fits and roomy.memory_refusal() is None
+
+
+def test_capacity_refuses_a_field_whose_memory_does_not_fit(tmp_path, capsys):
+    entrants = [{"handle": f"h{i}", "account_id": i, "digest": "d", "path": "p", "flags": [], "pace_fraction": 0.9,
+                 "memory_bytes": (950 if i == 0 else 60) * 1024 * 1024} for i in range(150)]
+    field = {"schema_version": 1, "tier": "public", "source_commit": None, "taken_at": "2026-01-01T00:00:00Z",
+             "frozen_at": None, "excluded": [], "entrants": entrants}
+    path = tmp_path / "field.yaml"
+    path.write_text(yaml.safe_dump(field))
+    argv = ["capacity", "--tier", "public", "--envs", "1", "--field", str(path), "--runners", "1", "--cores", "16"]
+    assert main(argv + ["--memory-gib", "8"]) == 1
+    out, err = capsys.readouterr()
+    assert "150 measured" in err and "refused" in err and "950 MiB" in err and "memory: NO" in out
+    assert main(argv + ["--memory-gib", "16"]) == 0
+    field["entrants"][3]["memory_bytes"] = -5
+    path.write_text(yaml.safe_dump(field))
+    assert main(argv) == 1
+    assert "entrants[3].memory_bytes" in capsys.readouterr()[1]
+
+
+def test_a_field_larger_than_the_limits_allow_is_refused():
+    with pytest.raises(CapacityError, match="at most 300"):
+        plan([EIGHT], DEFAULT_LIMITS.largest_field + 1, 1, 16)

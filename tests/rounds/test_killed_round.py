@@ -107,8 +107,10 @@ def _kill_a_round_then_start_the_doctor(tmp_path: Path, groups: list[Path], env:
         for line in round_proc.stderr:  # wait until both workers play
             if "self-play" in line:
                 break
-        time.sleep(1.0)
-        family = _descendants(round_proc.pid)
+        # Until its workers and sandboxes are there, however slowly a busy host starts them.
+        deadline = time.monotonic() + 60
+        while len(family := _descendants(round_proc.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.2)
         tags = {owner.tag(pid) for pid in family | {round_proc.pid}}
         os.kill(round_proc.pid, signal.SIGKILL)
         round_proc.wait(10)

@@ -6,6 +6,7 @@ import dataclasses
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +140,17 @@ def assert_unharmed(launch, sandbox, tmp_path_factory):
             assert not docker_leftovers(sandbox)
 
     return _check
+
+
+def cpu_rises(handle: AgentHandle, seconds: float, within: float = 60.0) -> bool:
+    """Whether the sandbox's own CPU time (its cgroup's accounting, which no other process on the
+    machine adds to) grows by `seconds`, waiting for it up to `within` seconds of wall time: how
+    soon it gets there depends on what else the machine runs, so only that it does is judged."""
+    start = handle.transport.cpu_seconds()
+    assert start is not None, "the sandbox's CPU time is not readable here: nothing can be tested"
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if handle.transport.cpu_seconds() - start >= seconds:
+            return True
+        time.sleep(0.02)
+    return False

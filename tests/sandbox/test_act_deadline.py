@@ -35,6 +35,25 @@ class PipesOnly:
             os.close(fd)
 
 
+class RecordedPoll:
+    """The transport's poll, with the timeout of each wait it asks for recorded (ms)."""
+
+    def __init__(self, transport: PipeTransport):
+        self.poll_object = transport._poll
+        self.timeouts: list[float] = []
+        transport._poll = self  # type: ignore[assignment]
+
+    def poll(self, timeout: float):
+        self.timeouts.append(timeout)
+        return self.poll_object.poll(timeout)
+
+    def register(self, *args):
+        return self.poll_object.register(*args)
+
+    def unregister(self, fd):
+        return self.poll_object.unregister(fd)
+
+
 def test_an_act_whose_write_waited_for_room_still_ends_at_its_deadline():
     process = PipesOnly()
     transport = PipeTransport(process, DEFAULT_LIMITS)  # type: ignore[arg-type]  # the pipes are all it reads
@@ -47,11 +66,13 @@ def test_an_act_whose_write_waited_for_room_still_ends_at_its_deadline():
                 os.write(process.stdin_fd, filler)
             except BlockingIOError:
                 break
-        drained_at, limit = 0.6, 1.0
+        drained_at, limit = 0.5, 3.0  # a drain late by seconds on a busy host still comes in time
+        drained: list[float] = []  # when the reader began to drain: the write cannot end before
 
         def slow_reader() -> None:
             time.sleep(drained_at)
             os.set_blocking(process.agent_stdin, False)
+            drained.append(time.monotonic())
             end = time.monotonic() + 3 * limit
             while time.monotonic() < end:
                 try:
@@ -62,15 +83,19 @@ def test_an_act_whose_write_waited_for_room_still_ends_at_its_deadline():
                 except OSError:
                     return
 
+        waits = RecordedPoll(transport)
         reader = threading.Thread(target=slow_reader, daemon=True)
         reader.start()
         obs, mask = board(12, 12)
         now = time.monotonic()
-        reply = transport.act(ActFrame((12, 12)), obs, mask.reshape(-1), now + limit, now)
-        ended = time.monotonic() - now
+        deadline = now + limit
+        reply = transport.act(ActFrame((12, 12)), obs, mask.reshape(-1), deadline, now)
         assert reply is EXPIRED
-        # Timed from the write's end, it would end near drained_at + limit (1.6 s).
-        assert ended < limit + (drained_at / 2), f"the act ended {ended:.2f} s after it began, deadline {limit} s"
+        # The first wait for the reply began once the write ended, after the drain began: timed
+        # to the deadline it is at most what was left of it then (timed from the write's end,
+        # it would be the whole limit). Judged on the wait asked for, not on the wall clock.
+        assert drained and waits.timeouts, (drained, waits.timeouts)
+        assert waits.timeouts[0] <= (deadline - drained[0]) * 1000 + 1, (waits.timeouts, deadline - drained[0])
     finally:
         process.close()
         reader.join(timeout=5)

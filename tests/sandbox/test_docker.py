@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 
 import pytest
@@ -73,23 +72,21 @@ def test_the_image_says_what_it_is_built_on(docker_sandbox):
 
 
 def test_cpu_is_read_from_the_containers_cgroup(docker_sandbox):
-    """Read while the agent spins on an act: once the act times out the sandbox is killed, and
-    the engine removes the container's cgroup in its own time (a read after may find none)."""
+    """An agent that burns 0.4 s of its own CPU time in an act (tests/agents/cpu_burner): the
+    container's cgroup, read on the host, counts at least that, however long the act took on
+    a busy machine's wall clock."""
+    import dataclasses
+
     from grader.agent_handle import AgentHandle
-    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "busy_loop"), TEST_LIMITS) as handle:
+    limits = dataclasses.replace(TEST_LIMITS, act_hard_seconds=60.0)  # the act's wall time is the host's business
+    with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "cpu_burner"), limits) as handle:
         assert handle.prepare(ENV_INFO) is None
         process = handle.process
         before = process.cpu_seconds()
-        during: list[float | None] = []
-        spin = 0.8 * TEST_LIMITS.act_hard_seconds
-        reader = threading.Timer(spin, lambda: during.append(process.cpu_seconds()))
-        reader.start()
-        try:
-            assert handle.act(*board())[1] is not None  # a timeout: it spun for the whole hard limit
-        finally:
-            reader.join()
-    assert before is not None and during and during[0] is not None, (before, during)
-    assert during[0] - before > 0.5 * spin * TEST_LIMITS.cpu_cores
+        assert handle.act(*board())[1] is None
+        after = process.cpu_seconds()
+    assert before is not None and after is not None, (before, after)
+    assert after - before >= 0.4
 
 
 def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, tmp_path):

@@ -20,7 +20,7 @@ import pytest
 from grader.agent_handle import AgentHandle
 from grader.faults import FaultKind
 from grader.submission import load_submission
-from .conftest import TEST_LIMITS, board, play
+from .conftest import TEST_LIMITS, board, cpu_rises, play
 
 pytestmark = pytest.mark.timeout(90)
 HERE = Path(__file__).resolve().parent
@@ -228,11 +228,13 @@ def test_a_paused_agents_processes_take_no_cpu(launch, assert_unharmed):
         time.sleep(seconds)
         return handle.transport.cpu_seconds() - start
 
-    assert cpu_over(1.0) > 0.2
+    # Its own CPU time, from its cgroup: no other work on the machine adds to it, and how soon
+    # the spinners get theirs depends on that work, so only that they get it is judged.
+    assert cpu_rises(handle, 0.2)
     handle.pause()
     assert cpu_over(1.0) < 0.05
     handle.resume()
-    assert cpu_over(1.0) > 0.2
+    assert cpu_rises(handle, 0.2)
     assert play(handle, 2) == []
     handle.close()
     assert_unharmed()
@@ -299,8 +301,9 @@ def test_the_seccomp_filter_refuses_its_calls(launch, assert_unharmed):
 
 
 def test_no_process_in_the_sandbox_runs_without_the_filter(launch, assert_unharmed):
-    """The runner is the sandbox's first process (pid 1): no init of the sandbox's own runs
-    unfiltered beside it, whose memory the agent could write through /proc/1/mem."""
+    """The runner is the sandbox's first process (pid 1), and stays its init when it forks to
+    import the agent: no init of the sandbox's own runs unfiltered beside it, whose memory the
+    agent could write through /proc/1/mem (the runner's init is not dumpable either)."""
     handle = launch("unfiltered_process")
     assert play(handle, 3) == []
     log = handle.stderr_text()
@@ -308,7 +311,7 @@ def test_no_process_in_the_sandbox_runs_without_the_filter(launch, assert_unharm
     seen = {int(pid): (mode, name) for pid, mode, name in
             (line.split()[1:4] for line in log.splitlines() if line.startswith("PROC "))}
     own = int(next(line.split()[1] for line in log.splitlines() if line.startswith("SELF ")))
-    assert own == 1 and 1 in seen, (own, seen)
+    assert own != 1 and 1 in seen and own in seen, (own, seen)
     assert all(mode == "2" for mode, _ in seen.values()), seen
     assert_unharmed()
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
+import re
 import time
 
 import pytest
@@ -70,14 +71,19 @@ def test_the_sched_clock_sees_a_contended_process_wait(one_busy_core):
     try:
         clock = schedstat.SchedClock(lambda: [child.pid])
         before = clock.sample()
-        time.sleep(1.0)
-        ran, waited = clock.delta(before, clock.sample())
+        # Until it has run a while, however long other work on the machine makes that take.
+        deadline = time.monotonic() + 60
+        ran = waited = 0.0
+        while ran < 0.2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            ran, waited = clock.delta(before, clock.sample())
     finally:
         child.kill()
         child.join()
         clock.close()
-    # Three spinners on one core: each runs about a third of the time and waits the rest.
-    assert ran > 0.05 and waited > ran
+    # Three spinners on one core: each runs about a third of the time and waits the rest (any
+    # other work on the core only makes it wait more).
+    assert ran >= 0.2 and waited > ran
 
 
 def test_a_contended_agent_is_charged_its_own_time(launch, one_busy_core):
@@ -103,9 +109,9 @@ def test_an_agent_that_hangs_spinning_on_a_busy_core_is_still_stopped(launch, on
     handle = launch("busy_loop", limits=limits)
     assert handle.prepare(ENV_INFO) is None
     obs, mask = board()
-    start = time.monotonic()
     action, fault = handle.act(obs, mask)
-    took = time.monotonic() - start
     assert action is None and fault is not None and fault.kind is FaultKind.TIMEOUT
-    assert "run-queue delay" in fault.detail  # it waited behind the spinners: the limit was extended
-    assert took < 2 * limits.act_hard_seconds + 1.0  # but at most once more the hard limit
+    # It waited behind the spinners: the limit was extended, but at most once more the hard limit.
+    extended = re.search(r"extended by ([0-9.]+) s of run-queue delay", fault.detail)
+    assert extended is not None, fault.detail
+    assert 0 < float(extended.group(1)) <= limits.act_hard_seconds

@@ -107,8 +107,9 @@ def test_runner_refuses_outcomes_after_freeze(launch):
     # Below the handle's own guard, the runner refuses as well.
     reply = handle.transport.call({"op": "outcome", "outcome": {}}, time.monotonic() + 5.0, "observe_outcome")
     assert reply == {"op": "refused", "detail": "outcome after freeze"}
+    assert handle.begin_pairing() is None
     action, fault = handle.act(*board())
-    assert fault is None and action in (19, 26, 37, 44)  # a frozen agent still plays
+    assert fault is None and action in (19, 26, 37, 44)  # a frozen agent still plays, in a pairing
 
 
 def test_unknown_op_is_refused_and_a_protocol_fault(launch):
@@ -169,12 +170,11 @@ def test_every_pairing_starts_from_the_frozen_agent(launch):
     assert len(set(first)) > 1  # the RNG moves within a pairing
     assert _pairing_moves(handle) == first
     assert _pairing_moves(handle) == first
-    # Outside a pairing the frozen agent itself plays, and moves on as it always did.
-    outside = [handle.act(*board())[0] for _ in range(15)]
-    assert outside == first
-    assert _pairing_moves(handle) != first
     # Each pairing's buffered print reached the log once, from the fork.
     assert handle.stderr_text().count("moves 8 in a pairing") == 3
+    # Outside a pairing the frozen agent plays no more: none of its code runs in it again.
+    action, fault = handle.act(*board())
+    assert action is None and fault.kind is FaultKind.PROTOCOL and "'refused'" in fault.detail, fault
 
 
 def test_a_pairing_needs_the_frozen_agent_and_cannot_nest(launch):
@@ -194,7 +194,7 @@ def test_a_pairing_needs_the_frozen_agent_and_cannot_nest(launch):
     assert handle.end_pairing() is None
     reply = handle.transport.call({"op": "end_pairing"}, time.monotonic() + 5.0, "the end of a pairing")
     assert reply["op"] == "refused"
-    assert handle.act(*board())[1] is None
+    assert handle.begin_pairing() is None and handle.act(*board())[1] is None
 
 
 def test_an_agent_that_exits_in_a_pairing_ends_its_session_at_once(launch):

@@ -35,6 +35,7 @@ ROW_TESTS = {
     "log kept": ["tests.sandbox.test_hostile:test_stderr_chatty_is_truncated_not_faulted"],
     "illegal moves": ["tests.sandbox.test_match:test_illegal_moves_lose_turns_then_forfeit"],
     "never legal": ["tests.sandbox.test_match:test_illegal_moves_lose_turns_then_forfeit"],
+    "largest field": ["tests.rounds.test_capacity:test_a_field_larger_than_the_limits_allow_is_refused"],
 }
 
 

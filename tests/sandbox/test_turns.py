@@ -123,6 +123,7 @@ def test_time_banked_in_self_play_cannot_be_spent_in_the_pairings(launch, stop_f
         assert handle.observe_outcome(outcome_for(record, SELF_PLAY_COLOR)) is None
     assert handle.freeze() is None
     handle.enter_phase(PAIRING)
+    assert handle.begin_pairing() is None  # the frozen agent plays only in a pairing
     pace = limits.pace_seconds(8, 8)
     play_game(SPEC, handle, "random", 100)
     pairing = handle.phase_stats[PAIRING]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import shutil
-import time
 
 import pytest
 
@@ -43,10 +42,11 @@ def _truncate(path, keep: float = 0.5) -> None:
 ])
 def test_a_broken_round_file_fails_the_build_naming_it(rounds, tmp_path, capsys, damage, message):
     damage(rounds)
-    start = time.monotonic()
+    # Refused by what is wrong with it (a bomb is refused, never expanded: the test's timeout
+    # is the only clock here, since a busy machine may take any time).
     with pytest.raises(ValueError, match=message) as err:
         build(rounds, tmp_path / "out", data_commit="c", log=lambda m: None)
-    assert PUBLIC in str(err.value) and time.monotonic() - start < 60
+    assert PUBLIC in str(err.value)
     code = arena(["site", "build", "--rounds", str(rounds), "--out", str(tmp_path / "cli"), "--no-cache",
                   "--commit", "c", "--docs", str(FIXTURES / "docs"), "--accounts", str(FIXTURES / "accounts.yaml")])
     err_text = capsys.readouterr().err
@@ -72,7 +72,5 @@ def test_a_document_that_is_not_utf8_is_named(rounds, tmp_path):
 def test_an_alias_bomb_in_the_accounts_registry_is_named(rounds, tmp_path):
     accounts = tmp_path / "accounts.yaml"
     accounts.write_text(BOMB)
-    start = time.monotonic()
     with pytest.raises(ValueError, match="accounts.yaml: .*alias bomb"):
         build(rounds, tmp_path / "out", accounts=accounts, data_commit="c", log=lambda m: None)
-    assert time.monotonic() - start < 30

@@ -2,7 +2,8 @@
 the CPU of whichever agent the round turns to while this one waits its turn.
 
 Expected: while its session is paused (the round plays others), none of its processes runs:
-its sandbox's CPU time stands still; resumed, they run again and it plays on.
+its sandbox's CPU time stands still; resumed, they run again and it plays on. A pairing's fork
+starts two more at its first move (those of prepare ended at freeze), which end with the pairing.
 """
 
 import os
@@ -21,10 +22,15 @@ def _spin(new_session: bool) -> None:
 
 class Agent:
     def prepare(self, env_info):
+        self.spinning = os.getpid()
         _spin(False)
         _spin(True)
 
     def act(self, obs, action_mask):
+        if self.spinning != os.getpid():  # a pairing's fork: it spins too
+            self.spinning = os.getpid()
+            _spin(False)
+            _spin(True)
         return int(np.flatnonzero(action_mask)[0])
 
     def observe_outcome(self, outcome):

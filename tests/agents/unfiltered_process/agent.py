@@ -3,7 +3,7 @@
 bubblewrap's own init, as the pid namespace's first process, would be one: the agent's user,
 no filter, no rlimits, its memory writable through /proc/1/mem, so that code written there
 runs unfiltered. Printed as `PROC pid seccomp-mode name` for every process it can see.
-Expected: every one in filter mode (2), pid 1 the runner itself.
+Expected: every one in filter mode (2), pid 1 the runner's init, its child the runner itself.
 """
 
 import os
