@@ -42,7 +42,7 @@ SEED = "bench-adaptive"
 LOAD_PROCESSES = 2
 # Before the per-phase pace, wins at 500 games over 80 games of the K = 0.6 condition (four
 # environments x 20): 67 in the reference agent's published round, 50 and 51 when the same
-# round was re-run on a loaded machine (issue 16's measurement).
+# round was re-run on a loaded machine (the measurement before the per-phase pace).
 BEFORE_QUIET, BEFORE_LOADED = 67, (50, 51)
 
 

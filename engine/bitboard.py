@@ -438,7 +438,7 @@ def random_games(black, white, masks, shifts, nxt, cap, turn_limit, seeds, out):
 
 @njit(cache=True)
 def perft(own, opp, placements, depth, masks, shifts, nxt, cap, turn_limit) -> int:
-    """Leaves at `depth` plies (design §2): a forced pass is a ply; a finished game counts 1."""
+    """Leaves at `depth` plies: a forced pass is a ply; a finished game counts 1 (docs/rules.md §2)."""
     if depth == 0 or (turn_limit >= 0 and placements >= turn_limit):
         return 1
     moves = legal_moves(own, opp, masks, shifts, cap)

@@ -9,7 +9,7 @@ from typing import Any
 
 
 class Capture(enum.Enum):
-    """Which runs a placement flips (design §2); each rule's parameters are its row in CAPTURE_RULES."""
+    """Which runs a placement flips (docs/rules.md §2.2); each rule's parameters are its row in CAPTURE_RULES."""
 
     STANDARD = "standard"
     ORTHOGONAL = "orthogonal"

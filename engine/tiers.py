@@ -151,7 +151,7 @@ class ScreenResult:
 
 
 def screen(spec: EnvSpec, seed: int, games: int = SCREEN_GAMES) -> ScreenResult:
-    """Random play decides whether a generated environment is worth scoring (design §3)."""
+    """Random play decides whether a generated environment is worth scoring (docs/rules.md §3)."""
     from .simulate import random_stats  # numba: only when a tier is generated
 
     stats = random_stats(spec, games, seed)

@@ -19,19 +19,14 @@ add their own account, unapproved.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, check_envelope, dump_yaml, load_yaml, read_yaml
+from grader.documents import DocumentError, dump_yaml, load_yaml, read_yaml
+from grader.schema import problems_of
 
 SCHEMA_VERSION = 1
-# Lower case only: a handle is a folder name, and two handles differing in case would be two
-# folders on Linux but one on a student's laptop.
-HANDLE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
-# GitHub's own rule for logins: alphanumerics and single hyphens, at most 39 characters.
-LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
 FIELDS = ("login", "handle", "approved", "staff")
 NOT_APPROVED = "this account has not been approved yet"
 
@@ -75,47 +70,28 @@ class Registry:
 
 
 def parse_registry(data: Any, source: str = "accounts.yaml") -> Registry:
-    """A Registry from parsed YAML; raise DocumentError listing every problem by path."""
-    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "accounts"))
+    """A Registry from parsed YAML (grader/data/accounts.schema.json); raise DocumentError
+    listing every problem by path."""
+    problems = problems_of(data, "accounts")
+    if not isinstance(data, dict):
+        raise DocumentError(source, problems)
     entries = data.get("accounts")
-    if entries is None:
-        entries = {}
     if not isinstance(entries, dict):
-        problems.append(f"accounts: expected a mapping of GitHub id to account, got {type(entries).__name__}")
         entries = {}
-    accounts: list[Account] = []
     handles: dict[str, int] = {}
     for key, entry in entries.items():
         where = f"accounts.{key}"
         if isinstance(key, bool) or not isinstance(key, int) or key <= 0:
             problems.append(f"{where}: the key must be a GitHub numeric account id (a positive integer), got {key!r}")
             continue
-        if not isinstance(entry, dict):
-            problems.append(f"{where}: expected a mapping with {', '.join(FIELDS)}")
-            continue
-        before = len(problems)
-        for name in FIELDS:
-            if name not in entry:
-                problems.append(f"{where}.{name}: missing")
-        for name in entry:
-            if name not in FIELDS:
-                problems.append(f"{where}.{name}: unknown field")
-        login, handle = entry.get("login"), entry.get("handle")
-        if "login" in entry and not (isinstance(login, str) and LOGIN_RE.match(login)):
-            problems.append(f"{where}.login: {login!r} is not a GitHub login")
-        if "handle" in entry and not (isinstance(handle, str) and HANDLE_RE.match(handle)):
-            problems.append(f"{where}.handle: {handle!r} must be 1-32 lower-case letters, digits and inner hyphens")
-        for flag in ("approved", "staff"):
-            if flag in entry and not isinstance(entry[flag], bool):
-                problems.append(f"{where}.{flag}: expected true or false, got {entry[flag]!r}")
+        handle = entry.get("handle") if isinstance(entry, dict) else None
         if isinstance(handle, str):
             if handle in handles:
                 problems.append(f"{where}.handle: {handle!r} is already the handle of account {handles[handle]}")
             handles.setdefault(handle, key)
-        if len(problems) == before:
-            accounts.append(Account(key, login, handle, entry["approved"], entry["staff"]))
     if problems:
         raise DocumentError(source, problems)
+    accounts = [Account(key, e["login"], e["handle"], e["approved"], e["staff"]) for key, e in entries.items()]
     return Registry(tuple(sorted(accounts, key=lambda a: a.github_id)))
 
 

@@ -1,5 +1,6 @@
-"""The evidence an appeal is given: one student's per-environment win, draw and fault counts in
-one round, without environment identities (the rules, section 8).
+"""The evidence an appeal is given: one student's per-environment counts in one round.
+
+Wins, draws and faults per environment, without environment identities (docs/rules.md §8).
 
 Environments are named by the round's labels only (`E01`..., the order the round file already
 publishes them in; on the final an order drawn from the secrets), never by id, name or spec, so

@@ -16,19 +16,17 @@ so the transitions (not_run -> pending_review -> published, then ended) are chec
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
+from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
 from grader.errors import OptionError
+from grader.patterns import ROUND_ID_RE
+from grader.schema import problems_of
 
 SCHEMA_VERSION = 1
 FINAL_STATUSES = ("not_run", "pending_review", "published")
-ROUND_ID_RE = re.compile(r"^[a-z]+-[0-9a-f]{6,64}$")
-TOP_FIELDS = ("schema_version", "final_at", "freeze_hours", "appeal_days", "requested_runs", "review_label",
-              "final", "ended")
 
 
 def _time(moment: dt.datetime | None) -> str | None:
@@ -151,67 +149,29 @@ class Competition:
                 "review_label": self.review_label, "final": self.final.to_dict(), "ended": self.ended}
 
 
-def _number(data: dict, key: str, where: str, problems: list[str], integer: bool = False) -> Any:
-    value = data.get(key)
-    kinds = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kinds) or value <= 0:
-        problems.append(f"{where}{key}: expected a positive {'integer' if integer else 'number'}, got {value!r}")
-        return None
-    return value
-
-
 def parse_competition(data: Any, source: str = "config/competition.yaml") -> Competition:
-    """A Competition from parsed YAML; raise DocumentError listing every problem by path."""
-    problems = check_envelope(data, source, SCHEMA_VERSION, TOP_FIELDS)
-    problems += [f"{k}: missing" for k in TOP_FIELDS if k not in data]
+    """A Competition from parsed YAML (grader/data/competition.schema.json), and the rules between
+    its fields; raise DocumentError listing every problem by path."""
+    problems = problems_of(data, "competition")
+    if not isinstance(data, dict):
+        raise DocumentError(source, problems)
+    final = data.get("final") if isinstance(data.get("final"), dict) else {}
     final_at = None if data.get("final_at") is None else parse_time(data["final_at"], "final_at", problems)
-    freeze_hours = _number(data, "freeze_hours", "", problems)
-    appeal_days = _number(data, "appeal_days", "", problems)
-    runs = data.get("requested_runs")
-    per_window = window_days = None
-    if isinstance(runs, dict):
-        problems += [f"requested_runs.{k}: unknown field" for k in runs if k not in ("per_window", "window_days")]
-        per_window = _number(runs, "per_window", "requested_runs.", problems, integer=True)
-        window_days = _number(runs, "window_days", "requested_runs.", problems)
-    elif "requested_runs" in data:
-        problems.append("requested_runs: expected a mapping with per_window and window_days")
-    label = data.get("review_label")
-    if "review_label" in data and not (isinstance(label, str) and label.strip()):
-        problems.append(f"review_label: expected the name of a label, got {label!r}")
-    final = _parse_final(data.get("final"), problems) if "final" in data else FinalState()
-    ended = data.get("ended")
-    if "ended" in data and not isinstance(ended, bool):
-        problems.append(f"ended: expected true or false, got {ended!r}")
-    if ended is True and final.status != "published":
+    published_at = (None if final.get("published_at") is None
+                    else parse_time(final["published_at"], "final.published_at", problems))
+    status, round_id = final.get("status"), final.get("round_id")
+    if status in ("pending_review", "published") and round_id is None:
+        problems.append(f"final.round_id: a final that is {status} names its round")
+    if status == "published" and (published_at is None or final.get("published_by") is None):
+        problems.append("final: a published final records published_at and published_by")
+    if data.get("ended") is True and status != "published":
         problems.append("ended: the competition can only end after its final is published")
     if problems:
         raise DocumentError(source, problems)
-    return Competition(final_at, freeze_hours, appeal_days, per_window, window_days, label, final, ended)
-
-
-def _parse_final(value: Any, problems: list[str]) -> FinalState:
-    if not isinstance(value, dict):
-        problems.append(f"final: expected a mapping with status, round_id, published_at, published_by, got {value!r}")
-        return FinalState()
-    fields = ("status", "round_id", "published_at", "published_by")
-    problems += [f"final.{k}: unknown field" for k in value if k not in fields]
-    problems += [f"final.{k}: missing" for k in fields if k not in value]
-    status = value.get("status")
-    if status not in FINAL_STATUSES:
-        problems.append(f"final.status: must be one of {list(FINAL_STATUSES)}, got {status!r}")
-    round_id = value.get("round_id")
-    if round_id is not None and not (isinstance(round_id, str) and ROUND_ID_RE.match(round_id)):
-        problems.append(f"final.round_id: {round_id!r} is not a round id")
-    if status in ("pending_review", "published") and round_id is None:
-        problems.append(f"final.round_id: a final that is {status} names its round")
-    published_at = value.get("published_at")
-    published_at = None if published_at is None else parse_time(published_at, "final.published_at", problems)
-    published_by = value.get("published_by")
-    if published_by is not None and (isinstance(published_by, bool) or not isinstance(published_by, int)):
-        problems.append(f"final.published_by: expected a GitHub numeric id, got {published_by!r}")
-    if status == "published" and (published_at is None or published_by is None):
-        problems.append("final: a published final records published_at and published_by")
-    return FinalState(status if status in FINAL_STATUSES else "not_run", round_id, published_at, published_by)
+    runs = data["requested_runs"]
+    return Competition(final_at, data["freeze_hours"], data["appeal_days"], runs["per_window"], runs["window_days"],
+                       data["review_label"], FinalState(status, round_id, published_at, final["published_by"]),
+                       data["ended"])
 
 
 def load_competition(path: Path) -> Competition:

@@ -1,4 +1,6 @@
-"""What of a round's full record reaches the public `rounds/` folder, by tier (design §6).
+"""What of a round's full record reaches the public `rounds/` folder, by tier.
+
+docs/architecture.md, "Results, disclosure, site", says why.
 
 The full record of a round (staff only) and its public projection have the same schema; a
 projection only removes. For a tier whose rules are public everything but the agents' output

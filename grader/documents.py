@@ -1,5 +1,7 @@
-"""The arena's YAML documents (results, accounts, competition config, request log, specs): one
-loader, one writer, one error.
+"""The arena's YAML documents: one loader, one writer, one error.
+
+Results, accounts, the competition config, the request log and specs are read and written here;
+their schemas are in grader/data/ (grader/schema.py checks them).
 
 The loader has `safe_load` semantics (libyaml's parser when PyYAML has it) but is strict and
 bounded. A repeated mapping key is an error (PyYAML would silently keep the last one, and in

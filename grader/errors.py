@@ -1,7 +1,7 @@
 """Error classes for bad input that more than one part of the grader raises.
 
-Each is a ValueError (so `arena`'s exit 2 and older callers still catch it) that carries
-what was wrong as attributes, python-chess's way; the message is the words a user reads.
+Each is a ValueError (so `arena` exits 1, the input failed, and older callers still catch it)
+that carries what was wrong as attributes; the message is the words a user reads.
 """
 
 from __future__ import annotations

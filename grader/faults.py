@@ -1,4 +1,4 @@
-"""Faults: why an agent stopped, and who pays for it (design §4).
+"""Faults: why an agent stopped, and who pays for it (docs/architecture.md, "The agent and the wire").
 
 A fault is a recorded status with a short free-text detail, never an exception
 that escapes a game. The agent's kinds score zero; the arena's kinds are re-run

@@ -31,7 +31,6 @@ import gzip
 import io
 import json
 import os
-import re
 import subprocess
 import zlib
 from dataclasses import asdict, dataclass
@@ -41,7 +40,9 @@ from typing import Any
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 
-from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, load_yaml, parse_time
+from grader.documents import DocumentError, dump_yaml, format_time, load_yaml, parse_time
+from grader.patterns import HANDLE_RE, ROUND_ID_RE
+from grader.schema import problems_of
 from grader.files import atomic_write_bytes
 from grader.replays import SUFFIX as REPLAYS_SUFFIX
 from grader.replays import FileLock, ReplaysError, locked, unlock
@@ -55,8 +56,6 @@ KINDS = ("requested", "round")
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_PAYLOAD_BYTES = 64 * 1024 * 1024  # unpacked: a round's results and its logs (64 KiB per environment)
 ENTRY_FIELDS = ("round", "kind", "tier", "request", "finished_at", "owner_key", "owner", "staff_key", "staff")
-HANDLE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,38}$")
-ROUND_RE = re.compile(r"^[a-z]+-[0-9a-f]{6,64}$")
 
 
 class HistoryError(ValueError):
@@ -196,16 +195,13 @@ def parse_history(blob: bytes, source: str) -> History:
         raise HistoryError(f"{source}: {len(blob)} bytes, more than {MAX_FILE_BYTES}")
     try:
         data = load_yaml(blob.decode("utf-8"), source)
-        problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "handle", "entries"))
     except (DocumentError, UnicodeDecodeError) as exc:
         raise HistoryError(f"{source}: not a history file: {str(exc)[:300]}") from None
+    problems = problems_of(data, "history")  # grader/data/history.schema.json; each entry below
+    if not isinstance(data, dict):
+        raise HistoryError(f"{source}: not a history file: {problems[0]}")
     handle = data.get("handle")
-    if not isinstance(handle, str) or not HANDLE_RE.match(handle):
-        problems.append(f"handle: not a handle: {handle!r}")
-    entries = data.get("entries")
-    if not isinstance(entries, list):
-        problems.append("entries: a list is required")
-        entries = []
+    entries: list[Any] = data["entries"] if isinstance(data.get("entries"), list) else []
     read = [_entry(doc, f"entries[{i}]", problems) for i, doc in enumerate(entries)]
     if problems:
         raise HistoryError(f"{source}: " + "; ".join(problems[:20]))
@@ -227,7 +223,7 @@ def load_history(path: Path, handle: str | None = None) -> History:
 
 def replays_path(root: Path, handle: str, round_id: str) -> Path:
     """The replays file of `handle`'s round `round_id` under the repository's top folder `root`."""
-    if not ROUND_RE.match(round_id):
+    if not ROUND_ID_RE.match(round_id):
         raise HistoryError(f"{round_id!r} is not a round id")
     return history_path(root, handle).with_suffix("") / f"{round_id}{REPLAYS_SUFFIX}"
 

@@ -62,7 +62,8 @@ RENDERED_FILES = ("README.md",)
 PACKAGE_SOURCES = ("pyproject.toml", "README.md", "engine", "grader")
 # Of the project's dependencies, the ones the gate, the rounds and the screening import;
 # the rest (site, docker SDK, GitHub) are the server's and would only slow a student's setup.
-KIT_DEPENDENCIES = ("numba", "pyyaml", "pynacl")  # pynacl: `make package` seals with it
+# pynacl: `make package` seals with it; jsonschema: the gate checks documents (grader/schema.py).
+KIT_DEPENDENCIES = ("numba", "pyyaml", "pynacl", "jsonschema")
 # Outputs of the kit's scripts: never part of a submission.
 KIT_OUTPUTS = ("submission.zip", "submission", "play-results", "replays")  # replays/: `make history` writes them
 # 1980-01-01, the earliest time a zip can record: the same content gives the same bytes.

@@ -1,4 +1,4 @@
-"""The round's metrics as pure functions (design §5; competition rules §6; comparing-players).
+"""The round's metrics as pure functions (docs/architecture.md, "A round"; docs/rules.md §5).
 
 Every function here takes plain numbers and returns plain numbers, so `arena round` and
 `arena verify` compute a round's figures with the same code from the same per-game outcomes.

@@ -1,6 +1,6 @@
 """The illegal-move and time policy, in one place.
 
-Illegal moves (design §4, rules §7). A submitted cell is *illegal* when it is
+Illegal moves (docs/rules.md §7). A submitted cell is *illegal* when it is
 on the board (0 <= cell < rows*cols) but the legal-move mask has 0 there
 (occupied, an obstacle, or it flips nothing). Anything that is not such a cell
 - a non-integer, or an integer off the board - is a `protocol` fault, decided

@@ -26,12 +26,12 @@ rules say a run staff re-ran for a student does not use the student's quota.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
+from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
+from grader.schema import problems_of
 from grader.errors import OptionError
 
 SCHEMA_VERSION = 1
@@ -39,10 +39,6 @@ STATUSES = ("queued", "published", "agent_refused", "arena_failed")
 # Nothing was scored for these: the arena failed, or the submission no longer passed its smoke
 # test when the run started (the round never began).
 NOT_COUNTED = ("arena_failed", "agent_refused")
-ID_RE = re.compile(r"^c-[0-9]+$")
-SHA_RE = re.compile(r"^[0-9a-f]{40}$")
-FIELDS = ("id", "account_id", "handle", "pull_request", "commit", "requested_at", "status", "round_id")
-OPTIONAL_FIELDS = ("requested_by",)  # absent from a log written before staff re-runs existed
 
 
 class RequestStateError(ValueError):
@@ -135,51 +131,28 @@ class RequestLog:
 
 
 def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
-    """A RequestLog from parsed YAML; raise DocumentError listing every problem by path."""
-    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "requests"))
-    items = data.get("requests") or []
-    if not isinstance(items, list):
-        problems.append("requests: expected a list")
-        items = []
-    requests: list[Request] = []
-    seen: set[str] = set()
+    """A RequestLog from parsed YAML (grader/data/requests.schema.json), each id once; raise
+    DocumentError listing every problem by path."""
+    problems = problems_of(data, "requests")
+    if not isinstance(data, dict):
+        raise DocumentError(source, problems)
+    items: list[Any] = data["requests"] if isinstance(data.get("requests"), list) else []
+    seen: set[Any] = set()
+    times: list[Any] = []
     for i, item in enumerate(items):
-        where = f"requests[{i}]"
         if not isinstance(item, dict):
-            problems.append(f"{where}: expected a mapping")
             continue
-        before = len(problems)
-        problems += [f"{where}.{k}: missing" for k in FIELDS if k not in item]
-        problems += [f"{where}.{k}: unknown field" for k in item if k not in FIELDS + OPTIONAL_FIELDS]
         rid = item.get("id")
-        if not (isinstance(rid, str) and ID_RE.match(rid)):
-            problems.append(f"{where}.id: {rid!r} is not a request id (c-<comment id>)")
-        elif rid in seen:
-            problems.append(f"{where}.id: {rid} appears twice")
-        if isinstance(rid, str):
-            seen.add(rid)
-        for key in ("account_id", "pull_request", "requested_by"):
-            if key == "requested_by" and item.get(key) is None:
-                continue
-            if key in item and (isinstance(item[key], bool) or not isinstance(item[key], int) or item[key] <= 0):
-                problems.append(f"{where}.{key}: expected a positive integer, got {item[key]!r}")
-        if "handle" in item and not isinstance(item["handle"], str):
-            problems.append(f"{where}.handle: expected a string")
-        if "commit" in item and not (isinstance(item["commit"], str) and SHA_RE.match(item["commit"])):
-            problems.append(f"{where}.commit: {item['commit']!r} is not a 40-digit commit sha")
-        if item.get("status") not in STATUSES:
-            problems.append(f"{where}.status: must be one of {list(STATUSES)}, got {item.get('status')!r}")
-        round_id = item.get("round_id")
-        if round_id is not None and not isinstance(round_id, str):
-            problems.append(f"{where}.round_id: expected a round id or null")
-        when = parse_time(item["requested_at"], f"{where}.requested_at", problems) if "requested_at" in item else None
-        if len(problems) == before:
-            assert isinstance(rid, str) and when is not None  # no problem: both were read
-            requests.append(Request(rid, item["account_id"], item["handle"], item["pull_request"], item["commit"],
-                                    when, item["status"], round_id, item.get("requested_by")))
+        if isinstance(rid, str) and rid in seen:
+            problems.append(f"requests[{i}].id: {rid} appears twice")
+        seen.add(rid)
+        if "requested_at" in item:
+            times.append(parse_time(item["requested_at"], f"requests[{i}].requested_at", problems))
     if problems:
         raise DocumentError(source, problems)
-    return RequestLog(tuple(requests))
+    return RequestLog(tuple(Request(item["id"], item["account_id"], item["handle"], item["pull_request"], item["commit"],
+                                    when, item["status"], item["round_id"], item.get("requested_by"))
+                            for item, when in zip(items, times)))
 
 
 def load_log(path: Path) -> RequestLog:

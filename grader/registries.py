@@ -3,13 +3,15 @@
 The results schema lists the fault kinds, the sandboxes, the tiers, the disclosure profiles,
 the game endings and the colours as JSON `enum`s (an auditor reads a plain JSON Schema, and
 the schema's validator needs no code of ours); docs/protocol.md and docs/results.md show the
-fault kinds; kit/kitenv.py, which runs before the arena is installed, names the kit's
-sandboxes. Each of those is a copy of a registry in code, written from it here:
+fault kinds; the README shows `arena`'s exit codes (grader.cli.EXIT_CODES); kit/kitenv.py,
+which runs before the arena is installed, names the kit's sandboxes; the other documents'
+schemas in grader/data/ copy grader/patterns.py's identifiers and some status lists. Each of
+those is a copy of a registry in code, written from it here:
 
     python -m grader.registries --write   # rewrite every copy from its registry
     python -m grader.registries --check   # exit 1, naming each file whose copy is stale
 
-In the schema only the listed values are rewritten (the rest of the file keeps its bytes); in
+In a schema only the listed values are rewritten (the rest of the file keeps its bytes); in
 the other files, the text between a `generated: NAME` line and the next `end generated` line.
 """
 
@@ -26,10 +28,15 @@ from typing import Any
 from engine.game import Color, Termination
 from engine.tiers import TIERS
 from grader.disclosure import PROFILES, PUBLISHED
+from grader.cli import exit_codes_markdown
 from grader.faults import FAULT_ROWS, Payer, kinds
+from grader.github.pr_check import KINDS, VERDICTS
+from grader.competition import FINAL_STATUSES
 from grader.json_spans import replace_value
 from grader.kit import KIT_SANDBOXES
 from grader.metrics import ENDINGS
+from grader.patterns import BY_NAME, ROUND_ID
+from grader.quota import STATUSES
 from grader.sandbox import ISOLATING
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +55,7 @@ def schema_values() -> dict[str, Any]:
     agents = "/properties/agents/items/properties"
     game = "/$defs/game/properties"
     return {
-        "/properties/round/properties/id/pattern": f"^({'|'.join(TIERS)})-[0-9a-f]{{10}}$",
+        "/properties/round/properties/id/pattern": ROUND_ID,
         "/properties/round/properties/tier/enum": list(TIERS),
         f"{config}/tier/enum": list(TIERS),
         f"{config}/sandbox/enum": list(ISOLATING),
@@ -97,6 +104,7 @@ BLOCKS: dict[str, dict[str, Callable[[], str]]] = {
     "docs/protocol.md": {"fault-kinds": fault_table},
     "docs/results.md": {"fault-kinds-by-payer": fault_kinds_by_payer},
     "kit/kitenv.py": {"kit-sandboxes": kit_sandboxes},
+    "README.md": {"exit-codes": lambda: exit_codes_markdown() + "\n"},
 }
 
 
@@ -120,13 +128,38 @@ def replace_block(text: str, name: str, body: str, path: str = "") -> str:
     return pattern.sub(lambda m: m.group(1) + body + m.group(3), text)
 
 
-def generate_schema(text: str) -> str:
-    """The results schema's text with every registry's copy rewritten from the registry."""
-    for pointer, value in schema_values().items():
+# The other documents' schemas, and the values in each that copy a registry (beside the
+# identifiers' patterns of grader/patterns.py, written into every schema's `$defs` that names one).
+DOCUMENT_SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
+    "grader/data/accounts.schema.json": dict,
+    "grader/data/competition.schema.json":
+        lambda: {"/properties/final/properties/status/enum": list(FINAL_STATUSES)},
+    "grader/data/requests.schema.json": lambda: {"/$defs/request/properties/status/enum": list(STATUSES)},
+    "grader/data/seeds.schema.json": dict,
+    "grader/data/history.schema.json": dict,
+    "grader/data/site.schema.json": dict,
+    "grader/data/manifest.schema.json": dict,
+    "grader/data/decision.schema.json":
+        lambda: {"/properties/kind/enum": list(KINDS), "/properties/verdict/enum": list(VERDICTS)},
+    "grader/data/smoke-report.schema.json": dict,
+}
+
+
+def pattern_values(text: str) -> dict[str, Any]:
+    """The pattern of each identifier a schema's `$defs` names, by its JSON pointer."""
+    defs = json.loads(text).get("$defs", {})
+    return {f"/$defs/{name}/pattern": BY_NAME[name] for name in defs if name in BY_NAME}
+
+
+def generate_schema(text: str, path: str = SCHEMA, values: dict[str, Any] | None = None) -> str:
+    """A schema's text with every registry's copy rewritten from the registry (by default the
+    results schema's)."""
+    values = schema_values() if values is None else values
+    for pointer, value in (values | pattern_values(text)).items():
         try:
             text = replace_value(text, pointer, value)
         except KeyError as exc:
-            raise RegistryCopyError(SCHEMA, f"{SCHEMA}: {exc}") from None
+            raise RegistryCopyError(path, f"{path}: {exc}") from None
     return text
 
 
@@ -136,6 +169,9 @@ def generated(root: Path = ROOT) -> dict[str, tuple[str, str]]:
     out: dict[str, tuple[str, str]] = {}
     text = (root / SCHEMA).read_text(encoding="utf-8")
     out[SCHEMA] = (text, generate_schema(text))
+    for path, values in DOCUMENT_SCHEMAS.items():
+        text = (root / path).read_text(encoding="utf-8")
+        out[path] = (text, generate_schema(text, path, values()))
     for path, blocks in BLOCKS.items():
         text = (root / path).read_text(encoding="utf-8")
         new = text

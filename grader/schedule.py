@@ -1,4 +1,4 @@
-"""What a round plays, in which order, with which seed (design §5).
+"""What a round plays, in which order, with which seed (docs/architecture.md, "A round").
 
 Every game's seed is `derive_seed(round seed, environment id, phase, place...)`: a hash of its
 place, never a running RNG, so a game is the same game whatever worker plays it, in whatever

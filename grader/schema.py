@@ -1,41 +1,162 @@
-"""A small JSON Schema checker for the arena's own documents, listing every problem by path.
+"""The one validator of the arena's documents: JSON Schema, checked by the `jsonschema` library.
 
-It understands the subset docs/results-schema.json uses (type, properties, required,
-additionalProperties, items, enum, const, minimum, maximum, minItems, maxItems, pattern,
-$ref to #/$defs) and refuses a schema that uses anything else, so no rule of the schema
-can be silently skipped. The arena's runtime stays free of a JSON Schema dependency.
+`validate` lists every problem of a document as `path: what`, in the arena's wording, for the
+schemas in grader/data/ (each field's meaning is its `description`). The library decides; a
+predicate generated from a schema that keeps to a small subset of keywords only answers "valid"
+first, because the library alone takes 3.6 s of CPU for one 1 MB results file, which the site
+reads a hundred of (benchmarks/bench_site.py); tests/test_schema_predicate.py holds the two to
+the same verdicts.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "$defs", "examples"}
-CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "minimum",
-           "maximum", "minItems", "maxItems", "pattern", "$ref"}
+import jsonschema
+
+DATA = Path(__file__).resolve().parent / "data"
+ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "$defs", "examples", "default"}
+# The keywords the fast predicate implements: a schema with any other is checked by the library alone.
+PREDICATE_KEYWORDS = {"type", "properties", "required", "additionalProperties", "items", "enum", "const",
+                      "minimum", "maximum", "minItems", "maxItems", "pattern", "$ref"}
 
 
 class SchemaError(ValueError):
-    """The schema itself uses something this checker does not implement."""
+    """A schema that is not a valid JSON Schema, or a reference that does not resolve."""
 
 
-def _type_ok(value: Any, name: str) -> bool:
-    if name == "null":
-        return value is None
-    if name == "boolean":
-        return isinstance(value, bool)
-    if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
-    if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if name == "string":
-        return isinstance(value, str)
-    if name == "array":
-        return isinstance(value, list)
-    if name == "object":
-        return isinstance(value, dict)
-    raise SchemaError(f"unknown type {name!r}")
+def _is_integer(checker: Any, value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+# JSON Schema lets 1.0 be an integer; the arena's documents count with ints only (YAML's 1.0 is a float).
+_TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer)
+_Validator = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=_TYPES)
+
+
+@cache
+def load_schema(name: str) -> dict:
+    """The schema `grader/data/<name>.schema.json` (read once; callers must not change it)."""
+    return json.loads((DATA / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def validate(value: Any, schema: dict, root: dict | None = None, path: str = "") -> list[str]:
+    """Every way `value` fails `schema` (a part of `root`, whose `$defs` its references name),
+    each as `path: what`; an empty list when it is valid."""
+    root = schema if root is None else root
+    valid, validator = _compiled(schema, root)
+    if valid is not None and valid(value):  # the common case, without building a path for every value
+        return []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for error in validator.iter_errors(value):
+        for problem in _words(error, path, value):
+            if problem not in seen:
+                seen.add(problem)
+                problems.append(problem)
+    return problems
+
+
+def problems_of(value: Any, name: str) -> list[str]:
+    """Every problem of `value` as a `name` document (grader/data/<name>.schema.json)."""
+    return validate(value, load_schema(name))
+
+
+_CACHE: dict[tuple[int, int], tuple[dict, dict, Any, Any]] = {}
+
+
+def _compiled(schema: dict, root: dict) -> tuple[Callable[[Any], bool] | None, Any]:
+    key = (id(schema), id(root))
+    hit = _CACHE.get(key)
+    if hit is None or hit[0] is not schema or hit[1] is not root:
+        whole = schema if schema is root else {**schema, "$defs": root.get("$defs", {})}
+        try:
+            _Validator.check_schema(whole)
+        except jsonschema.SchemaError as exc:
+            raise SchemaError(f"not a valid JSON Schema: {exc.message}") from None
+        validator = _Validator(whole)
+        valid = _predicate(schema, root) if _keywords(root) <= PREDICATE_KEYWORDS | ANNOTATIONS else None
+        hit = _CACHE[key] = (schema, root, valid, validator)
+    return hit[2], hit[3]
+
+
+def _keywords(schema: Any) -> set[str]:
+    """Every keyword a schema uses, at any depth (property names and $defs names are not keywords)."""
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema)
+    for key, sub in schema.items():
+        if key in ("properties", "$defs"):
+            for inner in sub.values():
+                found |= _keywords(inner)
+        elif key in ("items", "additionalProperties"):
+            found |= _keywords(sub)
+    return found
+
+
+def _words(error: jsonschema.ValidationError, prefix: str, document: Any) -> list[str]:
+    """One library error in the arena's wording: `path: what`, the path as `agents[0].name`."""
+    path, node = prefix, document
+    rule: Any
+    value: Any
+    for part in error.absolute_path:
+        path = f"{path}[{part}]" if isinstance(node, list) else _join(path, str(part))
+        node = node[part]
+    where = path or "(top)"
+    # The library types these as maybe unset; an error from iter_errors always has them.
+    kind, rule, value = error.validator, error.validator_value, error.instance
+    schema: Any = error.schema
+    if kind in ("oneOf", "anyOf") and error.context:
+        # `X or null`: say what X wants, not that no branch matched.
+        branches = [e for e in error.context if rule[e.schema_path[0]] != {"type": "null"}]
+        if branches:
+            return _words(branches[0], prefix, document)
+    if kind == "type":
+        names = [rule] if isinstance(rule, str) else list(rule)
+        return [f"{where}: expected {' or '.join(names)}, got {type(value).__name__} {_short(value)}"]
+    if kind == "const":
+        return [f"{where}: must be {rule!r}, got {_short(value)}"]
+    if kind == "enum":
+        return [f"{where}: must be one of {rule}, got {_short(value)}"]
+    if kind == "minimum":
+        return [f"{where}: must be >= {rule}, got {value}"]
+    if kind == "exclusiveMinimum":
+        return [f"{where}: must be > {rule}, got {value}"]
+    if kind == "maximum":
+        return [f"{where}: must be <= {rule}, got {value}"]
+    if kind == "pattern":
+        # A pattern with a title (grader/patterns.py's identifiers) is named by it, not shown as a regex.
+        title = schema.get("title")
+        return [f"{where}: {_short(value)} is not {title}" if title else f"{where}: {_short(value)} does not match {rule!r}"]
+    if kind == "minLength":
+        return [f"{where}: must not be empty" if rule == 1 else f"{where}: needs at least {rule} characters"]
+    if kind == "minItems":
+        return [f"{where}: needs at least {rule} items, has {len(value)}"]
+    if kind == "maxItems":
+        return [f"{where}: allows at most {rule} items, has {len(value)}"]
+    if kind == "required":
+        return [f"{_join(path, key)}: missing" for key in rule if key not in value]
+    if kind == "additionalProperties" and rule is False:
+        known = schema.get("properties", {})
+        return [f"{_join(path, key)}: unknown field" for key in value if key not in known]
+    return [f"{where}: {error.message}"]
+
+
+def _predicate(schema: dict, root: dict) -> Callable[[Any], bool]:
+    """`valid(value) -> bool` for `schema`, as Python source generated from the schema and
+    compiled once (a large document is checked in straight-line code, not a call per value)."""
+    gen = _Generator(root)
+    body = gen.node(schema, "v", 1)
+    source = "def valid(v):\n" + "".join(body) + "    return True\n" + "".join(gen.functions)
+    namespace = {"K": gen.constants, "MISSING": _MISSING, "_matched": _matched, "_among": _among}
+    exec(compile(source, "<schema predicate>", "exec"), namespace)  # noqa: S102 - our own schema's text
+    valid: Callable[[Any], bool] = namespace["valid"]  # type: ignore[assignment]
+    return valid
 
 
 def _resolve(ref: str, root: dict) -> dict:
@@ -47,42 +168,9 @@ def _resolve(ref: str, root: dict) -> dict:
         raise SchemaError(f"unresolved reference {ref!r}") from None
 
 
-def validate(value: Any, schema: dict, root: dict | None = None, path: str = "") -> list[str]:
-    """Every way `value` fails `schema`, each as `path: message` (an empty list when valid).
-
-    The schema is compiled once into a tree of checks (cached per schema object), so a large
-    document is checked without re-reading the schema at every value."""
-    root = schema if root is None else root
-    valid, check = _compiled(schema, root)
-    if valid(value):  # the common case, without building a path for every value
-        return []
-    problems: list[str] = []
-    check(value, path, problems)
-    return problems
-
-
-_CACHE: dict[tuple[int, int], tuple[dict, dict, Any, Any]] = {}
-
-
-def _compiled(schema: dict, root: dict):
-    key = (id(schema), id(root))
-    hit = _CACHE.get(key)
-    if hit is None or hit[0] is not schema or hit[1] is not root:
-        check = _compile(schema, root, {})  # first: it refuses what the schema may not use
-        hit = _CACHE[key] = (schema, root, _predicate(schema, root, {}), check)
-    return hit[2], hit[3]
-
-
-def _predicate(schema: dict, root: dict, refs: dict):
-    """`valid(value) -> bool` for `schema`: the same rules as `_compile`, without messages,
-    as Python source generated from the schema and compiled once (a large document is
-    checked in straight-line code, not a call per value)."""
-    gen = _Generator(root)
-    body = gen.node(schema, "v", 1)
-    source = "def valid(v):\n" + "".join(body) + "    return True\n" + "".join(gen.functions)
-    namespace = {"K": gen.constants, "MISSING": _MISSING, "_matched": _matched}
-    exec(compile(source, "<results-schema checks>", "exec"), namespace)  # noqa: S102 - our own schema's text
-    return namespace["valid"]
+def _among(value: Any, options: list) -> bool:
+    """Whether `value` is one of `options` as JSON Schema compares: true and 1 are not equal."""
+    return any(value == o and isinstance(value, bool) == isinstance(o, bool) for o in options)
 
 
 _MISSING = object()
@@ -154,10 +242,13 @@ class _Generator:
         if names is not None:
             test = " or ".join(_TYPE_TESTS[n].format(v=v) for n in names)
             out.append(f"{pad}if not ({test}):\n{pad}    return False\n")
-        if "const" in schema:
-            out.append(f"{pad}if {v} != {self.const(schema['const'])}:\n{pad}    return False\n")
-        if "enum" in schema:
-            out.append(f"{pad}if {v} not in {self.const(schema['enum'])}:\n{pad}    return False\n")
+        for options in ([schema["const"]] if "const" in schema else None, schema.get("enum")):
+            if options is None:
+                continue
+            if all(o is None or isinstance(o, str) for o in options):  # `in` is exact: no true that equals 1
+                out.append(f"{pad}if {v} not in {self.const(options)}:\n{pad}    return False\n")
+            else:
+                out.append(f"{pad}if not _among({v}, {self.const(options)}):\n{pad}    return False\n")
         number = "" if sure({"integer", "number"}) else \
             f"isinstance({v}, (int, float)) and {v} is not True and {v} is not False and "
         if "minimum" in schema:
@@ -225,99 +316,6 @@ class _Generator:
         if obj_lines:
             out.append(("" if as_dict else f"{pad}if isinstance({v}, dict):\n") + "".join(obj_lines))
         return out
-
-
-def _compile(schema: dict, root: dict, refs: dict):
-    """A function `check(value, path, problems)` for `schema`; `refs` shares compiled $defs
-    (and lets a recursive reference resolve late)."""
-    unknown = set(schema) - ANNOTATIONS - CHECKED
-    if unknown:
-        raise SchemaError(f"schema keywords not supported: {sorted(unknown)}")
-    if "$ref" in schema:
-        ref = schema["$ref"]
-        if ref not in refs:
-            refs[ref] = None
-            target = _resolve(ref, root)
-            refs[ref] = _compile(target, root, refs)
-
-        def check_ref(value, path, problems, ref=ref):
-            refs[ref](value, path, problems)
-        return check_ref
-    types = schema.get("type")
-    names = None if types is None else ([types] if isinstance(types, str) else list(types))
-    if names is not None:
-        for n in names:
-            _type_ok(None, n)  # an unknown type name is a SchemaError now, not at the first value
-    steps = []
-    if "const" in schema:
-        const = schema["const"]
-
-        def check_const(value, where, problems):
-            if value != const:
-                problems.append(f"{where}: must be {const!r}, got {_short(value)}")
-        steps.append(check_const)
-    if "enum" in schema:
-        enum = schema["enum"]
-
-        def check_enum(value, where, problems):
-            if value not in enum:
-                problems.append(f"{where}: must be one of {enum}, got {_short(value)}")
-        steps.append(check_enum)
-    if "minimum" in schema or "maximum" in schema:
-        low, high = schema.get("minimum"), schema.get("maximum")
-
-        def check_range(value, where, problems):
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                if low is not None and value < low:
-                    problems.append(f"{where}: must be >= {low}, got {value}")
-                if high is not None and value > high:
-                    problems.append(f"{where}: must be <= {high}, got {value}")
-        steps.append(check_range)
-    if "pattern" in schema:
-        pattern = schema["pattern"]
-        regex = re.compile(pattern)
-
-        def check_pattern(value, where, problems):
-            if isinstance(value, str) and not regex.search(value):
-                problems.append(f"{where}: {_short(value)} does not match {pattern!r}")
-        steps.append(check_pattern)
-    list_keys = {"minItems", "maxItems", "items"} & set(schema)
-    item_check = _compile(schema["items"], root, refs) if "items" in schema else None
-    min_items, max_items = schema.get("minItems"), schema.get("maxItems")
-    obj = bool({"properties", "required", "additionalProperties"} & set(schema))
-    props = {k: _compile(v, root, refs) for k, v in schema.get("properties", {}).items()}
-    required = list(schema.get("required", []))
-    extra = schema.get("additionalProperties", True)
-    extra_check = _compile(extra, root, refs) if isinstance(extra, dict) else None
-
-    def check(value, path, problems):
-        where = path or "(top)"
-        if names is not None and not any(_type_ok(value, n) for n in names):
-            problems.append(f"{where}: expected {' or '.join(names)}, got {type(value).__name__} {_short(value)}")
-            return
-        for step in steps:
-            step(value, where, problems)
-        if list_keys and isinstance(value, list):
-            if min_items is not None and len(value) < min_items:
-                problems.append(f"{where}: needs at least {min_items} items, has {len(value)}")
-            if max_items is not None and len(value) > max_items:
-                problems.append(f"{where}: allows at most {max_items} items, has {len(value)}")
-            if item_check is not None:
-                for i, item in enumerate(value):
-                    item_check(item, f"{path}[{i}]", problems)
-        if obj and isinstance(value, dict):
-            for key in required:
-                if key not in value:
-                    problems.append(f"{_join(path, key)}: missing")
-            for key, item in value.items():
-                sub = props.get(key)
-                if sub is not None:
-                    sub(item, _join(path, key), problems)
-                elif extra is False:
-                    problems.append(f"{_join(path, key)}: unknown field")
-                elif extra_check is not None:
-                    extra_check(item, _join(path, key), problems)
-    return check
 
 
 def _join(path: str, key: str) -> str:

@@ -1,6 +1,6 @@
 """Screening a submission before anything of it runs: what needs a staff label to activate.
 
-Two kinds of flag (rules §5 and §7), found without executing a byte of the submission:
+Two kinds of flag (docs/rules.md §5 and §7), found without executing a byte of the submission:
 
 - `import`: a module that reaches outside the agent's game (processes, sockets, native code,
   the host's shell), found in every .py file by walking its AST - `import x`, `from x import`,

@@ -20,7 +20,6 @@ import base64
 import binascii
 import hashlib
 import os
-import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 
 from grader.documents import DocumentError, decode_text, dump_yaml, load_yaml
+from grader.schema import problems_of
 
 SCHEMA_VERSION = 1
 SEALED_NAME = "submission.sealed"
@@ -36,7 +36,6 @@ PACKAGE_FILES = (MANIFEST_NAME, SEALED_NAME)
 KEY_ENV = "ARENA_SUBMISSION_KEY"
 PUBLIC_KEY_ENV = "ARENA_SUBMISSION_PUBLIC_KEY"
 KEY_FILE = "arena-submission.key"
-DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
 MAX_MANIFEST_BYTES = 16 * 1024
 REPACKAGE = ("submissions are sealed: run `make package HANDLE=<your handle>` with the current kit (the arena's "
              "Kit page) and commit the two files of its `submission/` folder (manifest.yaml and submission.sealed) "
@@ -149,21 +148,12 @@ class Manifest:
             raise SealError(str(exc)[:300]) from None
         if not isinstance(doc, dict) or doc.get("schema_version") != SCHEMA_VERSION:
             raise SealError(f"{source}: schema_version must be {SCHEMA_VERSION}")
-        problems = []
-        for name in ("handle", "kit_version", "sealed", "digest", "recipient"):
-            if not isinstance(doc.get(name), str) or not doc[name]:
-                problems.append(f"{name}: a non-empty string is required")
-        for name in ("sealed", "digest"):
-            if isinstance(doc.get(name), str) and not DIGEST_RE.match(doc[name]):
-                problems.append(f"{name}: must be sha256:<64 hex digits>")
-        if doc.get("owner_key") is not None:
+        problems = problems_of(doc, "manifest")  # grader/data/manifest.schema.json
+        if isinstance(doc.get("owner_key"), str):
             try:
-                _decode_key(str(doc["owner_key"]), "owner_key")
+                _decode_key(doc["owner_key"], "owner_key")
             except SealError as exc:
                 problems.append(str(exc))
-        unknown = sorted(set(doc) - {"schema_version", *cls.__dataclass_fields__})
-        if unknown:
-            problems.append(f"unknown fields: {', '.join(map(str, unknown))}")
         if problems:
             raise SealError(f"{source}: " + "; ".join(problems))
         return cls(doc["handle"], doc["kit_version"], doc["sealed"], doc["digest"], doc["recipient"],

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from grader.competition import Competition
-from grader.documents import DocumentError, check_envelope, dump_yaml, format_time, parse_time, read_yaml
+from grader.documents import DocumentError, dump_yaml, format_time, parse_time, read_yaml
+from grader.schema import problems_of
 from grader.rounds.plan import commitment
 
 if TYPE_CHECKING:
@@ -90,21 +91,14 @@ def publish(competition: Competition, now: dt.datetime, environ: Mapping[str, st
 
 
 def parse(data: Any, source: str) -> PublishedSeeds:
-    """A validated seeds document; DocumentError lists every problem by path."""
-    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "published_at", "tier_seeds"))
+    """A validated seeds document (grader/data/seeds.schema.json); DocumentError lists every problem by path."""
+    problems = problems_of(data, "seeds")
+    if not isinstance(data, dict):
+        raise DocumentError(source, problems)
     when = parse_time(data.get("published_at"), "published_at", problems)
-    seeds = data.get("tier_seeds")
-    if not isinstance(seeds, dict):
-        problems.append("tier_seeds: expected a mapping of tier to seed")
-        seeds = {}
-    for tier, seed in seeds.items():
-        if tier not in TIERS:
-            problems.append(f"tier_seeds.{tier}: not a scored tier ({', '.join(TIERS)})")
-        elif not (isinstance(seed, str) and seed):
-            problems.append(f"tier_seeds.{tier}: expected the seed as a string")
     if problems or when is None:
         raise DocumentError(source, problems or ["published_at: expected a time"])
-    return PublishedSeeds(when, dict(seeds))
+    return PublishedSeeds(when, dict(data["tier_seeds"]))
 
 
 def load(path: Path) -> PublishedSeeds:

@@ -1,4 +1,4 @@
-"""Budget self-play: an agent's games against itself, each followed by its outcome (design §5)."""
+"""Budget self-play: an agent's games against itself, each followed by its outcome."""
 
 from __future__ import annotations
 

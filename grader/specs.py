@@ -1,6 +1,8 @@
-"""Specs as files: read a SPEC argument (a YAML/JSON file, or the id or name of a public or
-paper environment) and print a tier's specs. The engine builds specs from plain data; the
-files are read here, with the arena's one YAML loader (grader.documents)."""
+"""Specs as files: read a SPEC argument and print a tier's specs.
+
+A SPEC is a YAML/JSON file, or the id or name of a public or paper environment. The engine
+builds specs from plain data; the files are read here, with the arena's one YAML loader
+(grader.documents)."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
 """Re-verify a published round from its own files: `arena verify rounds/<round-id>.yaml`.
 
-In order, and stopping at the first difference (which it names): the results file against
-its schema; the games file against the sha256 and count the results file gives; what the file
-withholds and publishes, from its tier alone (`check_disclosed`: no field can declare itself
-withheld and so switch a check off); what the file states about the round itself
-(`check_statement`: the round id recomputed from the plan it states, where the tier publishes
-all of it); that the environments it states are its tier's (`check_tier`); each entrant's
-status and self-play count against its games (`check_statuses`); every game with moves
-replayed through the engine (result, disc counts, how it ended), its seed re-derived where
-the round seed is public, and every move of a reference player (the curve's `random`, and
-reference entrants) re-played from its seed; then every number of the file recomputed from
-the per-game outcomes. With `--private DIR` the staff record is verified the same way, the
-public file is checked to be exactly its projection, and the staff record against its
-environment records and plan (`check_records`), a generated tier's environments against what
-its tier seed draws (`check_plan_tier`). docs/results.md lists what is checked and what
-cannot be.
+Each check is a function of one `Context` that returns its notes (what it could not check) and
+raises `Difference` at the first mismatch; `FILE_CHECKS` and `PRIVATE_CHECKS` run in order, and
+the first difference stops the run. docs/results.md lists what is checked and what cannot be.
 """
 
 from __future__ import annotations
@@ -22,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,6 +47,24 @@ class Report:
     self_play_checked: int = 0  # self-play games replayed and their outcome sent checked (--private)
     numbers: int = 0
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Context:
+    """What every check reads: one results file, its games, the report it adds to, and (with
+    `--private DIR`) the staff record and its games."""
+
+    path: Path
+    data: dict
+    games: list[dict]
+    report: Report
+    private: Path | None = None
+    full: dict | None = None
+    full_games: list[dict] | None = None
+
+
+# A check: it returns its notes and raises Difference at the first mismatch it finds.
+Check = Callable[[Context], list[str]]
 
 
 def first_difference(stored: Any, computed: Any, path: str = "") -> str | None:
@@ -139,8 +146,9 @@ def replay_game(spec, game: ScoredGame, references: dict[str, str]) -> None:
         raise Difference(f"ending {game.ending!r} does not fit a game that ended by {found['termination']}")
 
 
-def check_games(data: dict, games: list[dict], report: Report) -> None:
+def check_games(ctx: Context) -> list[str]:
     """Replay every game that carries moves; re-derive seeds where the round seed is public."""
+    data, games, report = ctx.data, ctx.games, ctx.report
     envs = {e["label"]: e for e in data["environments"]}
     seed = data["provenance"]["config"]["seed"]
     refs = {f["name"]: f["digest"].split(":", 1)[1] for f in data["field"] if f["kind"] == "reference"}
@@ -178,6 +186,7 @@ def check_games(data: dict, games: list[dict], report: Report) -> None:
         except Difference as exc:
             raise Difference(f"{where}: {exc}") from None
         report.replayed += 1
+    return []
 
 
 def interval_method(data: dict) -> str:
@@ -220,7 +229,9 @@ def recompute(data: dict, games: list[dict]) -> dict:
             "environment_agents": envs, "standing_published": scores.standing_published}
 
 
-def check_numbers(path: Path, data: dict, games: list[dict], report: Report) -> None:
+def check_numbers(ctx: Context) -> list[str]:
+    """The round's flags from its size, and every number of the file recomputed from its games."""
+    data, games = ctx.data, ctx.games
     config = data["provenance"]["config"]
     if config["environments"] != len(data["environments"]):
         raise Difference(f"provenance.config.environments: the file says {config['environments']}, "
@@ -243,14 +254,16 @@ def check_numbers(path: Path, data: dict, games: list[dict], report: Report) -> 
     diff = first_difference(stored, got)
     if diff:
         raise Difference(diff.replace("environment_agents[", "environments[agents of "))
-    report.numbers += _count_numbers(stored)
-    check_gap(path, data, report)
+    ctx.report.numbers += _count_numbers(stored)
+    return []
 
 
-def check_gap(path: Path, data: dict, report: Report) -> None:
+def check_gap(ctx: Context) -> list[str]:
+    """Each agent's generalisation gap against the public round the file names (beside it)."""
+    path, data = ctx.path, ctx.data
     ref = data["provenance"]["config"]["public_round"]
     if ref is None:
-        return
+        return []
     other = public_round_file(path, ref)
     if not other.exists():
         raise Difference(f"provenance.config.public_round: {other.name} is not beside this file, so the "
@@ -271,6 +284,7 @@ def check_gap(path: Path, data: dict, report: Report) -> None:
         diff = first_difference(agent["generalisation_gap"], want, f"agents[{i}].generalisation_gap")
         if diff:
             raise Difference(diff)
+    return []
 
 
 def public_round_file(path: Path, ref: dict) -> Path:
@@ -312,13 +326,14 @@ def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
     return plan, ""
 
 
-def check_disclosed(data: dict, games: list[dict]) -> None:
+def check_disclosed(ctx: Context) -> list[str]:
     """What the file withholds or publishes follows from its tier, never from its own fields:
     the tier says whether it was generated from a seed (a public or paper tier has no tier
     seed, a ladder or final tier always has one) and which public profile it has; the profile
     says whether the round seed, the environments and the move lists are published, and where
     the seed is stated its commitment must be the seed's. A field that could say "withheld"
     of its own accord would switch the checks that need it off."""
+    data, games = ctx.data, ctx.games
     config, provenance, info = data["provenance"]["config"], data["provenance"], data["round"]
     tier = config["tier"]
     if info["tier"] != tier or not info["id"].startswith(f"{tier}-"):
@@ -361,12 +376,13 @@ def check_disclosed(data: dict, games: list[dict]) -> None:
             missing = [k for k in RULE_BEARING_GAME_KEYS if k not in game]
             raise Difference(f"game {n} ({game['env']} {game['phase']} #{game['index']}): the {profile.name} "
                              f"profile {word} {', '.join(missing if profile.rules else present)}")
+    return []
 
 
 SESSION_END_VALUES = tuple(sorted(kind.value for kind in SESSION_END_KINDS))
 
 
-def check_statuses(data: dict, games: list[dict]) -> None:
+def check_statuses(ctx: Context) -> list[str]:
     """Each entrant's status and self-play count in each environment, held to its games there.
     A round plays an entrant's checkpoint games in order, then its pairings; a fault ends it.
     So a game that ended by a side's fault names a side that is not `ok` and plays no more
@@ -374,6 +390,7 @@ def check_statuses(data: dict, games: list[dict]) -> None:
     one it died in complete, nothing after, pairings only once every checkpoint is complete);
     and its self-play count lies where its checkpoint games stop (self-play runs between them).
     An `ok` entrant's complete games are checked with the numbers (`recompute`)."""
+    data, games = ctx.data, ctx.games
     config = data["provenance"]["config"]
     checkpoints, per_checkpoint, budget = config["checkpoints"], config["games_per_checkpoint"], config["budget"]
     by_env: dict[str, list[tuple[int, ScoredGame]]] = {}
@@ -433,14 +450,16 @@ def check_statuses(data: dict, games: list[dict]) -> None:
                 stop = "every checkpoint" if complete == len(checkpoints) else f"checkpoint {checkpoints[complete]}"
                 raise Difference(f"{where}.self_play.games: {sp} self-play games, but {name}'s checkpoint games "
                                  f"stop at {stop}, which gives " + (f"{low}" if low == high else f"{low}..{high}"))
+    return []
 
 
-def check_statement(path: Path, data: dict, report: Report) -> None:
+def check_statement(ctx: Context) -> list[str]:
     """What the file says about the round itself, wherever it follows from the rest: the round
     id (a hash of the configuration, limits, field and environments stated), the environment
     ids, the disclosure's description, the notes, and the self-play summaries' arithmetic.
     The summaries themselves (self-play games are not stored) and how the round was run
     (`provenance.execution`) are not recomputable."""
+    path, data = ctx.path, ctx.data
     config, info = data["provenance"]["config"], data["round"]
     ids = [e["id"] for e in data["environments"]]
     if config["env_ids"] is not None and config["env_ids"] != ids:
@@ -472,10 +491,11 @@ def check_statement(path: Path, data: dict, report: Report) -> None:
                              f"arena faults, more than the {config['arena_retries']} retries allowed")
     plan, why = stated_plan(path, data)
     if plan is None:
-        report.notes.append(f"round id not recomputed: {why}")
-    elif plan.round_id != info["id"]:
+        return [f"round id not recomputed: {why}"]
+    if plan.round_id != info["id"]:
         raise Difference(f"round.id: the file says {info['id']}, the configuration, limits, field and "
                          f"environments it states give {plan.round_id}")
+    return []
 
 
 def check_self_play(row: dict, budget: int, where: str) -> None:
@@ -495,66 +515,96 @@ def check_self_play(row: dict, budget: int, where: str) -> None:
         raise Difference(f"{where}.mean_plies: {sp['mean_plies']!r} for {games} games")
 
 
-def verify_file(path: Path, report: Report) -> tuple[dict, list[dict]]:
+def check_twin_file(ctx: Context) -> list[str]:
+    """The results file's JSON twin, if any, is bound to the YAML's bytes and holds its document."""
+    twin = check_twin(ctx.path, ctx.data)
+    if twin:
+        raise Difference(twin[0])
+    return []
+
+
+def check_tier_of_file(ctx: Context) -> list[str]:
+    """The environments a fixed tier's file states are its tier's (a generated tier's: with the staff plan)."""
+    tier = ctx.data["round"]["tier"]
+    if tier not in HIDDEN_TIERS and all(e["spec"] is not None for e in ctx.data["environments"]):
+        check_tier(tier, stated_envs(ctx.data), tier_specs(tier))
+    return []
+
+
+def check_replayable(ctx: Context) -> list[str]:
+    """A note when the tier withholds every game's moves, so that none was replayed here."""
+    if all("moves" not in g for g in ctx.games):
+        return ["the tier withholds its rules: games were not replayed here (give --private DIR)"]
+    return []
+
+
+def check_projection(ctx: Context) -> list[str]:
+    """The public file and its games are exactly the staff record's projection by its profile."""
+    assert ctx.full is not None and ctx.full_games is not None
+    profile = PROFILES[ctx.data["disclosure"]["profile"]]
+    projected = project_result(ctx.full, profile)
+    projected["games"] = ctx.data["games"]
+    diff = first_difference(ctx.data, projected)
+    if diff:
+        raise Difference(f"the public file is not the projection of the staff record: {diff}")
+    public_games = project_games(ctx.full_games, profile)
+    diff = first_difference(ctx.games, public_games, "games")
+    if diff:
+        raise Difference(f"the public games are not the projection of the staff games: {diff}")
+    return []
+
+
+def run_checks(checks: list[Check], ctx: Context) -> None:
+    """Run checks in order, adding their notes to the report; the first Difference stops them."""
+    for check in checks:
+        ctx.report.notes.extend(check(ctx))
+
+
+def verify_file(path: Path, report: Report) -> Context:
+    """Load a results file and its games and run every file check on them."""
     try:
         data = load_results(path, prefer_twin=False)  # the YAML is what is audited; its twin must agree
         games = load_games(path, data)
     except ResultsError as exc:
         raise Difference(f"{exc.args[0].splitlines()[0]} {exc.problems[0]}") from None
-    twin = check_twin(path, data)
-    if twin:
-        raise Difference(twin[0])
     report.games += len(games)
-    check_disclosed(data, games)
-    check_statement(path, data, report)
-    if data["round"]["tier"] not in HIDDEN_TIERS and all(e["spec"] is not None for e in data["environments"]):
-        check_tier(data["round"]["tier"], stated_envs(data), tier_specs(data["round"]["tier"]))
-    check_statuses(data, games)
-    check_games(data, games, report)
-    check_numbers(path, data, games, report)
-    return data, games
+    ctx = Context(path, data, games, report)
+    run_checks(FILE_CHECKS, ctx)
+    return ctx
 
 
 def verify(path: str | Path, private: str | Path | None = None) -> Report:
     """Verify a results file (and its staff record); raises Difference at the first mismatch."""
     path = Path(path)
     report = Report(path)
-    data, games = verify_file(path, report)
-    if all("moves" not in g for g in games):
-        report.notes.append("the tier withholds its rules: games were not replayed here (give --private DIR)")
+    ctx = verify_file(path, report)
+    run_checks([check_replayable], ctx)
     if private is None:
         return report
     full_path = Path(private) / path.name
     if not full_path.exists():
         raise Difference(f"--private: no staff record {full_path}")
     staff = Report(full_path)
-    full, full_games = verify_file(full_path, staff)
+    full = verify_file(full_path, staff)
     report.replayed += staff.replayed
-    profile = PROFILES[data["disclosure"]["profile"]]
-    projected = project_result(full, profile)
-    projected["games"] = data["games"]
-    diff = first_difference(data, projected)
-    if diff:
-        raise Difference(f"the public file is not the projection of the staff record: {diff}")
-    public_games = project_games(full_games, profile)
-    diff = first_difference(games, public_games, "games")
-    if diff:
-        raise Difference(f"the public games are not the projection of the staff games: {diff}")
-    check_records(Path(private) / full["round"]["id"], full, full_games, report)
+    ctx.private, ctx.full, ctx.full_games = Path(private), full.data, full.games
+    run_checks(PRIVATE_CHECKS, ctx)
     return report
 
 
-def check_records(work: Path, full: dict, full_games: list[dict], report: Report) -> None:
+def check_records(ctx: Context) -> list[str]:
     """The staff record against the environment records it was built from (`<private>/<round-id>/
     envs/`, as `arena round --private-out` leaves them): each environment's games, every
     entrant's status (its fault's kind) and self-play summary, exactly; and where the round's
     plan is there too (`plan.json`, which holds the seeds), the round id, each record's plan
     key and both seed commitments."""
+    assert ctx.private is not None and ctx.full is not None and ctx.full_games is not None
+    full, full_games, report = ctx.full, ctx.full_games, ctx.report
+    work = ctx.private / full["round"]["id"]
     envs = full["environments"]
     paths = [record_path(work, i) for i in range(len(envs))]
     if not any(p.exists() for p in paths):
-        report.notes.append(f"no environment records in {work}: statuses and self-play checked against the games only")
-        return
+        return [f"no environment records in {work}: statuses and self-play checked against the games only"]
     by_env: dict[str, list[dict]] = {}
     for game in full_games:
         by_env.setdefault(game["env"], []).append(game)
@@ -610,6 +660,7 @@ def check_records(work: Path, full: dict, full_games: list[dict], report: Report
             if kinds.get(row["name"]) != "reference":
                 spec = spec or parse_spec(env["spec"])
                 check_kept_self_play(spec, row["name"], entrant, plan, f"{where}.agents[{a}].self_play", report)
+    return []
 
 
 def check_kept_self_play(spec, name: str, entrant, plan: RoundPlan | None, where: str, report: Report) -> None:
@@ -743,3 +794,10 @@ def check_published_seed_tier(data: dict, tier_seed: str) -> str:
             raise Difference(f"{where}: {env['id']} is listed twice; a round takes each environment once")
         seen.add(env["id"])
     return f"its {len(envs)} environments are ones the published {tier} seed draws from generator pool {pool}"
+
+
+# What is checked of every results file (the public one, and the staff record with --private), in order.
+FILE_CHECKS: list[Check] = [check_twin_file, check_disclosed, check_statement, check_tier_of_file, check_statuses,
+                            check_games, check_numbers, check_gap]
+# What is checked of the staff record against the public file and the round's own records, in order.
+PRIVATE_CHECKS: list[Check] = [check_projection, check_records]

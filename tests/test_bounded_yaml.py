@@ -1,4 +1,4 @@
-"""Red team, hostile documents (issue 14): the arena's one YAML/JSON loader (grader.documents),
+"""Red team, hostile documents: the arena's one YAML/JSON loader (grader.documents),
 and the spec loader on top of it, refuse alias bombs, deep nesting and bytes that are not UTF-8
 by name, before expanding them: a loader that expanded a bomb would run for hours or exhaust
 memory, so the module's timeout is the bound (no test here times the loader)."""

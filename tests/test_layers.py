@@ -1,4 +1,4 @@
-"""The layers, enforced: every module's imports, read with `ast`, against the doors of design §8
+"""The layers, enforced: every module's imports, read with `ast`, against the layers of docs/architecture.md
 and the README's table. A door that must not open fails here, naming the file and line.
 
 - engine/ imports the standard library, numpy and numba (with its llvmlite), nothing of ours.
@@ -24,14 +24,14 @@ ROOT = Path(__file__).resolve().parent.parent
 STDLIB = frozenset(sys.stdlib_module_names)
 NUMERIC = frozenset({"numpy", "numba", "llvmlite"})  # llvmlite is numba's own, used by its intrinsics
 
-# The grader's layers, lowest first (design §8; the README's "where things are"). A module may
+# The grader's layers, lowest first (docs/architecture.md; the README's "where things are"). A module may
 # import its own layer and those below; `grader` itself (the package: its version) is the floor.
 GRADER_LAYERS = (
     ("foundations", ("grader", "grader.limits", "grader.faults", "grader.errors", "grader.protocol",
                      "grader.runner", "grader.documents", "grader.schedule", "grader.metrics",
                      "grader.disclosure", "grader.owner", "grader.checkout", "grader.sealing", "grader.submission",
                      "grader.specs", "grader.policy", "grader.screening", "grader.schema", "grader.accounts",
-                     "grader.competition", "grader.quota", "grader.json_spans", "grader.replays",
+                     "grader.competition", "grader.quota", "grader.json_spans", "grader.replays", "grader.patterns",
                      "grader.history")),
     ("sandboxes", ("grader.sandbox",)),
     ("play", ("grader.seat", "grader.agent_handle", "grader.games", "grader.match", "grader.self_play",

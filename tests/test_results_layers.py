@@ -1,4 +1,4 @@
-"""The doors of the results document and YAML (issue 17, section 4), read from the imports."""
+"""The doors of the results document and YAML, read from the imports."""
 
 from __future__ import annotations
 

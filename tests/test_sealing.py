@@ -77,9 +77,9 @@ def test_a_plain_file_beside_the_package_is_refused_with_how_to_repackage(packag
 
 @pytest.mark.parametrize("text,problem", [
     ("schema_version: 2\n", "schema_version must be 1"),
-    ("schema_version: 1\nhandle: a\nkit_version: v\nsealed: md5:1\ndigest: sha256:x\nrecipient: k\n", "sealed: must be"),
+    ("schema_version: 1\nhandle: a\nkit_version: v\nsealed: md5:1\ndigest: sha256:x\nrecipient: k\n", "sealed: .md5:1. is not a digest"),
     ("[1, 2]\n", "schema_version must be 1"),
-    ("schema_version: 1\nhandle: a\n", "kit_version: a non-empty string"),
+    ("schema_version: 1\nhandle: a\n", "kit_version: missing"),
 ])
 def test_a_bad_manifest_names_its_problem(text, problem):
     with pytest.raises(sealing.SealError, match=problem):

@@ -1,5 +1,6 @@
-"""arena appeal --round ROUND.yaml --student HANDLE: the evidence an appeal is given
-(grader.appeal): the student's per-environment win, draw and fault counts in that round, by
+"""arena appeal --round ROUND.yaml --student HANDLE: the evidence an appeal is given.
+
+The student's per-environment win, draw and fault counts in that round (grader.appeal), by
 environment label, without environment identities (YAML on stdout).
 """
 

@@ -1,5 +1,7 @@
-"""arena dispatch: check a round's dispatch inputs (round.yml's tier, budget, envs, shards)
-before its field is taken, so a bad input fails in seconds, not after the smoke tests.
+"""arena dispatch: check a round's dispatch inputs before its field is taken.
+
+round.yml's tier, budget, envs and shards are checked first, so a bad input fails in seconds,
+not after the smoke tests.
 
 Exit 0 with one line saying what the round will play; exit 1 naming every input that is wrong.
 """

@@ -1,5 +1,6 @@
-"""arena merge SHARD_DIR...: join the shards of a round (each `<private-out>/<round-id>` of
-one runner's `arena round --shard I/N`) and publish the round as one."""
+"""arena merge SHARD_DIR...: join the shards of a round and publish the round as one.
+
+Each shard is the `<private-out>/<round-id>` folder of one runner's `arena round --shard I/N`."""
 
 from __future__ import annotations
 

@@ -2,8 +2,8 @@
 
 Per environment, a fresh session per agent: checkpoint games against the seeded `random`,
 budget self-play with an outcome after each game, freeze, then every pair of agents plays
-its pairing games (design §5). Results go to --out (the public projection) and the staff
-record to --private-out. Run again with the same arguments to resume after a crash.
+its pairing games (docs/architecture.md, "A round"). Results go to --out (the public
+projection) and the staff record to --private-out. Run again with the same arguments to resume after a crash.
 A public or paper round without --seed draws a fresh round seed (so the seeded `random`
 opponent's moves cannot be known beforehand), prints it and records it in the results and in
 the command they name: give that --seed to resume or replay the round. A sharded round needs

@@ -1,5 +1,7 @@
-"""arena site build: render the static site from rounds/, docs/, the accounts registry and
-site_templates/ (no JavaScript, no asset from the internet).
+"""arena site build: render the static site.
+
+It is built from rounds/, docs/, the accounts registry and site_templates/ (no JavaScript, no
+asset from the internet).
 
 Pages are rendered only when their inputs changed since the last build (the cache folder
 keeps what is needed to tell); every page's footer names the data commit it was built from.

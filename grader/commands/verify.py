@@ -1,5 +1,7 @@
-"""arena verify rounds/<round-id>.yaml [--private DIR]: replay every stored game through the
-engine and recompute every number of the results file; exit 1 naming the first difference.
+"""arena verify rounds/<round-id>.yaml [--private DIR]: re-verify a published round.
+
+Every stored game is replayed through the engine and every number of the results file
+recomputed; exit 1 naming the first difference.
 
 Once the ladder and final seeds are published (`seeds/published.yaml`, after the competition
 ended: grader.seeds), the round's tier seed commitment is checked against them too; --seeds

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 from grader.accounts import NOT_APPROVED, Account, Registry, check_change, registry_from_text
 from grader.competition import Competition
 from grader.documents import DocumentError, format_time
+from grader.schema import problems_of
 from grader.github.api import ChangedFile, Repo, User
 from grader.github.events import PullRequestEvent
 from grader.sealing import MANIFEST_NAME, PACKAGE_FILES, REPACKAGE, SEALED_NAME, Manifest, SealError, sha256
@@ -67,22 +68,13 @@ class Decision:
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "decision") -> "Decision":
-        if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-            raise DocumentError(source, [f"schema_version: must be {SCHEMA_VERSION}"])
-        body = {k: v for k, v in data.items() if k != "schema_version"}
-        try:
-            body["author"] = User(**body["author"])
-            decision = cls(**body)
-        except (KeyError, TypeError) as exc:
-            raise DocumentError(source, [f"(top): not a decision document: {exc}"]) from None
-        problems = []
-        if decision.kind not in KINDS:
-            problems.append(f"kind: must be one of {list(KINDS)}, got {decision.kind!r}")
-        if decision.verdict not in VERDICTS:
-            problems.append(f"verdict: must be one of {list(VERDICTS)}, got {decision.verdict!r}")
+        """A decision document read back (grader/data/decision.schema.json); DocumentError otherwise."""
+        problems = problems_of(data, "decision")
         if problems:
             raise DocumentError(source, problems)
-        return decision
+        body = {k: v for k, v in data.items() if k != "schema_version"}
+        body["author"] = User(**body["author"])
+        return cls(**body)
 
 
 def classify(files: list[ChangedFile]) -> tuple[str, str | None, list[str]]:

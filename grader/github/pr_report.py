@@ -1,5 +1,4 @@
-"""`arena pr report`: turn the collect job's decision and the smoke report into one comment
-and one commit status on the pull request.
+"""`arena pr report`: one comment and one commit status from a decision and a smoke report.
 
 The only job that holds a write token runs this; it executes nothing of the pull request and
 reads the smoke report as untrusted data (validated, and every string of it escaped before it
@@ -15,46 +14,13 @@ from typing import Any
 from grader.documents import DocumentError
 from grader.github.api import Repo
 from grader.github.pr_check import Decision
-from grader.schema import validate
+from grader.schema import problems_of
 from grader.visible import visible
 
 MARKER = "<!-- arena:pr-check -->"
 FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}
 STATUS_CONTEXT = "arena/submission"
 BOT_LOGIN = "github-actions[bot]"
-PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours only and is not published here. "
-                  "`make check` in the starter kit runs this same gate and shows it.\n")
-
-SMOKE_SCHEMA = {
-    "type": "object",
-    "required": ["schema_version", "result", "needs_staff_label", "boards", "first_failing_board", "stderr_tail"],
-    "properties": {
-        "schema_version": {"const": 1},
-        "result": {"enum": ["pass", "fail"]},
-        "reason": {"type": ["string", "null"]},
-        "needs_staff_label": {"type": "boolean"},
-        "kit_version": {"type": ["string", "null"]},
-        "interpreter": {"type": ["string", "null"]},
-        "numpy": {"type": ["string", "null"]},
-        "image": {"type": ["object", "null"], "required": ["tag", "id", "base", "stand_in"],
-                  "properties": {"tag": {"type": "string"}, "id": {"type": "string"}, "base": {"type": "string"},
-                                 "stand_in": {"type": "boolean"}}},
-        "flags": {"type": "array", "items": {"type": "object", "required": ["kind", "file", "detail"],
-                                             "properties": {"kind": {"enum": ["import", "opaque"]},
-                                                            "file": {"type": "string"},
-                                                            "line": {"type": ["integer", "null"]},
-                                                            "detail": {"type": "string"}}}},
-        "boards": {"type": "array", "items": {
-            "type": "object", "required": ["shape", "result", "pace_ms", "mean_act_ms"],
-            "properties": {"shape": {"type": "string", "pattern": r"^[0-9]{1,2}x[0-9]{1,2}$"},
-                           "result": {"enum": ["pass", "fail", "not_run"]},
-                           "reason": {"type": ["string", "null"]},
-                           "mean_act_ms": {"type": ["number", "null"]},
-                           "pace_ms": {"type": "number"}}}},
-        "first_failing_board": {"type": ["string", "null"]},
-        "stderr_tail": {"type": "string"},
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -66,8 +32,72 @@ class Outcome:
     body: str
 
 
+@dataclass(frozen=True)
+class Message:
+    """One message of the table: the commit status it sets and the comment text it posts.
+
+    `status` and `text` are `str.format` templates; every value put into them that came from the
+    pull request or its smoke report is already escaped by `inline`.
+    """
+
+    state: str
+    status: str
+    text: str
+
+
+# Every message a student or staff member reads on a pull request, one entry per outcome. The
+# comment is the heading, then the outcome's text; the passed outcomes start from PASSED.
+MESSAGES: dict[str, Message] = {
+    "refused": Message(
+        "failure", "{reason}",
+        "**Refused**; nothing of this pull request was run:\n\n{reasons}\n{notes}"),
+    "accepted": Message(
+        "success", "account registration is well formed",
+        "**Account registration accepted.** Staff will approve it; until then this account can read, and "
+        "nothing more.\n{notes}"),
+    "arena_failed": Message(
+        "error", "the arena failed, not your agent: it will be re-run",
+        "{where}: **the arena failed, not your agent: it will be re-run.** The smoke test did not reach a "
+        "verdict on your submission; staff have been told.\n{notes}"),
+    "invalid": Message(
+        "failure", "{reason}",
+        "{where}: **Smoke test failed**: {reason_inline}\n\n{table}\n\n{versions}\n{private}{notes}"),
+    "board_failed": Message(
+        "failure", "refused on the {shape} board",
+        "{where}: **Smoke test failed on the {shape} board**: mean act() {mean} against a pace of {pace}. "
+        "{reason_inline}\n\n{table}\n\n{versions}\n{private}{notes}"),
+    "frozen": Message(
+        "failure", "smoke passed; the field is frozen, it cannot become active",
+        "{passed}\nThe field froze at {freeze_at}: this run was a practice smoke test and this submission "
+        "cannot become your active one.\n{private}{notes}"),
+    "held": Message(
+        "pending", "held: needs a staff review of this digest and the '{label}' label",
+        "{passed}\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}\n\n"
+        "A member of staff opens this submission (digest {digest}), reads it, comments `/cleared <digest>` "
+        "and adds the `{label}` label. A review clears the digest it read: any other push is held again.\n"
+        "{private}{notes}"),
+    "active": Message(
+        "success", "smoke test passed; becomes active when merged",
+        "{passed}{cleared}\nIt becomes your active submission when merged.\n{private}{notes}"),
+}
+HEADING = MARKER + "\n### Arena check for @{login}, head `{head}`\n\n"
+NOTE = "\n> {note}\n"
+PASSED = "{where}: **smoke test passed** on every public board shape.\n\n{table}\n\n{versions}\n"
+CLEARED = "\nFlags read and cleared by staff ({cleared_by}) for the digest {digest}:\n\n{flag_lines}\n"
+BOARD_TABLE = "| board | mean act() | pace | result |\n|---|---|---|---|\n"
+BOARD_ROW = "| {shape} | {mean} | {pace} | {result} |"
+VERSIONS = "interpreter {interpreter}, numpy {numpy}"
+IMAGE = ", image {tag} {id} on {base}"
+FLAG_LINE = "- {count} {kind}{plural}"
+# The agent's own output is for its owner only (the rules): it is never published, and a pull
+# request's comments are public. The owner sees it with the kit's `make check`.
+PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours only and is not published here. "
+                  "`make check` in the starter kit runs this same gate and shows it.\n")
+
+
 def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
-    problems = validate(data, SMOKE_SCHEMA)
+    """The smoke report, checked against grader/data/smoke-report.schema.json (DocumentError otherwise)."""
+    problems = problems_of(data, "smoke-report")
     if problems:
         raise DocumentError(source, problems)
     return data
@@ -85,71 +115,64 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
     """The comment and status for a decision and its smoke report (None: nothing to post)."""
     if decision.verdict == "ignored":
         return None
-    who = f"@{visible(decision.author.login)}"
-    head = f"{MARKER}\n### Arena check for {who}, head `{decision.head_sha[:12]}`\n\n"
-    notes = "".join(f"\n> {inline(n)}\n" for n in decision.notes)
+    values = {"notes": "".join(NOTE.format(note=inline(n)) for n in decision.notes)}
     if decision.verdict == "refused":
-        reasons = "\n".join(f"- {inline(r)}" for r in decision.reasons)
-        return Outcome("failure", _short(decision.reasons[0]),
-                       head + f"**Refused**; nothing of this pull request was run:\n\n{reasons}\n{notes}")
+        return _post("refused", decision, values, reason=decision.reasons[0],
+                     reasons="\n".join(f"- {inline(r)}" for r in decision.reasons))
     if decision.verdict == "accepted":
-        return Outcome("success", "account registration is well formed",
-                       head + "**Account registration accepted.** Staff will approve it; until then this account can "
-                              f"read, and nothing more.\n{notes}")
-    where = f"`submissions/{visible(decision.handle)}/`"
+        return _post("accepted", decision, values)
+    values["where"] = f"`submissions/{visible(decision.handle)}/`"
     if smoke is None:
-        return Outcome("error", "the arena failed, not your agent: it will be re-run",
-                       head + f"{where}: **the arena failed, not your agent: it will be re-run.** The smoke test "
-                              f"did not reach a verdict on your submission; staff have been told.\n{notes}")
-    board_lines = "\n".join(
-        f"| {b['shape']} | {_ms(b.get('mean_act_ms'))} | {_ms(b['pace_ms'])} | {b['result']} |"
-        for b in smoke["boards"])
-    table = "| board | mean act() | pace | result |\n|---|---|---|---|\n" + board_lines if board_lines else ""
-    # A submission the loader refused never started: there are no versions to name.
-    versions = ""
-    if smoke.get("interpreter"):
-        versions = f"interpreter {inline(smoke['interpreter'])}, numpy {inline(smoke.get('numpy') or '?')}"
-        image = smoke.get("image")
-        if image:
-            versions += f", image {inline(image['tag'])} {inline(image['id'][:19])} on {inline(image['base'])}"
-    # The agent's own output is for its owner only (the rules): it is never published, and a
-    # pull request's comments are public. The owner sees it with the kit's `make check`.
-    tail_block = (PRIVATE_OUTPUT if smoke.get("stderr_tail") else "")
+        return _post("arena_failed", decision, values)
+    rows = "\n".join(BOARD_ROW.format(shape=b["shape"], mean=_ms(b.get("mean_act_ms")), pace=_ms(b["pace_ms"]),
+                                      result=b["result"]) for b in smoke["boards"])
+    values["table"] = BOARD_TABLE + rows if rows else ""
+    values["versions"] = _versions(smoke)
+    values["private"] = PRIVATE_OUTPUT if smoke.get("stderr_tail") else ""
     if smoke["result"] == "fail":
         first = next((b for b in smoke["boards"] if b["result"] == "fail"), None)
         if first is None:
-            line = f"**Smoke test failed**: {inline(smoke.get('reason') or 'not a valid submission')}"
-            short = smoke.get("reason") or "not a valid submission"
-        else:
-            line = (f"**Smoke test failed on the {first['shape']} board**: mean act() {_ms(first.get('mean_act_ms'))} "
-                    f"against a pace of {_ms(first['pace_ms'])}. {inline(first['reason']) if first.get('reason') else ''}")
-            short = f"refused on the {first['shape']} board"
-        return Outcome("failure", _short(short),
-                       head + f"{where}: {line}\n\n{table}\n\n{versions}\n{tail_block}{notes}")
+            reason = smoke.get("reason") or "not a valid submission"
+            return _post("invalid", decision, values, reason=reason, reason_inline=inline(reason))
+        return _post("board_failed", decision, values, shape=first["shape"], mean=_ms(first.get("mean_act_ms")),
+                     pace=_ms(first["pace_ms"]), reason_inline=inline(first["reason"]) if first.get("reason") else "")
+    values["passed"] = PASSED.format(**values)
+    if decision.frozen:
+        return _post("frozen", decision, values, freeze_at=decision.freeze_at)
     flags = smoke.get("flags") or []
     # Which files and imports were flagged says what the agent does: the public comment gives
     # the kinds only (the owner sees the rest with `make package`, staff with open-submission).
-    kinds = {k: sum(f["kind"] == k for f in flags) for k in FLAG_KINDS}
-    flag_lines = "\n".join(f"- {n} {FLAG_KINDS[k]}{'s' if n > 1 else ''}" for k, n in kinds.items() if n)
-    body = head + f"{where}: **smoke test passed** on every public board shape.\n\n{table}\n\n{versions}\n"
-    if decision.frozen:
-        return Outcome("failure", "smoke passed; the field is frozen, it cannot become active",
-                       body + f"\nThe field froze at {decision.freeze_at}: this run was a practice smoke test and "
-                              "this submission cannot become your active one.\n" + tail_block + notes)
+    counts = {k: sum(f["kind"] == k for f in flags) for k in FLAG_KINDS}
+    values["flag_lines"] = "\n".join(FLAG_LINE.format(count=n, kind=FLAG_KINDS[k], plural="s" if n > 1 else "")
+                                     for k, n in counts.items() if n)
     played = (smoke.get("submission") or {}).get("digest")
     # A review clears the digest it read: the one this smoke test opened and played, no other.
     cleared = decision.flags_cleared and decision.cleared_digest is not None and played == decision.cleared_digest
     if flags and not cleared:
-        return Outcome("pending", f"held: needs a staff review of this digest and the '{decision.review_label}' label",
-                       body + f"\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}"
-                              f"\n\nA member of staff opens this submission (digest {inline(played or '?')}), reads "
-                              f"it, comments `/cleared <digest>` and adds the `{decision.review_label}` label. A "
-                              "review clears the digest it read: any other push is held again.\n"
-                       + tail_block + notes)
-    cleared_text = (f"\nFlags read and cleared by staff ({inline(decision.cleared_by or '')}) for the digest "
-                    f"{inline(played or '')}:\n\n{flag_lines}\n") if flags else ""
-    return Outcome("success", "smoke test passed; becomes active when merged",
-                   body + cleared_text + "\nIt becomes your active submission when merged.\n" + tail_block + notes)
+        return _post("held", decision, values, digest=inline(played or "?"), label=decision.review_label)
+    values["cleared"] = CLEARED.format(cleared_by=inline(decision.cleared_by or ""), digest=inline(played or ""),
+                                       flag_lines=values["flag_lines"]) if flags else ""
+    return _post("active", decision, values)
+
+
+def _post(key: str, decision: Decision, values: dict, **more: Any) -> Outcome:
+    """The outcome of one message of the table, filled with its values under the heading."""
+    message = MESSAGES[key]
+    values = values | more
+    heading = HEADING.format(login=visible(decision.author.login), head=decision.head_sha[:12])
+    return Outcome(message.state, _short(message.status.format(**values)), heading + message.text.format(**values))
+
+
+def _versions(smoke: dict) -> str:
+    """The interpreter, numpy and image the smoke test ran on ("" when the agent never started)."""
+    # A submission the loader refused never started: there are no versions to name.
+    if not smoke.get("interpreter"):
+        return ""
+    versions = VERSIONS.format(interpreter=inline(smoke["interpreter"]), numpy=inline(smoke.get("numpy") or "?"))
+    image = smoke.get("image")
+    if image:
+        versions += IMAGE.format(tag=inline(image["tag"]), id=inline(image["id"][:19]), base=inline(image["base"]))
+    return versions
 
 
 def _ms(value) -> str:

@@ -1,4 +1,4 @@
-"""Rounds (design §5): plan a round, play its environments, resume, publish.
+"""Rounds (docs/architecture.md, "A round"): plan a round, play its environments, resume, publish.
 
 `plan` fixes what is played; `play` plays one environment; `records` stores what one
 environment produced (staff only); `runner` schedules environments over workers with resume

@@ -1,5 +1,6 @@
-"""A round's dispatch inputs (round.yml: tier, budget, envs, shards), checked before the field
-is taken: a typo costs seconds, not the field job's smoke tests.
+"""A round's dispatch inputs, checked before the field is taken.
+
+round.yml's tier, budget, envs and shards: a typo costs seconds, not the field job's smoke tests.
 
 The checks are the ones `arena round` would make hours later, made on the inputs alone: the
 tier is one a round plays, the budget a positive integer with its checkpoints, the environments

@@ -56,7 +56,7 @@ class RoundPlan:
     arena_retries: int = ARENA_RETRIES
     max_arena_faults: int = MAX_ARENA_FAULTS
     public_round: dict | None = None
-    requested: bool = False  # a requested run (/score): private to its entrant (the rules §5)
+    requested: bool = False  # a requested run (/score): private to its entrant (docs/rules.md §5)
     # The generator pool a ladder or final tier was drawn from (engine.tiers.GENERATOR_POOLS);
     # None for the fixed tiers. Kept so that the published tier seed regenerates these
     # environments after a later arena adds a pool.

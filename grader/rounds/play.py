@@ -1,4 +1,4 @@
-"""Play one environment of a round (design §5), start to finish, into an `EnvRecord`.
+"""Play one environment of a round, start to finish, into an `EnvRecord`.
 
 For each entrant, in a fresh session: prepare; the checkpoint games against the seeded
 `random` at 0 games used (no outcome sent); budget self-play (the entrant holds both seats
@@ -298,8 +298,8 @@ class _EnvPlay:
         sb.resume()
         sa.enter_phase(PAIRING)
         sb.enter_phase(PAIRING)
-        # Each side plays from its frozen state (design §5): neither the pairings before
-        # this one nor the other entrants change its games.
+        # Each side plays from its frozen state (docs/architecture.md, "A round"): neither the
+        # pairings before this one nor the other entrants change its games.
         begun = []
         try:
             for name, other, session in ((a, b, sa), (b, a, sb)):

@@ -1,7 +1,7 @@
 """`build(rounds_dir, out_dir, ...)`: the static site from rounds/, docs/, the accounts registry
 and site_templates/.
 
-What is shown (design §6, the rules §6 and §8):
+What is shown (docs/architecture.md, "Results, disclosure, site"; docs/rules.md §6 and §8):
 - a final-tier round appears nowhere until the competition config says that final was
   published after review; until then the leaderboard says "final standings pending review";
 - a private round (fewer than 8 environments, or a requested run) appears nowhere: its
@@ -107,7 +107,7 @@ def in_series(r: RoundSource) -> bool:
 
 
 def can_lead(r: RoundSource) -> bool:
-    """Whether round `r` may stand on the leaderboard (the rules, §5): complete, public, not
+    """Whether round `r` may stand on the leaderboard (docs/rules.md §5): complete, public, not
     research, on 8 or more environments, with a standing published for a field of 8 or more."""
     info = r.summary["round"]
     return (in_series(r) and info["status"] == "complete" and not private(r) and not info["research"]

@@ -29,13 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from grader.competition import Competition, load_competition
-from grader.documents import DocumentError, check_envelope, read_yaml
+from grader.documents import DocumentError, read_yaml
+from grader.patterns import ROUND_ID_RE
+from grader.schema import problems_of
 
 SCHEMA_VERSION = 1
-ROUND_ID_RE = re.compile(r"^(public|paper|ladder|final)-[0-9a-f]{10}$")
-TOP_FIELDS = ("schema_version", "series", "announcement", "competition", "kit")
 DEFAULT_SERIES_NAME = "The professor's rounds"
-REPOSITORY_RE = re.compile(r"^https://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._~-]+)+/?$")
 
 
 @dataclass(frozen=True)
@@ -79,73 +78,43 @@ def _date(value: Any, where: str, problems: list[str]) -> str | None:
 
 
 def _series(data: Any, problems: list[str]) -> tuple[str, tuple[SeriesRound, ...]]:
-    if data is None:
-        return DEFAULT_SERIES_NAME, ()
+    """The series' name and rounds (the schema has checked their shape); each round listed once."""
     if not isinstance(data, dict):
-        problems.append("series: expected a mapping with name and rounds")
         return DEFAULT_SERIES_NAME, ()
-    problems += [f"series.{k}: unknown field" for k in data if k not in ("name", "rounds")]
-    name = data.get("name") or DEFAULT_SERIES_NAME
-    if not isinstance(name, str):
-        problems.append(f"series.name: expected text, got {name!r}")
-        name = DEFAULT_SERIES_NAME
-    rounds = data.get("rounds") or []
-    if not isinstance(rounds, list):
-        problems.append("series.rounds: expected a list")
-        return name, ()
+    name: str = data["name"] if isinstance(data.get("name"), str) and data["name"] else DEFAULT_SERIES_NAME
+    rounds: list[Any] = data["rounds"] if isinstance(data.get("rounds"), list) else []
     out, seen = [], set()
     for i, entry in enumerate(rounds):
         where = f"series.rounds[{i}]"
-        if not isinstance(entry, dict):
-            problems.append(f"{where}: expected a mapping with id, date and title")
-            continue
-        problems += [f"{where}.{k}: unknown field" for k in entry if k not in ("id", "date", "title")]
-        rid = entry.get("id")
+        rid = entry.get("id") if isinstance(entry, dict) else None
         if not isinstance(rid, str) or not ROUND_ID_RE.match(rid):
-            problems.append(f"{where}.id: {rid!r} is not a round id")
-            continue
+            continue  # the schema named it
         if rid in seen:
             problems.append(f"{where}.id: {rid} is listed twice")
         seen.add(rid)
-        title = entry.get("title")
-        if title is not None and not isinstance(title, str):
-            problems.append(f"{where}.title: expected text, got {title!r}")
-            title = None
+        title = entry.get("title") if isinstance(entry.get("title"), str) else None
         out.append(SeriesRound(rid, _date(entry.get("date"), f"{where}.date", problems), title))
     return name, tuple(out)
 
 
-def _path(base: Path, value: Any, where: str, problems: list[str]) -> Path | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        problems.append(f"{where}: expected a path, got {value!r}")
-        return None
-    return base / value
-
-
 def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteConfig:
-    """Settings from parsed YAML; paths resolved against `base`; DocumentError lists every problem."""
-    problems = check_envelope(data, source, SCHEMA_VERSION, TOP_FIELDS)
+    """Settings from parsed YAML (grader/data/site.schema.json); paths resolved against `base`;
+    DocumentError lists every problem."""
+    problems = problems_of(data, "site")
+    if not isinstance(data, dict):
+        raise DocumentError(source, problems)
     name, series = _series(data.get("series"), problems)
-    announcement = data.get("announcement")
-    if announcement is not None and not (isinstance(announcement, str) and announcement.strip()):
-        problems.append(f"announcement: expected one line of text or null, got {announcement!r}")
-    kit = data.get("kit") or {}
-    if not isinstance(kit, dict):
-        problems.append("kit: expected a mapping with zip and version")
-        kit = {}
-    problems += [f"kit.{k}: unknown field" for k in kit if k not in ("zip", "version", "repository")]
-    repository = kit.get("repository")
-    if repository is not None and not (isinstance(repository, str) and REPOSITORY_RE.match(repository)):
-        problems.append(f"kit.repository: expected the repository's https:// address or null, got {repository!r}")
-    competition_path = _path(base, data.get("competition"), "competition", problems)
-    kit_zip = _path(base, kit.get("zip"), "kit.zip", problems)
-    kit_version = _path(base, kit.get("version"), "kit.version", problems)
     if problems:
         raise DocumentError(source, problems)
-    competition, note = load_competition_state(competition_path)
-    return SiteConfig(name, series, announcement.strip() if announcement else None, competition, note,
+    announcement = data.get("announcement")
+    kit = data.get("kit") or {}
+    repository = kit.get("repository")
+    competition = data.get("competition")
+    competition_path = None if competition is None else base / competition
+    kit_zip = None if kit.get("zip") is None else base / kit["zip"]
+    kit_version = None if kit.get("version") is None else base / kit["version"]
+    competition_state, note = load_competition_state(competition_path)
+    return SiteConfig(name, series, announcement.strip() if announcement else None, competition_state, note,
                       kit_zip, kit_version, repository.rstrip("/") if repository else None)
 
 

@@ -18,7 +18,7 @@ from grader.metrics import wilson
 from grader.site import svg
 from grader.site.render import fmt_rate
 
-MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (design §5); the round file says which applies
+MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (docs/rules.md §5); the round file says which applies
 # The kinds an agent pays for (grader.faults), in the order the tables list them.
 FAULT_KINDS = kinds(Payer.AGENT)
 # What each of those kinds means, in words (the registry's descriptions, Markdown code marks

@@ -4,7 +4,7 @@ Drawing a board after a move needs the capture rule applied, so this module repl
 list through the engine (`engine.Game`): the only place the site runs the engine on a game.
 It recomputes no result; the game record's own result is what the page prints.
 
-Redaction (the rules, §8): in a round whose tier is `final`, or whose public record withholds
+Redaction (docs/rules.md §8): in a round whose tier is `final`, or whose public record withholds
 the rules, a replay never shows the rules, the environment's identity, the winner or the disc
 counts, and it stops at the board before the last move (the final board would give the counts
 away). Public projections of such rounds carry no moves, so in practice the site has none of

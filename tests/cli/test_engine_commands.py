@@ -84,7 +84,7 @@ def test_simulate_summary_is_json_on_the_last_line(capsys, tmp_path):
 
 
 def test_replay_names_each_hostile_line_and_goes_on(capsys, tmp_path):
-    """Red team (issue 14): an auditor's file is data; no line of it stops the replay."""
+    """Red team: an auditor's file is data; no line of it stops the replay."""
     game = '{"layout": {"rows": 8, "cols": 8}, "rules": {"win": "most", "capture": "standard"}, "moves": %s}'
     hostile = tmp_path / "hostile.jsonl"
     hostile.write_bytes(b"\n".join([("[" * 5000 + "]" * 5000).encode(), b"\xff\xfe", (game % "5").encode(),

@@ -1,6 +1,6 @@
 """An in-process stand-in for a round, for the example agents: the engine is the environment.
 
-It drives an agent object exactly as the wire would (design §4, §5): `prepare(env_info)`
+It drives an agent object exactly as the wire would (docs/protocol.md): `prepare(env_info)`
 without the rules; measurement games against the engine's seeded `random` opponent with
 colours alternating and no outcome; budget self-play with the agent in both seats and an
 outcome after each game; measurement again at each checkpoint; `freeze()`. Observations

@@ -50,7 +50,7 @@ def test_approving_an_unknown_or_approved_handle_is_refused(tmp_path, capsys):
 def test_a_bad_handle_or_a_taken_id_is_named(tmp_path, capsys):
     path = registry(tmp_path)
     assert main(["accounts", "add", "--id", "7", "--login", "x", "--handle", "Bad_Handle", "--registry", str(path)]) == 1
-    assert "'Bad_Handle' must be 1-32 lower-case letters" in capsys.readouterr().err
+    assert "'Bad_Handle' is not a handle: 1-32 lower-case letters" in capsys.readouterr().err
     main(["accounts", "add", "--id", "7", "--login", "x", "--handle", "ok", "--registry", str(path)])
     assert main(["accounts", "add", "--id", "7", "--login", "y", "--handle", "ok2", "--registry", str(path)]) == 1
     assert "GitHub id 7 already has an account (ok)" in capsys.readouterr().err

@@ -35,7 +35,7 @@ def test_registry_lists_every_problem_by_path():
     problems = err.value.problems
     for expected in ("schema_version: must be 1", "extra: unknown field", "accounts.abc: the key must be",
                      "accounts.5.staff: missing", "accounts.5.login: 'bad login!'", "accounts.5.handle: 'Upper'",
-                     "accounts.5.approved: expected true or false", "accounts.7.handle: 'dup' is already"):
+                     "accounts.5.approved: expected boolean", "accounts.7.handle: 'dup' is already"):
         assert any(p.startswith(expected) for p in problems), (expected, problems)
 
 
@@ -79,7 +79,7 @@ def test_config_problems_by_path():
     with pytest.raises(DocumentError) as err:
         parse_competition(bad)
     text = "\n".join(err.value.problems)
-    for expected in ("final_at: '2026-12-14T09:00:00' has no time zone", "freeze_hours: expected a positive",
+    for expected in ("final_at: '2026-12-14T09:00:00' has no time zone", "freeze_hours: must be > 0",
                      "final.round_id: a final that is published names its round", "final.published_by: expected",
                      "final: a published final records"):
         assert expected in text

@@ -60,7 +60,7 @@ def test_the_manifest_carries_the_graders_runtime_row(built):
     assert manifest["runtime"]["image"] == BASE_IMAGE and manifest["runtime"]["numpy"] == NUMPY_VERSION
     assert manifest["runtime"]["python"] == "3.11"
     assert manifest["requirements"][0] == f"numpy=={NUMPY_VERSION}"
-    assert {r.split(">")[0].split("=")[0] for r in manifest["requirements"][1:]} == {"numba", "pyyaml", "pynacl"}
+    assert {r.split(">")[0].split("=")[0] for r in manifest["requirements"][1:]} == {"numba", "pyyaml", "pynacl", "jsonschema"}
     assert manifest["version"] == kit.version
 
 

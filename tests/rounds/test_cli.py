@@ -110,8 +110,8 @@ def test_a_sandboxed_submission_plays_a_round(tmp_path, capsys):
 
 
 def test_a_scored_round_refuses_a_host_missing_a_protection(tmp_path, monkeypatch, capsys):
-    """Design §4 / `arena doctor`: no submission runs in a ladder round on a host that lacks a
-    required protection; a public round goes on with a warning naming it."""
+    """`arena doctor` (docs/architecture.md, "The sandbox"): no submission runs in a ladder round on
+    a host that lacks a required protection; a public round goes on with a warning naming it."""
     from grader.commands import round as round_command
     from grader.sandbox.probe import Check
 
@@ -158,7 +158,7 @@ def test_a_full_disk_is_named_and_the_round_resumes(tmp_path, monkeypatch, capsy
 
 @pytest.mark.skipif(find_bwrap() is None, reason="needs bubblewrap for the local sandbox")
 def test_a_path_that_is_not_utf8_still_publishes(tmp_path, capsys):
-    """Red team (issue 14): the recorded command quoted the path's bytes as surrogate escapes,
+    """Red team: the recorded command quoted the path's bytes as surrogate escapes,
     and the round, played to the end, could never publish (UnicodeEncodeError)."""
     import os
     import shutil

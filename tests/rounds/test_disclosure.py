@@ -1,4 +1,4 @@
-"""A final round publishes no hidden rules, no seed and no agent output (design §6)."""
+"""A final round publishes no hidden rules, no seed and no agent output (docs/rules.md §8)."""
 
 from __future__ import annotations
 

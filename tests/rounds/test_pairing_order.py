@@ -1,8 +1,8 @@
 """A pairing starts from each agent's frozen state: renaming a third entrant (`aaa` to `zzz`),
 which only moves the pairings into another order, changes no game of any other pairing,
 for agents that carry state from game to game (an RNG drawn once, a move count), in process
-and in both sandboxes (design §5). And sessions played at once on two cores give the bytes
-of sessions played one after another."""
+and in both sandboxes (docs/architecture.md, "A round"). And sessions played at once on two
+cores give the bytes of sessions played one after another."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Whole rounds with in-process agents: the round of design §5, its metrics and its files."""
+"""Whole rounds with in-process agents: the round of docs/architecture.md, its metrics and its files."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_a_round_of_eight_publishes_standing_elo_and_verifies(dirs):
     assert report.replayed == 2 * data["games"]["count"]  # the public games and the staff copy
 
 
-def test_in_process_agents_get_the_protocol_of_design_4(dirs):
+def test_in_process_agents_get_the_wire_s_protocol(dirs):
     # tests.rounds.agents.Learner asserts env_info has no rules, your_color is "both", exactly
     # `budget` outcomes arrive and none after freeze: any violation is an agent_error fault.
     out, private = dirs
@@ -168,7 +168,7 @@ def test_reference_scored_games_in_kernel_calls_are_the_round_played_game_by_gam
 
 
 def test_a_requested_run_is_private_whatever_its_size_and_verifies(dirs):
-    """A requested run (/score, a round of one) is a private round (the rules §5): it says so, and
+    """A requested run (/score, a round of one) is a private round (docs/rules.md §5): it says so, and
     verify recomputes the flag; an ordinary plan's key (and round id) is unchanged by it."""
     out, private = dirs
     one = field(references=("random",))

@@ -137,7 +137,7 @@ def test_what_the_file_says_of_the_round_itself_is_checked(published, tmp_path, 
         verify(path)
 
 
-# -- red team (issue 14): no field's value switches a check off ------------------------------
+# -- red team: no field's value switches a check off ------------------------------
 def forge_numbers(data: dict, lines: list[str]) -> None:
     """What a careful forger does after changing an input of the numbers (a status): recompute
     every number from the games as verify would, so that only the input itself is wrong."""
@@ -198,7 +198,7 @@ OTHER_DIGEST = "sha256:" + "0" * 64
      r"environments\[0\]\.agents\[0\]\.self_play\.games"),
 ])
 def test_no_field_switches_a_check_off(published, tmp_path, where, change, message):
-    """Each of these verified with exit 0 (and at most a note) before issue 14: a field that
+    """Each of these verified with exit 0 (and at most a note) before the red team's review: a field that
     could declare itself withheld turned the round-id check off, and the seed commitment,
     statuses and self-play counts were taken as given. Now verify refuses, naming the field."""
     data, lines = copy_round(published, tmp_path)
@@ -308,7 +308,7 @@ def test_a_plan_that_is_not_the_records_round_is_refused(faulted, tmp_path):
     (None, "invalid results"),  # the published file cut in half
 ])
 def test_a_hostile_results_file_is_refused_by_name(published, tmp_path, capsys, content, message):
-    """Red team (issue 14): an auditor's input is data, bounded and named, never a traceback."""
+    """Red team: an auditor's input is data, bounded and named, never a traceback."""
     path = tmp_path / published.name
     path.write_bytes(content if content is not None else published.read_bytes()[:len(published.read_bytes()) // 2])
     with pytest.raises(ResultsError, match=message):

@@ -85,7 +85,7 @@ def test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller(launc
 @pytest.mark.parametrize("name", ["memory_hog", "child_oom_then_exit"])
 def test_the_memory_limit_reached_is_the_agents_fault(launch, assert_unharmed, name):
     """Its own memory limit, reached (by the agent, or by a child of its killed for it before
-    the agent exits): the agent's fault (design §4), never `oom`, the arena's, which would
+    the agent exits): the agent's fault (docs/rules.md §5.1), never `oom`, the arena's, which would
     re-run it and could hold the round."""
     # Filling 1 GiB on one CPU can take seconds on a loaded host: a roomy deadline,
     # so that the memory limit, not the clock, is what stops it.

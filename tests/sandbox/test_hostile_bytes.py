@@ -1,4 +1,4 @@
-"""Red team, hostile bytes (issue 14): every byte an agent sends is data. A header nested past
+"""Red team, hostile bytes: every byte an agent sends is data. A header nested past
 any parser's recursion, lone surrogates in its messages or frames, an exception that cannot be
 printed, a forged `ready`: each ends in a fault of the agent's kind, and the round, the smoke
 report and `arena play` that meet it still write their record, in both sandboxes."""

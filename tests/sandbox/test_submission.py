@@ -132,7 +132,7 @@ def test_the_hostile_suite_agents_all_load():
         assert load_submission(folder).files[0] == "agent.py"
 
 
-# -- red team, hostile bytes (issue 14): every way a submission's bytes broke the loader -----
+# -- red team, hostile bytes: every way a submission's bytes broke the loader -----
 def _utf8_flagged_zip(path: Path, raw: bytes) -> Path:
     """A zip with a member named `caf\u00e9.txt` (so zipfile sets the UTF-8 flag) whose two
     UTF-8 bytes of the \u00e9 are then replaced, in the raw bytes, by `raw` (two bytes)."""

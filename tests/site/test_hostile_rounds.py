@@ -1,4 +1,4 @@
-"""Red team, hostile documents (issue 14): a broken file in rounds/ fails the site build with
+"""Red team, hostile documents: a broken file in rounds/ fails the site build with
 its name and what is wrong (never a traceback, never a site built over it)."""
 
 from __future__ import annotations

@@ -143,6 +143,6 @@ def test_a_repository_that_is_not_an_https_address_is_named(tmp_path):
 
     config = tmp_path / "site.yaml"
     config.write_text("schema_version: 1\nkit: {repository: 'git@github.com:course/arena.git'}\n")
-    with pytest.raises(DocumentError, match=r"kit.repository: expected the repository's https:// address or null, "
-                                            r"got 'git@github.com:course/arena.git'"):
+    with pytest.raises(DocumentError, match=r"kit.repository: 'git@github.com:course/arena.git' is not the "
+                                            r"repository's https:// address"):
         load_site_config(config)

@@ -97,7 +97,7 @@ def test_npz_with_a_non_array_member_is_opaque(tmp_path):
     assert flags_of(tmp_path, {"agent.py": AGENT, "prior.npz": buf.getvalue()})[0][0] == "opaque"
 
 
-# -- red team, hostile bytes (issue 14) --------------------------------------------------------
+# -- red team, hostile bytes --------------------------------------------------------
 def test_a_module_too_deep_for_the_screen_is_flagged_not_passed(tmp_path):
     """Python's compiler may run what ast cannot parse: its imports must not go unread."""
     found = flags_of(tmp_path, {"agent.py": AGENT, "helper.py": "import subprocess\nx = " + "1+" * 100_000 + "1\n"})
