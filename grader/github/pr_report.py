@@ -62,7 +62,7 @@ class Outcome:
 
     state: str
     description: str
-    body: str
+    body: str  # empty: a status only, no comment
 
 
 def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
@@ -83,7 +83,8 @@ def inline(text: str) -> str:
 def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
     """The comment and status for a decision and its smoke report (None: nothing to post)."""
     if decision.verdict == "ignored":
-        return None
+        # Staff's own change to the arena: the status main's ruleset requires, and no comment.
+        return Outcome("success", "a change by staff to the arena, not a submission", "")
     who = f"@{decision.author.login}"
     head = f"{MARKER}\n### Arena check for {who}, head `{decision.head_sha[:12]}`\n\n"
     notes = "".join(f"\n> {inline(n)}\n" for n in decision.notes)
@@ -165,6 +166,6 @@ def publish(repo: Repo, decision: Decision, outcome: Outcome, bot_login: str = B
     """Post (or update) the one comment, set the status, drop a stale review label; the comment id."""
     if decision.remove_label:
         repo.remove_label(decision.number, decision.review_label)
-    comment_id = repo.upsert_comment(decision.number, MARKER, outcome.body, bot_login)
+    comment_id = repo.upsert_comment(decision.number, MARKER, outcome.body, bot_login) if outcome.body else 0
     repo.set_status(decision.head_sha, outcome.state, outcome.description, STATUS_CONTEXT, target_url)
     return comment_id
