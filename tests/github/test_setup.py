@@ -298,3 +298,18 @@ def test_every_secret_a_job_reads_is_one_its_environment_gives(tmp_path):
                     if secret not in given and not final_only:
                         problems.append(f"{path.name}:{name} reads {secret} in environment {e}")
     assert problems == []
+
+
+def test_a_push_the_rules_refuse_fails_at_once_and_says_why(protected):
+    """A workflow's push with the job's token (not the push key) is refused for good: no retry."""
+    from grader.github.push import PushError, commit_and_push
+    hub, work, _ = protected
+    git(work, "config", "push.pushOption", "arena-credential=token:ghs_workflow_token")
+
+    def change() -> list[str]:
+        (work / "requests.txt").write_text("a request\n")
+        return ["requests.txt"]
+
+    with pytest.raises(PushError, match="GH013: Repository rule violations found for refs/heads/main"):
+        commit_and_push(work, "main", change, "requested run queued")
+    assert len(hub.posted("POST", "/_fakehub/receive")) == 1
