@@ -365,7 +365,11 @@ class Setup:
             rest.call("POST", "/rulesets", want)
             report.changed(f"ruleset {RULESET_NAME!r} created")
             return
-        have = rest.call("GET", f"/rulesets/{found[0]['id']}")
+        have = rest.call("GET", f"/rulesets/{found[0]['id']}") or {}
+        # GitHub keeps the rules in an order of its own: compared by type.
+        by_type = {rule.get("type"): rule for rule in have.get("rules", [])}
+        have = have | {"rules": [by_type.get(rule["type"], {}) for rule in want["rules"]]
+                       if len(by_type) == len(want["rules"]) else have.get("rules")}
         if _subset(want, have):
             report.ok(f"ruleset {RULESET_NAME!r}")
         else:

@@ -10,6 +10,14 @@ the workflows is mapped to a folder of tests/github/actions/ (`--local-repositor
 `--action-offline-mode`; see the README there). And what act does not set and GitHub's runner
 does: GITHUB_ACTOR_ID and GITHUB_TRIGGERING_ACTOR, given by the harness.
 
+The repository is stood up as docs/deploy.md says (`protect`): `arena github setup` against the
+fake hub, the staff's commands it lists (the push key, the secrets), the runners registered with
+the labels docs/runners.md gives and nothing more. Each run then meets GitHub's rules as the
+fake applies them (`as_github_runs`): a job no registered runner takes never starts, a job reads
+only the repository's secrets and its environment's (a fork's pull_request run none, with a
+read-only token), and every push to the origin is asked of the hub by a pre-receive hook.
+`Scratch.commit` reaches a protected main by staff's route: a pull request, merged.
+
 A `Scratch` is the repository: a bare origin (what GitHub holds; the checkout stand-in clones
 it, the workflows push to it) and a work clone act is started in. Pip installs come from a
 wheel folder built once per test session (`wheelhouse`), offline: the workflows' own

@@ -394,7 +394,7 @@ class GitHubRules:
     def open_pull_from_branch(self, number: int, author: tuple[int, str], branch: str) -> "Pull":
         """A pull request of `branch` (pushed to the origin) into main, its files served by the API."""
         assert self.origin is not None, "attach_origin first"
-        head = git_in(self.origin, "rev-parse", f"refs/heads/{branch}")
+        head = git_in(self.origin, "rev-parse", branch if branch.startswith("refs/") else f"refs/heads/{branch}")
         base = git_in(self.origin, "merge-base", "refs/heads/main", head)
         changed = []
         for line in git_in(self.origin, "diff", "--name-status", "--no-renames", base, head).splitlines():
@@ -438,8 +438,11 @@ class GitHubRules:
                 return 405, {"message": "Pull Request is not mergeable"}
             import os
             import subprocess
+            # The fake's clock is the pull request's: the merge is dated as its head commit.
+            when = git_in(self.origin, "log", "-1", "--format=%cI", pull.head_sha)
             env = os.environ | {"GIT_AUTHOR_NAME": who.login, "GIT_AUTHOR_EMAIL": f"{who.login}@users.noreply.github.com",
-                                "GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@github.com"}
+                                "GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@github.com",
+                                "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
             sha = subprocess.run(["git", "-C", str(self.origin), "commit-tree", f"{pull.head_sha}^{{tree}}", "-p", main,
                                   "-p", pull.head_sha, "-m", f"Merge pull request #{number} from {pull.branch}"],
                                  capture_output=True, text=True, check=True, env=env, timeout=60).stdout.strip()

@@ -313,3 +313,25 @@ def test_a_push_the_rules_refuse_fails_at_once_and_says_why(protected):
     with pytest.raises(PushError, match="GH013: Repository rule violations found for refs/heads/main"):
         commit_and_push(work, "main", change, "requested run queued")
     assert len(hub.posted("POST", "/_fakehub/receive")) == 1
+
+
+def test_setup_puts_back_what_was_changed_by_hand(course, tmp_path, monkeypatch, capsys):
+    clone = checkout(tmp_path)
+    setup(clone, course, monkeypatch, capsys)
+    st = course.settings
+    (ruleset_id,) = st.rulesets
+    st.rulesets[ruleset_id]["rules"].reverse()  # GitHub's own order: not a change
+    code, out = setup(clone, course, monkeypatch, capsys)
+    assert f"ok       ruleset '{RULESET_NAME}'" in out, out
+    st.rulesets[ruleset_id]["enforcement"] = "disabled"
+    st.rulesets[ruleset_id]["bypass_actors"].append({"actor_id": 5, "actor_type": "RepositoryRole",
+                                                     "bypass_mode": "always"})
+    st.workflow_permissions["default_workflow_permissions"] = "write"
+    st.pages["build_type"] = "legacy"
+    st.environments["arena-final"]["branch_policies"].append({"id": 1, "name": "dev", "type": "branch"})
+    code, out = setup(clone, course, monkeypatch, capsys)
+    assert f"changed  ruleset '{RULESET_NAME}' updated" in out
+    assert st.rulesets[ruleset_id]["enforcement"] == "active" and len(st.rulesets[ruleset_id]["bypass_actors"]) == 1
+    assert "changed  actions: default workflow token read-only" in out
+    assert st.pages["build_type"] == "workflow"
+    assert "environment arena-final is also deployable from dev" in out and code == 1
