@@ -335,3 +335,33 @@ def test_setup_puts_back_what_was_changed_by_hand(course, tmp_path, monkeypatch,
     assert "changed  actions: default workflow token read-only" in out
     assert st.pages["build_type"] == "workflow"
     assert "environment arena-final is also deployable from dev" in out and code == 1
+
+
+@pytest.mark.parametrize("author,path,verdicts", [
+    ((9001, "prof-x"), "grader/x.py", ["success"]),  # staff's code: "a change by staff to the arena"
+    ((2001, "alice-gh"), "submissions/alice/manifest.yaml", ["failure", "pending", "success"]),  # a student's
+])
+def test_a_pull_request_merges_only_on_a_green_status_from_the_check(protected, author, path, verdicts):
+    hub, work, _ = protected
+    hub.add_token("ghp_staff", "prof-x", 9001, role="admin")
+    (work / path).parent.mkdir(parents=True, exist_ok=True)
+    (work / path).write_text("change\n")
+    git(work, "add", "-A")
+    git(work, "commit", "-q", "-m", f"change {path}")
+    # A fork's head, as GitHub keeps it in the base repository: no push to any branch of it.
+    git(work, "--git-dir", str(hub.origin), "fetch", "-q", str(work), "HEAD:refs/pull/41/head")
+    pull = hub.open_pull_from_branch(41, author, "refs/pull/41/head")
+    merge = f"/repos/{REPO}/pulls/41/merge"
+    for state in verdicts:
+        assert request(hub, "PUT", merge, "ghp_staff")[0] == 405
+        request(hub, "POST", f"/repos/{REPO}/statuses/{pull.head_sha}", "ghs_workflow",
+                {"state": state, "context": "arena/submission"})
+    assert request(hub, "PUT", merge, "ghp_staff")[0] == 200
+    assert git(work, "--git-dir", str(hub.origin), "show", f"main:{path}").stdout == "change\n"
+
+
+def test_a_read_only_deploy_key_does_not_push(protected, tmp_path):
+    hub, work, private = protected
+    other, public = keypair(tmp_path, "reader")
+    hub.settings.deploy_keys.append({"id": 9, "title": "reader", "key": public.strip(), "read_only": True})
+    assert "marked as read only" in push(work, ssh_credential(other, tmp_path)).stderr
