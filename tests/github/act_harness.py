@@ -181,8 +181,8 @@ class Scratch:
         return git(self.origin, "show", f"{ref}:{rel}")
 
     def log(self, ref: str = "main") -> list[str]:
-        """Subjects on main, newest first."""
-        return git(self.origin, "log", "--format=%s", ref).splitlines()
+        """Subjects on main, newest first; a pull request's merge commit stands for the commit it merged."""
+        return git(self.origin, "log", "--no-merges", "--format=%s", ref).splitlines()
 
     def log_sha(self, n: int = 0, ref: str = "main") -> str:
         """The sha of main's n-th first-parent ancestor (0: main)."""
