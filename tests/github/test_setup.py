@@ -365,3 +365,21 @@ def test_a_read_only_deploy_key_does_not_push(protected, tmp_path):
     other, public = keypair(tmp_path, "reader")
     hub.settings.deploy_keys.append({"id": 9, "title": "reader", "key": public.strip(), "read_only": True})
     assert "marked as read only" in push(work, ssh_credential(other, tmp_path)).stderr
+
+
+def test_every_arena_command_of_the_deploy_page_parses():
+    import shlex
+
+    from grader.cli import build_parser
+    page = (ROOT / "docs" / "deploy.md").read_text()
+    lines = []
+    for block in re.findall(r"```sh\n(.*?)```", page, re.S):
+        for line in block.splitlines():
+            line = line.split("  #", 1)[0].replace("GITHUB_TOKEN=$(gh auth token) ", "")
+            words = shlex.split(re.sub(r'"\$\(gh api users/LOGIN --jq \.id\)"', "583231", line), comments=True)
+            if words and words[0] == "arena":
+                lines.append(words[1:])
+    assert ["github", "setup", "--repo", "ORG/arena", "--dry-run"] in lines
+    parser = build_parser()
+    for words in lines:
+        parser.parse_args(words)
