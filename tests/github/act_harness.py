@@ -411,7 +411,7 @@ def as_github_runs(text: str, hub, inputs: dict, fork: bool) -> tuple[str, list[
     from grader.github.setup import GITHUB_HOSTED, can_take
     start = text.index("\njobs:\n") + len("\njobs:\n")
     heads = list(JOB_HEADER_RE.finditer(text, start))
-    out, untaken, last = [text[:heads[0].start()] if heads else text], [], heads[0].start() if heads else len(text)
+    out, untaken = [text[:heads[0].start()] if heads else text], []
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         block = text[head.start():end]
@@ -433,5 +433,4 @@ def as_github_runs(text: str, hub, inputs: dict, fork: bool) -> tuple[str, list[
         block = re.sub(r"secrets\.(\w+)", lambda m: m.group(0) if m.group(1) == "GITHUB_TOKEN" or m.group(1) in given
                        else f"secrets.NOT_GIVEN_TO_THIS_JOB_{m.group(1)}", block)
         out.append(block)
-    del last
     return "".join(out), untaken
