@@ -400,13 +400,25 @@ class GitHubRules:
         for line in git_in(self.origin, "diff", "--name-status", "--no-renames", base, head).splitlines():
             status, path = line.split("\t", 1)
             changed.append((path, {"A": "added", "D": "removed"}.get(status, "modified")))
-        files = {}
-        for line in git_in(self.origin, "ls-tree", "-r", head).splitlines():
-            meta, path = line.split("\t", 1)
-            files[path] = git_in_bytes(self.origin, "cat-file", "blob", meta.split()[2])
-        pull = self.add_pull(number, author, files, changed=[p for p, st in changed if st != "removed"],
+        # The API serves the head's whole tree, and the bytes of the files the pull request
+        # changes (what the arena fetches of it); the rest of the repository is not its content.
+        wanted = {path for path, status in changed if status != "removed"}
+        files = {path: git_in_bytes(self.origin, "cat-file", "blob", f"{head}:{path}") for path in wanted}
+        pull = self.add_pull(number, author, files, changed=sorted(wanted),
                              removed=[p for p, st in changed if st == "removed"])
-        self.trees[head] = self.trees.pop(pull.head_sha)
+        del self.trees[pull.head_sha]
+        entries, dirs = [], set()
+        for line in git_in(self.origin, "ls-tree", "-r", "-l", head).splitlines():
+            meta, path = line.split("\t", 1)
+            mode, kind, sha, size = meta.split()
+            entries.append({"path": path, "mode": mode, "type": kind, "sha": sha,
+                            "size": None if size == "-" else int(size)})
+            parts = path.split("/")
+            dirs |= {"/".join(parts[:i]) for i in range(1, len(parts))}
+        for d in sorted(dirs):
+            entries.append({"path": d, "mode": "040000", "type": "tree", "sha": git_sha("tree", d.encode()),
+                            "size": None})
+        self.trees[head] = sorted(entries, key=lambda e: e["path"])
         pull.head_sha, pull.branch = head, branch
         return pull
 
