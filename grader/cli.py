@@ -46,6 +46,7 @@ COMMAND_MODULES = [
     "grader.commands.history",
     "grader.commands.kit",
     "grader.commands.open_submission",
+    "grader.commands.github",
 ]
 # command -> its module (a module's `_` is the command's `-`)
 COMMANDS = {module.rpartition(".")[2].replace("_", "-"): module for module in COMMAND_MODULES}

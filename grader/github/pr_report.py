@@ -29,7 +29,7 @@ class Outcome:
 
     state: str
     description: str
-    body: str
+    body: str  # empty: a status only, no comment
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,8 @@ MESSAGES: dict[str, Message] = {
         "success", "smoke test passed; becomes active when merged",
         "{passed}{cleared}\nIt becomes your active submission when merged.\n{private}{notes}"),
 }
+# The status of a staff member's own change (no comment): what main's rules require to merge it.
+STAFF_CHANGE = "a change by staff to the arena, not a submission"
 HEADING = MARKER + "\n### Arena check for @{login}, head `{head}`\n\n"
 NOTE = "\n> {note}\n"
 PASSED = "{where}: **smoke test passed** on every public board shape.\n\n{table}\n\n{versions}\n"
@@ -114,7 +116,8 @@ def inline(text: str) -> str:
 def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
     """The comment and status for a decision and its smoke report (None: nothing to post)."""
     if decision.verdict == "ignored":
-        return None
+        # Staff's own change to the arena: the status main's ruleset requires, and no comment.
+        return Outcome("success", STAFF_CHANGE, "")
     values = {"notes": "".join(NOTE.format(note=inline(n)) for n in decision.notes)}
     if decision.verdict == "refused":
         return _post("refused", decision, values, reason=decision.reasons[0],
@@ -189,6 +192,6 @@ def publish(repo: Repo, decision: Decision, outcome: Outcome, bot_login: str = B
     """Post (or update) the one comment, set the status, drop a stale review label; the comment id."""
     if decision.remove_label:
         repo.remove_label(decision.number, decision.review_label)
-    comment_id = repo.upsert_comment(decision.number, MARKER, outcome.body, bot_login)
+    comment_id = repo.upsert_comment(decision.number, MARKER, outcome.body, bot_login) if outcome.body else 0
     repo.set_status(decision.head_sha, outcome.state, outcome.description, STATUS_CONTEXT, target_url)
     return comment_id

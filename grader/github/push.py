@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 ATTEMPTS = 8
+# What GitHub answers a push that no retry can fix: a ruleset, a read-only or unknown credential.
+REFUSED_FOR_GOOD = ("GH013", "Permission to", "Permission denied", "could not read Username", "marked as read only")
 
 
 class PushError(RuntimeError):
@@ -50,6 +52,11 @@ def commit_and_push(repo: Path, branch: str, change: Callable[[], list[str] | No
         if pushed.returncode == 0:
             return True
         lines = pushed.stderr.strip().splitlines()
+        if any(marker in pushed.stderr for marker in REFUSED_FOR_GOOD):
+            # Not a moved main: the rules on the branch or the credentials refuse this push, and
+            # would refuse it again (docs/deploy.md: the workflows push with the arena's key).
+            raise PushError(f"{branch}: the push was refused: " + " ".join(line.removeprefix("remote: ").strip()
+                                                                          for line in lines if line.strip()))
         why = next((line.strip() for line in lines if "rejected" in line), lines[-1] if lines else "")
         (log or (lambda line: print(line, file=sys.stderr)))(
             f"push to {branch} refused (attempt {attempt} of {attempts}; main moved?): {why}")

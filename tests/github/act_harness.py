@@ -10,6 +10,14 @@ the workflows is mapped to a folder of tests/github/actions/ (`--local-repositor
 `--action-offline-mode`; see the README there). And what act does not set and GitHub's runner
 does: GITHUB_ACTOR_ID and GITHUB_TRIGGERING_ACTOR, given by the harness.
 
+The repository is stood up as docs/deploy.md says (`protect`): `arena github setup` against the
+fake hub, the staff's commands it lists (the push key, the secrets), the runners registered with
+the labels docs/runners.md gives and nothing more. Each run then meets GitHub's rules as the
+fake applies them (`as_github_runs`): a job no registered runner takes never starts, a job reads
+only the repository's secrets and its environment's (a fork's pull_request run none, with a
+read-only token), and every push to the origin is asked of the hub by a pre-receive hook.
+`Scratch.commit` reaches a protected main by staff's route: a pull request, merged.
+
 A `Scratch` is the repository: a bare origin (what GitHub holds; the checkout stand-in clones
 it, the workflows push to it) and a work clone act is started in. Pip installs come from a
 wheel folder built once per test session (`wheelhouse`), offline: the workflows' own
@@ -39,6 +47,10 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 STANDINS = Path(__file__).resolve().parent / "actions"
 REPOSITORY = "arena-org/arena"
 BOT = ("arena-bot", "arena-bot@users.noreply.github.com")
+STAFF = (9001, "prof-x")  # tests/github/conftest.py's STAFF: the repository's administrator
+STAFF_TOKEN = "ghp_staff_admin_token"
+WORKFLOW_TOKEN = "ghs_act_test_token"
+FORK_TOKEN = "ghs_fork_read_only_token"  # a fork's pull_request run: read-only, no secrets
 USES_RE = re.compile(r"^\s*-?\s*uses:\s*(actions/[\w.-]+)@([\w.-]+)", re.M)
 
 
@@ -90,6 +102,8 @@ class Scratch:
         self.root = root
         self.origin = root / "origin.git"
         self.work = root / "work"
+        self.hub = None  # once protected (`protect`): changes reach main by pull request
+        self.pulls = 0
 
     @classmethod
     def from_project(cls, root: Path) -> "Scratch":
@@ -105,6 +119,7 @@ class Scratch:
                 shutil.copy2(src, dest)
         git(root, "init", "-q", "--bare", "-b", "main", str(self.origin))
         git(self.origin, "config", "uploadpack.allowAnySHA1InWant", "true")
+        git(self.origin, "config", "receive.advertisePushOptions", "true")
         git(self.work, "init", "-q", "-b", "main")
         git(self.work, "remote", "add", "origin", str(self.origin))
         # act names the repository from a remote's URL; nothing is fetched from it.
@@ -132,8 +147,27 @@ class Scratch:
         subprocess.run(["git", "commit", "-q", "-m", message], cwd=self.work, check=True, capture_output=True,
                        env=os.environ | env | {"GIT_AUTHOR_NAME": "tester", "GIT_AUTHOR_EMAIL": "t@example.org",
                                                "GIT_COMMITTER_NAME": "tester", "GIT_COMMITTER_EMAIL": "t@example.org"})
-        git(self.work, "push", "-q", "origin", "main")
+        if self.hub is None:
+            git(self.work, "push", "-q", "origin", "main")
+        else:
+            self.merge_by_pull_request(message)
         return self.head()
+
+    def merge_by_pull_request(self, message: str) -> None:
+        """Staff's route to a protected main (docs/deploy.md): a branch, a pull request, the
+        status the submission check posts for a change by staff, a merge through the API."""
+        self.pulls += 1
+        branch = f"staff-change-{self.pulls}"
+        git(self.work, "push", "-q", "-o", f"arena-credential=token:{STAFF_TOKEN}", "origin", f"HEAD:refs/heads/{branch}")
+        number = 5000 + self.pulls
+        pull = self.hub.open_pull_from_branch(number, STAFF, branch)
+        # Stands in for submission.yml's report on a change by staff (test_act_submission runs it).
+        _api(self.hub, "POST", f"/repos/{REPOSITORY}/statuses/{pull.head_sha}", "ghs_submission_check",
+             {"state": "success", "context": "arena/submission", "description": "a change by staff to the arena"})
+        code, answer = _api(self.hub, "PUT", f"/repos/{REPOSITORY}/pulls/{number}/merge", STAFF_TOKEN, {})
+        if code != 200:
+            raise RuntimeError(f"merging {message!r} by pull request: HTTP {code} {answer}")
+        self.sync()
 
     def sync(self) -> None:
         """The work clone at origin's main (the workflows push there)."""
@@ -147,8 +181,8 @@ class Scratch:
         return git(self.origin, "show", f"{ref}:{rel}")
 
     def log(self, ref: str = "main") -> list[str]:
-        """Subjects on main, newest first."""
-        return git(self.origin, "log", "--format=%s", ref).splitlines()
+        """Subjects on main, newest first; a pull request's merge commit stands for the commit it merged."""
+        return git(self.origin, "log", "--no-merges", "--format=%s", ref).splitlines()
 
     def log_sha(self, n: int = 0, ref: str = "main") -> str:
         """The sha of main's n-th first-parent ancestor (0: main)."""
@@ -167,6 +201,7 @@ class ActRun:
     seconds: float
     cpu_seconds: float = 0.0  # act's and its steps' processes (the agents' containers not counted)
     jobs: dict[str, list[str]] = field(default_factory=dict)  # job id -> succeeded / failed, one per instance
+    untaken: list[str] = field(default_factory=list)  # jobs no registered runner would take (never started)
     artifacts: Path | None = None
     pages: Path | None = None
 
@@ -210,8 +245,10 @@ class Act:
     """Runs one workflow of the scratch repository with act, against `hub`."""
 
     def __init__(self, scratch: Scratch, hub, wheels: Path, tmp: Path, docker_host: str | None = None,
-                 toolcache: Path | None = None):
+                 toolcache: Path | None = None, secrets: dict[str, str] | None = None):
         self.scratch, self.hub, self.wheels, self.tmp = scratch, hub, wheels, tmp
+        # The repository as docs/deploy.md stands it up: every run below meets its rules.
+        protect(scratch, hub, tmp / "setup", secrets or {})
         self.toolcache = toolcache  # the setup-python stand-in's interpreters, kept across runs
         self.docker_host = docker_host or os.environ.get("DOCKER_HOST", "")
         self.binary = act_binary()
@@ -232,6 +269,17 @@ class Act:
                    "sender": {"login": actor[1], "id": actor[0]}} | payload
         event_path.write_text(json.dumps(payload))
         self.scratch.sync()
+        head_repo = ((payload.get("pull_request") or {}).get("head") or {}).get("repo") or {}
+        fork = event == "pull_request" and head_repo.get("full_name", REPOSITORY) != REPOSITORY
+        untaken = []
+        for path in (self.scratch.work / ".github" / "workflows").glob("*.yml"):
+            text, skipped = as_github_runs(path.read_text(), self.hub, payload.get("inputs") or {}, fork)
+            path.write_text(text)
+            if path.name == workflow:
+                untaken = skipped
+        given = {} if fork else (dict(self.hub.settings.secrets) | {
+            name: value for env in self.hub.settings.environments.values() for name, value in env["secrets"].items()}
+            | (secrets or {}))
         env = {
             # A runner's own configuration folder, empty: no step finds a submission key there,
             # so only the ARENA_SUBMISSION_KEY secret opens a sealed submission.
@@ -255,14 +303,15 @@ class Act:
                "--action-offline-mode", "--no-skip-checkout", "--log-prefix-job-id", "--remote-name", "act",
                "--defaultbranch", "main", "--actor", actor[1],
                "--action-cache-path", str(run_dir / "act-cache"), "--no-cache-server",
-               "-s", "GITHUB_TOKEN=ghs_act_test_token", "-s", f"ARENA_SUBMISSION_KEY={submission_key()}"]
+               "-s", f"GITHUB_TOKEN={FORK_TOKEN if fork else WORKFLOW_TOKEN}"]
         for spec, folder in standin_map(self.scratch.work / ".github" / "workflows").items():
             cmd += ["--local-repository", f"{spec}={folder}"]
         for key, value in env.items():
             cmd += ["--env", f"{key}={value}"]
-        for key, value in (secrets or {}).items():
+        # Each job reads only what its environment gives (as_github_runs renamed the others).
+        for key, value in given.items():
             cmd += ["-s", f"{key}={value}"]
-        for key, value in (variables or {}).items():
+        for key, value in (self.hub.settings.variables | (variables or {})).items():
             cmd += ["--var", f"{key}={value}"]
         if job:
             cmd += ["-j", job]
@@ -271,12 +320,13 @@ class Act:
                               env=runner_environ({"ARENA_CONFIG_DIR": env["ARENA_CONFIG_DIR"]}
                                                  | ({"DOCKER_HOST": self.docker_host} if self.docker_host else {})))
         seconds, cpu = time.monotonic() - start, children_cpu() - cpu
+        git(self.scratch.work, "checkout", "--", ".github/workflows")
         log = done.stdout + done.stderr
         (run_dir / "act.log").write_text(log)
         jobs: dict[str, list[str]] = {}
         for m in JOB_END_RE.finditer(log):
             jobs.setdefault(m.group("job"), []).append(m.group("result"))
-        return ActRun(done.returncode, log, seconds, cpu, jobs, artifacts, pages)
+        return ActRun(done.returncode, log, seconds, cpu, jobs, untaken, artifacts, pages)
 
 
 def submission_key() -> str:
@@ -290,3 +340,97 @@ def children_cpu() -> float:
     """User and system CPU seconds of this process's finished children (and theirs)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def _api(hub, method: str, path: str, token: str, body: dict | None = None) -> tuple[int, object]:
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(hub.api + path, method=method, data=json.dumps(body or {}).encode(),
+                                 headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def arena_setup(scratch: Scratch, hub) -> subprocess.CompletedProcess:
+    """`arena github setup --repo arena-org/arena` from the scratch clone, as staff run it."""
+    return subprocess.run([sys.executable, "-m", "grader.cli", "github", "setup", "--repo", REPOSITORY,
+                           "--checkout", str(scratch.work)], capture_output=True, text=True, timeout=300,
+                          env=runner_environ({"GITHUB_TOKEN": STAFF_TOKEN, "GITHUB_API_URL": hub.api,
+                                              "PYTHONPATH": str(ROOT)}))
+
+
+def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
+    """Stand the scratch repository up as docs/deploy.md does, on the fake GitHub: setup, the
+    staff's commands it lists (push key, secrets), setup again, kit.repository merged by pull
+    request, and the runners registered with the labels docs/runners.md gives, nothing more."""
+    from grader.github.setup import ENVIRONMENTS, PUSH_KEY_SECRET, PUSH_KEY_TITLE, commands_labels
+    from grader.sealing import encode_key, private_key
+    hub.add_token(STAFF_TOKEN, STAFF[1], STAFF[0], role="admin")
+    hub.add_token(FORK_TOKEN, "github-actions[bot]", 41898282, role="read")
+    hub.users[STAFF[0]] = STAFF[1]
+    hub.attach_origin(scratch.origin)
+    first = arena_setup(scratch, hub)
+    if first.returncode not in (0, 1):
+        raise RuntimeError(f"arena github setup failed: {first.stdout}{first.stderr}")
+    tmp.mkdir(parents=True, exist_ok=True)
+    key = tmp / PUSH_KEY_TITLE
+    if not key.exists():
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", PUSH_KEY_TITLE, "-f", str(key)], check=True)
+    if not any(k["title"] == PUSH_KEY_TITLE for k in hub.settings.deploy_keys):
+        _api(hub, "POST", f"/repos/{REPOSITORY}/keys", STAFF_TOKEN,  # gh repo deploy-key add --allow-write
+             {"title": PUSH_KEY_TITLE, "key": Path(f"{key}.pub").read_text(), "read_only": False})
+    values = {"ARENA_SUBMISSION_KEY": submission_key(), PUSH_KEY_SECRET: key.read_text()} | secrets
+    hub.set_secret("ARENA_SUBMISSION_KEY", values["ARENA_SUBMISSION_KEY"])
+    for env, names in ENVIRONMENTS.items():
+        for name in names:
+            hub.set_secret(name, values.get(name, f"{name.lower()}-{env}"), environment=env)
+    public = private_key(create=True).public_key
+    hub.settings.variables.setdefault("ARENA_SUBMISSION_PUBLIC_KEY", encode_key(bytes(public)))
+    second = arena_setup(scratch, hub)
+    if second.returncode != 0:
+        raise RuntimeError(f"arena github setup, after the staff's commands: {second.stdout}{second.stderr}")
+    scratch.hub = hub
+    site = (scratch.work / "site.yaml").read_text()
+    scratch.commit({"site.yaml": site}, "site: the kit links the repository")
+    for labels in commands_labels((ROOT / "docs" / "runners.md").read_text()):
+        hub.register_runner(f"runner-{len(hub.settings.runners) + 1}", tuple(
+            {"linux": "Linux", "x64": "X64"}.get(label, label) for label in labels))
+
+
+JOB_HEADER_RE = re.compile(r"^  ([A-Za-z_][\w-]*):[ \t]*$", re.M)
+
+
+def as_github_runs(text: str, hub, inputs: dict, fork: bool) -> tuple[str, list[str]]:
+    """A workflow as GitHub would run it on the fake's settings: a job that no registered runner
+    takes loses its runner (act skips it, as GitHub leaves it queued), and a job reads only the
+    repository's secrets and those of its environment (none at all from a fork). The text is
+    edited in place, comments and all; the jobs never picked up are returned."""
+    from grader.github.setup import GITHUB_HOSTED, can_take
+    start = text.index("\njobs:\n") + len("\njobs:\n")
+    heads = list(JOB_HEADER_RE.finditer(text, start))
+    out, untaken = [text[:heads[0].start()] if heads else text], []
+    for i, head in enumerate(heads):
+        end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        block = text[head.start():end]
+        job = (yaml.safe_load(block) or {}).get(head.group(1)) or {}
+        runs_on = job.get("runs-on")
+        labels = [runs_on] if isinstance(runs_on, str) else list(runs_on or [])
+        if labels and not (len(labels) == 1 and GITHUB_HOSTED.match(labels[0])) and not any(
+                can_take(tuple(r["labels"]), tuple(labels)) for r in hub.settings.runners):
+            untaken.append(head.group(1))
+            block = re.sub(r"(?m)^    runs-on:.*$", "    runs-on: no-registered-runner-has-these-labels", block)
+        env = job.get("environment")
+        env = env.get("name") if isinstance(env, dict) else env
+        if isinstance(env, str) and "${{" in env:
+            m = re.search(r"inputs\.(\w+) == '([\w-]+)' && '([\w-]+)' \|\| '([\w-]+)'", env)
+            env = (m.group(3) if str(inputs.get(m.group(1))) == m.group(2) else m.group(4)) if m else None
+        if env is not None and not hub.environment_allows(env, "refs/heads/main"):
+            env = None
+        given = {} if fork else hub.secrets_for(env)
+        block = re.sub(r"secrets\.(\w+)", lambda m: m.group(0) if m.group(1) == "GITHUB_TOKEN" or m.group(1) in given
+                       else f"secrets.NOT_GIVEN_TO_THIS_JOB_{m.group(1)}", block)
+        out.append(block)
+    return "".join(out), untaken

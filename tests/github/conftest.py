@@ -166,7 +166,7 @@ def act_toolcache(tmp_path_factory) -> Path:
 @pytest.fixture
 def act(scratch, hub, act_wheels, act_toolcache, tmp_path):
     from tests.github.act_harness import Act
-    return Act(scratch, hub, act_wheels, tmp_path / "act", toolcache=act_toolcache)
+    return Act(scratch, hub, act_wheels, tmp_path / "act", toolcache=act_toolcache, secrets=ROUND_SECRETS)
 
 
 @pytest.fixture

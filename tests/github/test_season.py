@@ -43,6 +43,24 @@ SMALL = ["--budget", "10", "--checkpoints", "0,5,10", "--games-per-checkpoint", 
          "--jobs", "2"]
 
 
+ADMIN = "ghp_season_staff_admin"
+
+
+def git_run(repo: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=60)
+
+
+def api(hub, method: str, path: str, token: str, body: dict | None = None) -> tuple[int, object]:
+    import urllib.error
+    request = urllib.request.Request(hub.api + path, method=method, data=json.dumps(body or {}).encode(),
+                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
 def git(repo: Path, *args: str, date: str | None = None) -> str:
     env = os.environ | {"GIT_AUTHOR_NAME": "arena-bot", "GIT_AUTHOR_EMAIL": "arena-bot@example.org",
                         "GIT_COMMITTER_NAME": "arena-bot", "GIT_COMMITTER_EMAIL": "arena-bot@example.org"}
@@ -59,6 +77,9 @@ class Season:
         self.tmp = root
         self.repo = root / "main"
         self.hub = hub
+        self.origin: Path | None = None  # GitHub's copy, once protected
+        self.push_key = ""
+        self.pulls = 0
 
     @property
     def accounts(self) -> str:
@@ -77,10 +98,69 @@ class Season:
             (self.repo / rel).parent.mkdir(parents=True, exist_ok=True)
             (self.repo / rel).write_bytes(data)
 
-    def commit(self, message: str, date: str) -> str:
+    def commit(self, message: str, date: str, route: str | None = None, author: tuple[int, str] = STAFF[:2],
+               status: str = "success") -> str:
+        """Commit, and (once `protect`ed) take it to GitHub's main by `route`: "workflow" (a
+        push with the arena's push key, as round.yml, score.yml and competition.yml push) or
+        "pull" (a pull request merged through the API once its status is green; a direct push
+        of it is refused first). The head of main."""
         git(self.repo, "add", "-A")
         git(self.repo, "commit", "-q", "-m", message, date=date)
+        if route is None:
+            assert self.origin is None, f"{message!r}: main is protected; say by which route it arrives"
+        elif route == "workflow":
+            push = git_run(self.repo, "push", "-o", f"arena-credential={self.push_key}", "origin", "HEAD:main")
+            assert push.returncode == 0, push.stderr
+        else:
+            refused = git_run(self.repo, "push", "-o", f"arena-credential=token:{ADMIN}", "origin", "HEAD:main")
+            assert "GH013" in refused.stderr, refused.stderr
+            code = self.merge_by_pull_request(message, author, status)
+            if code != 200:
+                git(self.repo, "reset", "-q", "--hard", "origin/main")
+                return ""
         return git(self.repo, "rev-parse", "HEAD").strip()
+
+    def protect(self, monkeypatch) -> None:
+        """docs/deploy.md on the fake GitHub: the first push, `arena github setup`, the staff's
+        commands it lists, setup again, and site.yaml's kit.repository merged by pull request."""
+        from grader.github.setup import ENVIRONMENTS, PUSH_KEY_TITLE
+        self.origin = self.tmp / "origin.git"
+        git(self.tmp, "init", "-q", "--bare", "-b", "main", str(self.origin))
+        git(self.repo, "remote", "add", "origin", str(self.origin))
+        git(self.repo, "push", "-q", "origin", "main")
+        self.hub.add_token(ADMIN, STAFF[1], STAFF[0], role="admin")
+        self.hub.attach_origin(self.origin)
+        monkeypatch.setenv("GITHUB_TOKEN", ADMIN)
+        assert self.arena("github", "setup", "--repo", f"{OWNER}/{REPO}", "--api-url", self.hub.api) == 1
+        key = self.tmp / PUSH_KEY_TITLE
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", PUSH_KEY_TITLE, "-f", str(key)],
+                       check=True)
+        public = Path(f"{key}.pub").read_text().strip()
+        self.hub.settings.deploy_keys.append({"id": 1, "title": PUSH_KEY_TITLE, "key": public, "read_only": False})
+        self.push_key = "ssh:" + " ".join(public.split()[:2])
+        self.hub.set_secret("ARENA_SUBMISSION_KEY", "set")
+        for env, names in ENVIRONMENTS.items():
+            for name in names:
+                self.hub.set_secret(name, SEEDS.get(name, "set"), environment=env)
+        self.hub.settings.variables["ARENA_SUBMISSION_PUBLIC_KEY"] = "set"
+        assert self.arena("github", "setup", "--repo", f"{OWNER}/{REPO}", "--api-url", self.hub.api) == 0
+        monkeypatch.setenv("GITHUB_TOKEN", "ghs_test_token")
+        self.commit("site: the kit links the repository", "2026-11-01T09:30:00Z", route="pull")
+
+    def merge_by_pull_request(self, message: str, author: tuple[int, str], status: str) -> int:
+        """The commit as a pull request's head (GitHub keeps a fork's as refs/pull/N/head), its
+        status as the submission check posts it (`status`: the verdict the season's check gave),
+        merged by staff through the API. The merge's HTTP code; main pulled when it merged."""
+        self.pulls += 1
+        number = 100 + self.pulls
+        git(self.origin, "fetch", "-q", str(self.repo), f"HEAD:refs/pull/{number}/head")
+        pull = self.hub.open_pull_from_branch(number, author, f"refs/pull/{number}/head")
+        api(self.hub, "POST", f"/repos/{OWNER}/{REPO}/statuses/{pull.head_sha}", "ghs_submission_check",
+            {"state": status, "context": "arena/submission", "description": message})
+        code, _ = api(self.hub, "PUT", f"/repos/{OWNER}/{REPO}/pulls/{number}/merge", ADMIN)
+        if code == 200:
+            git(self.repo, "pull", "-q", "--ff-only", "origin", "main")
+        return code
 
     def arena(self, *argv: str) -> int:
         """One `arena` command, run from the clone of main as the workflows run it."""
@@ -182,7 +262,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
 
     # -- The arena on main: the staff account, no final date yet ----------------------------------
     s.repo.mkdir()
-    for rel in ("site.yaml", "kit"):
+    for rel in ("site.yaml", "kit", ".github"):
         (shutil.copytree if (ROOT / rel).is_dir() else shutil.copy)(ROOT / rel, s.repo / rel)
     shutil.copytree(ROOT / "docs", s.repo / "docs")  # links followed: the site reads the schema through one
     (s.repo / "config").mkdir()
@@ -196,6 +276,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert s.arena("accounts", "add", "--id", str(STAFF[0]), "--login", STAFF[1], "--handle", "prof", "--staff",
                    "--approved", "--registry", s.accounts) == 0
     s.commit("the arena", "2026-11-01T09:00:00Z")
+    s.protect(monkeypatch)  # from here on, main takes changes only by the documented routes
 
     # -- Accounts: alice registers by pull request; staff approve ---------------------------------
     registration = yaml.safe_load(Path(s.accounts).read_text())
@@ -214,12 +295,12 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     for gid, login, handle in STUDENTS + [MALLORY]:
         assert s.arena("accounts", "add", "--id", str(gid), "--login", login, "--handle", handle,
                        "--registry", s.accounts) == 0
-    s.commit("accounts: registrations", "2026-11-02T12:00:00Z")
+    s.commit("accounts: registrations", "2026-11-02T12:00:00Z", route="pull")
     for _, _, handle in STUDENTS:  # mallory is never approved
         assert s.arena("accounts", "approve", handle, "--registry", s.accounts) == 0
     assert "approved alice" in capsys.readouterr().out
     assert s.arena("accounts", "check", s.accounts) == 0
-    s.commit("accounts: approve the students", "2026-11-02T14:00:00Z")
+    s.commit("accounts: approve the students", "2026-11-02T14:00:00Z", route="pull")
 
     # -- Submissions: alice's pull request is smoke-tested and commented on ------------------------
     alice_key = PrivateKey.generate()  # alice's own key pair, as her kit keeps it beside the kit
@@ -242,7 +323,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     for _, _, handle in STUDENTS[1:] + [MALLORY]:
         s.write(agent_files(handle))
     s.write(alice)
-    merged = s.commit("submissions", "2026-11-03T12:00:00Z")
+    merged = s.commit("submissions", "2026-11-03T12:00:00Z", route="pull", author=STUDENTS[0][:2])
 
     # -- A requested run: alice comments /score on her merged pull request -------------------------
     pull.merged, pull.merge_commit_sha = True, merged  # the hub names the clone's merge commit
@@ -256,7 +337,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     monkeypatch.delenv("GITHUB_OUTPUT")
     assert request == {"queued": "true", "request_id": "c-501", "handle": "alice", "commit": merged}
     assert "2 of 3 requested runs left" in s.bot_comments(2)[-1], s.bot_comments(2)[-1]
-    s.commit("requests: c-501", "2026-11-04T10:01:00Z")
+    s.commit("requests: c-501", "2026-11-04T10:01:00Z", route="workflow")
     entry = tmp_path / "requested-entry"
     assert s.arena("score", "take", "--commit", merged, "--handle", "alice", "--out", str(entry)) == 0
     with (tmp_path / "smoke-501.yaml").open("w") as out, redirect_stdout(out):
@@ -284,7 +365,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
                    "--round-file", str(tmp_path / "requested" / f"{requested_id}.yaml"),
                    "--accounts", s.accounts, "--config", s.config, "--log", s.log, "--api-url", hub.api,
                    "--now", "2026-11-04T11:00:00Z") == 0
-    s.commit(f"requests: c-501 {requested_id}", "2026-11-04T11:00:00Z")
+    s.commit(f"requests: c-501 {requested_id}", "2026-11-04T11:00:00Z", route="workflow")
     assert not (s.repo / "requests" / "rounds").exists()  # a requested run is private: no plain results
     reply = s.bot_comments(2)[-1]
     assert reply.splitlines()[1].startswith("@alice-gh: "), reply
@@ -316,7 +397,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
 
     # -- The professor's round reaches the board without a hand edit -----------------------------
     ladder = s.round("ladder", "2026-11-20T10:00:00Z", "8", 2, monkeypatch)
-    s.commit(f"round {ladder}", "2026-11-20T18:00:00Z")
+    s.commit(f"round {ladder}", "2026-11-20T18:00:00Z", route="workflow")
     assert yaml.safe_load((s.repo / "site.yaml").read_text())["series"]["rounds"] == []  # nobody listed it
     site = s.site("ladder")
     board = (site / "index.html").read_text()
@@ -336,7 +417,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert s.arena("competition", "--config", s.config, "--now", "2026-11-25T10:00:00Z", "set",
                    "--final-at", FINAL_AT) == 0
     assert "the field freezes at 2026-12-12T09:00:00Z" in capsys.readouterr().out
-    s.commit("competition: the final's date", "2026-11-25T10:00:00Z")
+    s.commit("competition: the final's date", "2026-11-25T10:00:00Z", route="pull")
     bob = STUDENTS[1]
     late = agent_files("bob", extra={"notes.txt": b"after the freeze\n"})
     pull = hub.add_pull(3, bob[:2], late)
@@ -353,18 +434,20 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert "cannot become your active one" in s.bot_comments(3)[0]
     assert hub.statuses[-1]["state"] == "failure" and "frozen" in hub.statuses[-1]["description"]
     frozen_digest = yaml.safe_load((s.repo / "submissions" / "bob" / "manifest.yaml").read_text())["digest"]
-    s.write(late)  # merged all the same: it cannot become bob's entry in the final
-    s.commit("bob: a change after the freeze", "2026-12-13T11:00:00Z")
+    s.write(late)  # the status is a failure: main's ruleset refuses the merge
+    assert s.commit("bob: a change after the freeze", "2026-12-13T11:00:00Z", route="pull", author=bob[:2],
+                    status="failure") == ""
+    assert yaml.safe_load((s.repo / "submissions" / "bob" / "manifest.yaml").read_text())["digest"] == frozen_digest
 
     # -- The final: played, pending review, published --------------------------------------------
     final = s.round("final", "2026-12-14T10:00:00Z", "8", 2, monkeypatch)
     field = yaml.safe_load((tmp_path / "round-final" / "field" / "field.yaml").read_text())
     assert next(e for e in field["entrants"] if e["handle"] == "bob")["digest"] == frozen_digest
-    s.commit(f"round {final}", "2026-12-14T18:00:00Z")
+    s.commit(f"round {final}", "2026-12-14T18:00:00Z", route="workflow")
     assert "Final standings pending review." in (s.site("pending") / "index.html").read_text()
     assert s.arena("competition", "--config", s.config, "--now", "2026-12-15T12:00:00Z", "publish-final",
                    "--actor-id", str(STAFF[0]), "--accounts", s.accounts) == 0
-    s.commit("competition: the final published", "2026-12-15T12:00:00Z")
+    s.commit("competition: the final published", "2026-12-15T12:00:00Z", route="workflow")
     board = (s.site("final") / "index.html").read_text()
     assert final in board and ladder not in standings_table(board)
     assert "pending review" not in board
@@ -420,7 +503,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert s.arena("competition", "--config", s.config, "--now", end, "publish-seeds", "--if-ended") == 0
     monkeypatch.delenv("ARENA_LADDER_SEED")
     monkeypatch.delenv("ARENA_FINAL_SEED")
-    s.commit("competition: ended; the seeds published", end)
+    s.commit("competition: ended; the seeds published", end, route="workflow")
     capsys.readouterr()
     for round_id, tier in ((ladder, "ladder"), (final, "final")):
         assert s.arena("verify", f"rounds/{round_id}.yaml", "--seeds", "seeds/published.yaml") == 0

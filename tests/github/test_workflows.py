@@ -104,8 +104,10 @@ def test_submission_code_runs_only_where_nothing_is_writable():
         for name, job in load(path)["jobs"].items():
             if runs_submission(job):
                 assert not writes(job), f"{path.name}: job {name} runs a submission and holds a write token"
-                assert "self-hosted" in job["runs-on"] and "ephemeral" in job["runs-on"], \
-                    f"{path.name}: job {name} runs a submission off the ephemeral self-hosted runners"
+                # The arena's own runners, registered --ephemeral (a mode, not a label: docs/runners.md).
+                assert "self-hosted" in job["runs-on"] and {"arena-smoke", "arena-round"} & set(job["runs-on"]), \
+                    f"{path.name}: job {name} runs a submission off the arena's self-hosted runners"
+                assert "ssh-key" not in json.dumps(job), f"{path.name}: job {name} runs a submission with the push key"
 
 
 KEY_SECRET = "${{ secrets.ARENA_SUBMISSION_KEY }}"
