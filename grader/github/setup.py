@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import yaml
 
@@ -192,8 +192,8 @@ class Rest:
         self.dry_run = dry_run
 
     def call(self, method: str, path: str, body: object = None, ok: tuple[int, ...] = (200, 201, 204),
-             missing_ok: bool = False) -> object:
-        """The JSON answer (None for 204, or a 404 when `missing_ok`); GitHubCallError otherwise."""
+             missing_ok: bool = False) -> Any:
+        """The JSON answer, of any shape (None for 204, or a 404 when `missing_ok`); GitHubCallError otherwise."""
         url = self.base + path
         try:
             response = self.gh.session.request(method, url, json=body)
