@@ -520,9 +520,9 @@ def verify(path: str | Path, private: str | Path | None = None) -> Report:
     path = Path(path)
     report = Report(path)
     data, games = verify_file(path, report)
-    if all("moves" not in g for g in games):
-        report.notes.append("the tier withholds its rules: games were not replayed here (give --private DIR)")
     if private is None:
+        if all("moves" not in g for g in games):
+            report.notes.append("the tier withholds its rules: games were not replayed here (give --private DIR)")
         return report
     full_path = Path(private) / path.name
     if not full_path.exists():
