@@ -101,7 +101,9 @@ def private_reasons(results: dict, published_final: str | None = None) -> list[s
     published (`published_final` is the id of the one they have)."""
     info = results.get("round") or {}
     config = (results.get("provenance") or {}).get("config") or {}
-    envs = len(results.get("environments") or [])
+    # The count the round's config records (a summary may leave the environments out).
+    envs = config["environments"] if isinstance(config.get("environments"), int) else \
+        len(results.get("environments") or [])
     field = len(results.get("field") or [])
     reasons = []
     if config.get("requested"):

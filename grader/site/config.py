@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from grader.competition import Competition, load_competition
+from grader.competition import INVALIDATIONS_PATH, Competition, invalidated_in, load_competition, load_invalidations
 from grader.documents import DocumentError, check_envelope, read_yaml
 
 SCHEMA_VERSION = 1
@@ -57,6 +57,12 @@ class SiteConfig:
     kit_zip: Path | None = None
     kit_version: Path | None = None
     repository: str | None = None  # the arena repository's web address, where submissions go as pull requests
+    # Results staff invalidated (config/invalidations.yaml beside the competition config).
+    invalidations: tuple = ()
+
+    def struck(self, round_id: str) -> dict[str, str]:
+        """handle -> reason, for the results of `round_id` that staff invalidated."""
+        return invalidated_in(list(self.invalidations), round_id)
 
     def series_entry(self, round_id: str) -> SeriesRound | None:
         return self._series_by_id.get(round_id)
@@ -145,8 +151,10 @@ def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteC
     if problems:
         raise DocumentError(source, problems)
     competition, note = load_competition_state(competition_path)
+    invalidations = () if competition_path is None else tuple(
+        load_invalidations(competition_path.parent / INVALIDATIONS_PATH.name))
     return SiteConfig(name, series, announcement.strip() if announcement else None, competition, note,
-                      kit_zip, kit_version, repository.rstrip("/") if repository else None)
+                      kit_zip, kit_version, repository.rstrip("/") if repository else None, invalidations)
 
 
 def load_competition_state(path: Path | None) -> tuple[Competition, str | None]:
