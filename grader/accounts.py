@@ -30,6 +30,7 @@ SCHEMA_VERSION = 1
 # Lower case only: a handle is a folder name, and two handles differing in case would be two
 # folders on Linux but one on a student's laptop.
 HANDLE_RE = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
+HANDLE_RULE = "1-32 lower-case letters, digits and inner hyphens"  # what HANDLE_RE allows, in words
 # GitHub's own rule for logins: alphanumerics and single hyphens, at most 39 characters.
 LOGIN_RE = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
 FIELDS = ("login", "handle", "approved", "staff")
@@ -104,7 +105,7 @@ def parse_registry(data: Any, source: str = "accounts.yaml") -> Registry:
         if "login" in entry and not (isinstance(login, str) and LOGIN_RE.match(login)):
             problems.append(f"{where}.login: {login!r} is not a GitHub login")
         if "handle" in entry and not (isinstance(handle, str) and HANDLE_RE.match(handle)):
-            problems.append(f"{where}.handle: {handle!r} must be 1-32 lower-case letters, digits and inner hyphens")
+            problems.append(f"{where}.handle: {handle!r} must be {HANDLE_RULE}")
         for flag in ("approved", "staff"):
             if flag in entry and not isinstance(entry[flag], bool):
                 problems.append(f"{where}.{flag}: expected true or false, got {entry[flag]!r}")

@@ -51,13 +51,15 @@ def round_notes(tier: str, environments: int, field_size: int, standing_publishe
         notes.append(f"{environments} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
                      "it does not move the leaderboard")
     if not standing_published:
-        notes.append(f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: no standing or Elo is "
-                     "published; the pairwise results are the result")
+        notes.append(f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: a private round; no standing "
+                     "or Elo is published; the pairwise results are the result")
     return notes
 
 
 def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
-    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC or plan.requested
+    # The rules' one test of privacy (grader.disclosure.private_reasons), less the final's
+    # (which is private until staff publish it, a state the record does not hold).
+    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC or plan.requested or len(plan.field) < MIN_FIELD_FOR_STANDING
     research = plan.tier == "paper"
     notes = round_notes(plan.tier, len(plan.envs), len(plan.field), scores.standing_published, plan.requested)
     leaderboard = plan.tier in ("ladder", "final") and not private and scores.standing_published

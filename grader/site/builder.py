@@ -413,11 +413,12 @@ class SiteBuild:
             ladder, ladder_withheld = envs_mod.disclosed_groups(self.rounds, "ladder")
             final, final_withheld = envs_mod.disclosed_groups(self.rounds, "final")
             return {"public": public, "ladder": ladder, "ladder_withheld": ladder_withheld, "final": final,
-                    "final_withheld": final_withheld, "pending": self.config.competition.final.status == "pending_review"}
+                    "final_withheld": final_withheld, "pending": self.config.competition.final.status == "pending_review",
+                    "ended": self.config.competition.ended}
 
         self.writer.page("environments.html", "environments.html",
                          [ladder_inputs, open_inputs,
-                          self.config.competition.final.status], context)
+                          self.config.competition.final.status, self.config.competition.ended], context)
 
     def history(self, handle: str) -> list[dict]:
         """Every visible round the account entered, newest first where dates are known."""
