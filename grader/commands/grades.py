@@ -66,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
     rounds = chronological(loaded)
     struck = {(i.round, i.handle): i.reason for i in load_invalidations(args.invalidations)}
     text = export(rounds, parse_window(args.window) if args.window else None, struck)
+    order = f"in the order played: {', '.join(r['round']['id'] for r in rounds)}"
     if args.out is None:
         sys.stdout.write(text)
+        print(f"grades: {len(rounds)} rounds, {order}", file=sys.stderr)
     else:
         atomic_write_bytes(args.out, text.encode("utf-8"))
-        print(f"grades: {text.count(chr(10)) - 1} rows from {len(rounds)} rounds to {args.out} (in the order "
-              f"played: {', '.join(r['round']['id'] for r in rounds)})", file=sys.stderr)
+        print(f"grades: {text.count(chr(10)) - 1} rows from {len(rounds)} rounds to {args.out} ({order})",
+              file=sys.stderr)
     return 0
