@@ -187,28 +187,42 @@ def calendar(config: SiteConfig) -> dict:
             "published_at": _when(final.published_at), "appeals_close_at": _when(comp.appeals_close_at)}
 
 
-def frozen_entries(config: SiteConfig, rounds_dir: Path, now: dt.datetime | None = None) -> dict[str, dict]:
+def frozen_entries(rounds: list[RoundSource], config: SiteConfig, rounds_dir: Path,
+                   now: dt.datetime | None = None) -> dict[str, dict]:
     """{handle: its frozen entry}, from the freeze on: the submission each approved account had
     on main when the field froze (what the final plays), with its digest, the commit of that
     last change to `submissions/<handle>/` and its time (the upload time). Read from git at the
-    freeze; empty before the freeze or outside a checkout holding that history. Digests only,
-    no result: shown while the final is pending review too."""
+    freeze; outside a checkout holding that history, the digests of the final's field in
+    `rounds` (when it is there). Empty before the freeze. Digests only, no result: shown while
+    the final is pending review too."""
     from grader.field import GitError, build_field, commit_at, export_tree
     from grader.documents import DocumentError
     import tempfile
     freeze_at = config.competition.freeze_at
     now = now or dt.datetime.now(dt.timezone.utc)
-    if freeze_at is None or not config.competition.frozen(now):
+    # Frozen by the clock, or by the final's state (a final played is past the freeze), so
+    # that a page built from a state says the same whenever it is built.
+    if freeze_at is None or not (config.competition.frozen(now) or config.competition.final.status != "not_run"):
         return {}
+    from_final = {}  # without the history: the field of the final in rounds/ (digests, no time)
+    final_id = config.competition.final.round_id
+    for r in rounds:
+        if r.id == final_id:
+            from_final = {f["account"]: {"digest": f["digest"], "commit": None, "uploaded_at": None}
+                          for f in r.summary["field"] if f["account"] and f["kind"] == "submission"}
     try:
         top = Path(subprocess.run(["git", "-C", str(rounds_dir), "rev-parse", "--show-toplevel"], capture_output=True,
                                   text=True, check=True, timeout=30).stdout.strip())
+        if Path(rounds_dir).resolve() != (top / "rounds").resolve():
+            return from_final  # not an arena's checkout (rounds/ at its top): its history is another's
         commit = commit_at(top, freeze_at)
         with tempfile.TemporaryDirectory(prefix="arena-freeze-") as scratch:
             export_tree(top, commit, Path(scratch))
             field = build_field(Path(scratch), "final", None, now=freeze_at)
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired, GitError, DocumentError, ValueError):
-        return {}
+        return from_final
+    if not field.entrants:
+        return from_final
     out = {}
     for entrant in field.entrants:
         change = _commit_at(top, f"submissions/{entrant.handle}", freeze_at)
@@ -257,7 +271,7 @@ class SiteBuild:
         cache = RoundCache(None if cache_dir is None else cache_dir / "rounds")
         loaded = load_rounds(rounds_dir, cache, validate)
         self.rounds = [r for r in loaded if visible(r, config)]
-        self.frozen = frozen_entries(config, rounds_dir)
+        self.frozen = frozen_entries(loaded, config, rounds_dir)
         self.by_id = {r.id: r for r in self.rounds}
         self.added = added_dates(rounds_dir)
         self.registry, self.accounts_note = _accounts(accounts)

@@ -41,7 +41,9 @@ def test_the_fixture_set_covers_the_cases():
     assert ladder["provenance"]["execution"]["arena_faults"], "an environment the arena failed and re-ran"
     assert any(a["faulted_envs"] for a in ladder["agents"]), "agents' faults"
     public = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public']}.yaml").read_text())
-    assert not public["round"]["standing_published"] and len(public["field"]) < 8 and not public["round"]["private"]
+    # The practice round: public (8 environments, a field of 8), its rules and replays open.
+    assert public["round"]["standing_published"] and len(public["field"]) == 8 and not public["round"]["private"]
+    assert public["disclosure"]["profile"] == "open"
     small = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public-small']}.yaml").read_text())
     assert small["round"]["private"] and small["provenance"]["config"]["environments"] == 2
     requested = yaml.safe_load((FIXTURES / "rounds" / f"{ids['ladder-one']}.yaml").read_text())
