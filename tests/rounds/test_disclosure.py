@@ -156,3 +156,16 @@ def test_a_public_round_stays(tmp_path, capsys):
     assert main(["disclose", str(outcome.public_path), "--withheld", str(tmp_path / "withheld")]) == 0
     assert "a field of 2, fewer than 8" in capsys.readouterr().out
     assert not outcome.public_path.exists()
+
+
+def test_verify_with_the_staff_record_does_not_say_the_games_were_not_replayed(tmp_path, capsys):
+    from grader.cli import main
+
+    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5")
+    outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="x")
+    assert main(["verify", str(outcome.public_path)]) == 0
+    alone = capsys.readouterr()
+    assert "games were not replayed here (give --private DIR)" in alone.err
+    assert main(["verify", str(outcome.public_path), "--private", str(tmp_path / "private")]) == 0
+    both = capsys.readouterr()
+    assert "not replayed" not in both.err + both.out and " replayed" in both.out

@@ -241,3 +241,35 @@ def test_a_round_planned_without_an_sae_window_is_warned_about(tmp_path, capsys)
     assert code == 0
     assert ("arena round: warning: checkpoints 0,2 have 1 non-zero checkpoint: every agent's SAE will be "
             "\"no SAE\"") in capsys.readouterr().err
+
+
+def test_after_the_end_the_environments_page_does_not_call_the_final_seed_secret(site_running, site_ended):
+    ended = words((site_ended / "environments.html").read_text())
+    final = ended[ended.index("Final tier"):]
+    assert "secret" not in final.replace("no longer secret", ""), final
+    assert "the final's seed is published" in final and "arena envs --tier final --seed SEED" in final
+    running = words((site_running / "environments.html").read_text())
+    assert "generated from a secret seed" in running[running.index("Final tier"):]
+
+
+def test_an_invalidated_result_is_struck_through_with_its_reason(tmp_path):
+    """Staff invalidate bob's final: the round page and the board strike his row and say why."""
+    import shutil
+    site = tmp_path / "site"
+    shutil.copy(FIXTURES / "site-ended.yaml", tmp_path / "site.yaml")
+    shutil.copy(FIXTURES / "competition-ended.yaml", tmp_path / "competition-ended.yaml")
+    final = round_ids()["final"]
+    (tmp_path / "invalidations.yaml").write_text(yaml.safe_dump({"schema_version": 1, "invalidated": [
+        {"round": final, "handle": "bob", "reason": "read the final's rules from the runner",
+         "by": 1000001, "at": "2026-12-19T10:00:00Z"}]}))
+    text = (tmp_path / "site.yaml").read_text().replace("kit: {zip: kit/othello-arena-kit.zip, version: kit/version}\n", "")
+    (tmp_path / "site.yaml").write_text(text)
+    build(FIXTURES / "rounds", site, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml",
+          config=tmp_path / "site.yaml", data_commit=DATA_COMMIT, log=lambda m: None)
+    for page in (site / "rounds" / f"{final}.html", site / "index.html"):
+        html_text = page.read_text()
+        row = re.search(r'<tr class="[^"]*invalidated">.*?</tr>', html_text, re.S).group(0)
+        assert "bob" in row and "invalidated by staff: read the final's rules from the runner" in words(row)
+        assert html_text.count(' invalidated">') == 1  # bob's row only
+    css = (site / "style.css").read_text()
+    assert "tr.invalidated td.num" in css and "line-through" in css
