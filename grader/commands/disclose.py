@@ -13,6 +13,7 @@ publish-final` does for the final).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from grader.competition import load_competition
 from grader.disclosure import private_reasons
 from grader.documents import read_yaml
 from grader.rounds.publish import WITHHELD, WithheldError, release, withhold
-from grader.sealing import SealError, private_key, public_key_text
+from grader.sealing import PUBLIC_KEY_ENV, SealError, encode_key, private_key, public_key_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,6 +34,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", type=Path, default=Path("config/competition.yaml"),
                    help="the competition (which final is published)")
     p.set_defaults(func=run)
+
+
+def arena_recipient() -> str:
+    """The arena's public key, never one made up here: a round sealed to a key nobody keeps
+    would be lost. `ARENA_SUBMISSION_PUBLIC_KEY`, else the public half of the arena's key
+    (`ARENA_SUBMISSION_KEY` or this user's key file)."""
+    if os.environ.get(PUBLIC_KEY_ENV):
+        return public_key_text()
+    try:
+        return encode_key(bytes(private_key().public_key))
+    except SealError as exc:
+        raise SealError(f"{exc}; a private round is sealed to the arena's public key: set {PUBLIC_KEY_ENV} (the "
+                        "repository variable round.yml passes)") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         if not reasons:
             print(f"{round_id}: public; it stays in {args.results.parent}/")
             return 0
-        out = withhold(args.results.parent, round_id, args.withheld, public_key_text())
+        out = withhold(args.results.parent, round_id, args.withheld, arena_recipient())
         print(f"{round_id}: private ({'; '.join(reasons)}): sealed to the arena's key into {out}; "
               f"nothing of it stays in {args.results.parent}/")
         return 0

@@ -255,7 +255,9 @@ class Act:
                "--action-offline-mode", "--no-skip-checkout", "--log-prefix-job-id", "--remote-name", "act",
                "--defaultbranch", "main", "--actor", actor[1],
                "--action-cache-path", str(run_dir / "act-cache"), "--no-cache-server",
-               "-s", "GITHUB_TOKEN=ghs_act_test_token", "-s", f"ARENA_SUBMISSION_KEY={submission_key()}"]
+               "-s", "GITHUB_TOKEN=ghs_act_test_token", "-s", f"ARENA_SUBMISSION_KEY={submission_key()}",
+               # The repository variable production sets (docs/staff.md): what a private round is sealed to.
+               "--var", f"ARENA_SUBMISSION_PUBLIC_KEY={submission_public_key()}"]
         for spec, folder in standin_map(self.scratch.work / ".github" / "workflows").items():
             cmd += ["--local-repository", f"{spec}={folder}"]
         for key, value in env.items():
@@ -284,6 +286,12 @@ def submission_key() -> str:
     submissions of the tests (tests/github/conftest.py's agent_files) are sealed to."""
     from grader.sealing import encode_key, private_key
     return encode_key(bytes(private_key(create=True)))
+
+
+def submission_public_key() -> str:
+    """The repository's ARENA_SUBMISSION_PUBLIC_KEY variable: the public half of `submission_key`."""
+    from grader.sealing import encode_key, private_key
+    return encode_key(bytes(private_key(create=True).public_key))
 
 
 def children_cpu() -> float:
