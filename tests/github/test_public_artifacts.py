@@ -16,6 +16,7 @@ ALLOWED = {
     "owner-history": "an owner's history entry, sealed to the owner's and the arena's keys",
     "decision": "a pull request's decision: its kind and verdict",
     "submission": "a pull request's sealed submission",
+    "smoke-report": "the smoke test of a pull request, as its comment shows it: no round",
 }
 
 
