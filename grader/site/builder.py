@@ -4,11 +4,15 @@ and site_templates/.
 What is shown (design §6, the rules §6 and §8):
 - a final-tier round appears nowhere until the competition config says that final was
   published after review; until then the leaderboard says "final standings pending review";
-- a private round (fewer than 8 environments, or a requested run) appears nowhere: its
-  entrants and staff read it, the public site does not list it or build its pages;
+- a private round (grader.disclosure.private_reasons: fewer than 8 environments, a field
+  under 8, or a requested run) appears nowhere: its entrants and staff read it, the public
+  site does not list it or build its pages;
 - the leaderboard follows the rules by itself: the published final, else the newest round of
-  the professor's series (ladder tier, not requested) that is complete, public, on 8 or more
-  environments and with a standing (a field of 8 or more); nothing listed by hand picks it;
+  the professor's series (ladder tier, not requested: a public-tier round is practice) that is
+  complete, public, on 8 or more environments and with a standing (a field of 8 or more);
+  nothing listed by hand picks it;
+- a result staff invalidated (config/invalidations.yaml) is struck through with the reason;
+- the frozen entry of each account is on its page from the freeze on;
 - replays exist of games whose public record carries moves (a round whose rules are public)
   as soon as the round is published, and of the other rounds once the competition ended.
 """

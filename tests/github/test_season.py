@@ -384,6 +384,8 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     with published.open("w") as out, redirect_stdout(out):
         assert s.arena("round", "--tier", "ladder", "--requested", "--agents",
                        f"alice={entry / 'submissions' / 'alice'}", "--sandbox", "local", *SMALL, "--envs", "2",
+                       # 7 games a checkpoint: rates in 14ths, numbers a leak would be seen by
+                       "--games-per-checkpoint", "7",
                        "--out", str(tmp_path / "requested"), "--private-out", str(tmp_path / "requested-private")) == 0
     requested_id = Path(published.read_text().strip()).stem
     # The owner's history entry, as score.yml's run job seals it (in the same step, with the same
