@@ -82,12 +82,10 @@ def small_board(tmp_path: Path, round_id: str) -> str:
     return (out / "index.html").read_text()
 
 
-def test_a_field_under_eight_has_no_standing(site_running):
-    public = round_ids()["public"]  # 8 environments, a field of 3: public, but no standing
+def test_the_practice_round_is_listed_with_its_standing_and_never_leads(site_running):
+    public = round_ids()["public"]  # 8 environments, a field of 8: public; practice, so never on the board
     page = (site_running / "rounds" / f"{public}.html").read_text()
-    assert "no standing is published" in page and "Results by agent (no standing: a field of 3)" in page
-    assert "<h2 id=\"standings\">Standings</h2>" not in page
-    assert "95% interval (over" not in page and "95% interval (Wilson)" not in page and "tie group" not in page
+    assert "<h2 id=\"standings\">Standings</h2>" in page
     assert public not in (site_running / "index.html").read_text().split("Every public round")[0]
 
 
@@ -197,7 +195,7 @@ def test_account_history_lists_placings_and_windows(site_ended):
     for rid in (ids["ladder-one"], ids["public-small"]):  # private: her requested run, a 2-environment round
         assert rid not in alice
     assert "of 10" in alice and "[5, 10]" in alice
-    assert "no standing" in (site_ended / "accounts" / "carol.html").read_text()  # the public round, a field of 3
+    assert ids["public"] in (site_ended / "accounts" / "carol.html").read_text()  # the practice round, listed
     assert "Not approved yet" in (site_ended / "accounts" / "heidi.html").read_text()
 
 
