@@ -199,7 +199,7 @@ class Season:
     def assert_private(self, round_ids: list[str], public: list[str]) -> None:
         """No number of a private result of `round_ids` on any public surface (numbers that a
         public round of `public` also has are not told apart, and are left out)."""
-        seen = set().union(*(result_numbers(yaml.safe_load((self.repo / "rounds" / f"{r}.yaml").read_text()))
+        seen = set().union(*(every_float(yaml.safe_load((self.repo / "rounds" / f"{r}.yaml").read_text()))
                              for r in public)) if public else set()
         surfaces = self.public_surfaces()
         for round_id in round_ids:
@@ -250,6 +250,18 @@ def result_numbers(data: dict) -> set[float]:
         for point in agent["curve"]:
             out |= {point["win_rate"], point["draw_rate"]}
     return {v for v in out if isinstance(v, float)}
+
+
+def every_float(node) -> set[float]:
+    """Every number with a fraction anywhere in a document (a public round's: any may repeat one
+    of a private round by chance, and tells nothing of it then)."""
+    if isinstance(node, float):
+        return {node}
+    if isinstance(node, dict):
+        node = list(node.values())
+    if isinstance(node, list):
+        return set().union(*map(every_float, node)) if node else set()
+    return set()
 
 
 def number_patterns(numbers: set[float]) -> list:
