@@ -20,7 +20,8 @@ from grader.site import build
 from tests.site.goldens import DATA_COMMIT, FIXTURES
 from tests.site.test_browser import FLAGS, chromium, serve
 
-pytestmark = pytest.mark.timeout(300)
+# A round of 8 entrants on 28 environments (a smaller field is private): slow on a busy machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 REPOSITORY = "https://github.com/course/othello-arena"
 WIDTHS = (1280, 390)  # a laptop, and a phone held upright
 
