@@ -41,6 +41,9 @@ class GeneratorPool:
     version: int
     wins: tuple[Win, ...]
     captures: tuple[Capture, ...]
+    # A draw that is a public environment (same layout and rules: the same content id) is
+    # redrawn: a scored tier must be unseen. Pool 1 did not check, and keeps its draws.
+    public_excluded: bool = False
 
 
 # A published pool is never edited: a new rule goes into a new version, so a seed keeps
@@ -48,6 +51,9 @@ class GeneratorPool:
 GENERATOR_POOLS = {
     1: GeneratorPool(1, (Win.MOST, Win.FEWEST), (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL,
                                                  Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST)),
+    2: GeneratorPool(2, (Win.MOST, Win.FEWEST), (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL,
+                                                 Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST),
+                     public_excluded=True),
 }
 POOL_VERSION = max(GENERATOR_POOLS)  # what a new tier is generated with
 
@@ -210,6 +216,7 @@ def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT,
     accepted: list[EnvSpec] = []
     rejected: list[ScreenResult] = []
     seen: set[str] = set()
+    public = {s.id for s in _public_tier()} if drawn.public_excluded else set()
     attempt = 0
     while len(accepted) < count:
         attempt += 1
@@ -217,7 +224,7 @@ def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT,
             raise RuntimeError(f"the generator found only {len(accepted)} of {count} environments")
         stream = HashStream("generate", tier, seed, attempt)
         spec = _candidate(stream, f"{tier}-{len(accepted) + 1:02d}", drawn)
-        if spec.id in seen:
+        if spec.id in seen or spec.id in public:
             continue
         result = screen(spec, seed=derive_seed("screen", tier, seed, attempt))
         if result.accepted:

@@ -31,6 +31,7 @@ COMMAND_MODULES = [
     "grader.commands.round",
     "grader.commands.capacity",
     "grader.commands.merge",
+    "grader.commands.disclose",
     "grader.commands.verify",
     "grader.commands.demo",
     "grader.commands.site",

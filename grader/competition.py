@@ -47,11 +47,17 @@ class FinalState:
     round_id: str | None = None
     published_at: dt.datetime | None = None
     published_by: int | None = None
+    # Finals staff set aside to play again, each {round_id, reason, by, at}: the record that
+    # the final was run more than once, and why.
+    reruns: tuple = ()
 
     def to_dict(self) -> dict:
-        return {"status": self.status, "round_id": self.round_id,
-                "published_at": _time(self.published_at),
-                "published_by": self.published_by}
+        out = {"status": self.status, "round_id": self.round_id,
+               "published_at": _time(self.published_at),
+               "published_by": self.published_by}
+        if self.reruns:
+            out["reruns"] = [dict(r) for r in self.reruns]
+        return out
 
 
 @dataclass(frozen=True)
@@ -126,7 +132,22 @@ class Competition:
             raise OptionError("--round", round_id, f"{round_id!r} is not a round id")
         if self.final.status == "published":
             raise FinalStateError(self.final.status, f"the final is already published (round {self.final.round_id}); it is run once")
-        return replace(self, final=FinalState("pending_review", round_id))
+        if self.final.status == "pending_review" and self.final.round_id != round_id:
+            raise FinalStateError(self.final.status, f"the final has been played: round {self.final.round_id} is pending "
+                                                     f"review, so {round_id} is not recorded; it is run once (staff set "
+                                                     "a failed final aside with `arena competition rerun-final --reason`)")
+        return replace(self, final=FinalState("pending_review", round_id, reruns=self.final.reruns))
+
+    def final_set_aside(self, reason: str, now: dt.datetime, staff_id: int) -> "Competition":
+        """Staff set aside a final pending review that failed, with a reason, so that it may be
+        dispatched again; the set-aside round is recorded in `final.reruns`."""
+        if self.final.status != "pending_review":
+            raise FinalStateError(self.final.status, f"there is no final pending review to set aside (final status: "
+                                                     f"{self.final.status}); a published final is never run again")
+        if not reason.strip():
+            raise OptionError("--reason", reason, "--reason: say why the final is played again (it is recorded)")
+        record = {"round_id": self.final.round_id, "reason": reason.strip(), "by": staff_id, "at": format_time(now)}
+        return replace(self, final=FinalState("not_run", reruns=self.final.reruns + (record,)))
 
     def final_published(self, now: dt.datetime, staff_id: int) -> "Competition":
         """A staff member publishes the reviewed final; the appeal window opens."""
@@ -169,8 +190,9 @@ def parse_competition(data: Any, source: str = "config/competition.yaml") -> Com
     if problems:
         raise DocumentError(source, problems)
     runs = data["requested_runs"]
+    reruns = tuple(dict(r) for r in final.get("reruns", []))
     return Competition(final_at, data["freeze_hours"], data["appeal_days"], runs["per_window"], runs["window_days"],
-                       data["review_label"], FinalState(status, round_id, published_at, final["published_by"]),
+                       data["review_label"], FinalState(status, round_id, published_at, final["published_by"], reruns),
                        data["ended"])
 
 
@@ -193,3 +215,74 @@ def _leading_comments(lines: list[str]):
             yield line
         else:
             return
+
+
+# -- Invalidated results: config/invalidations.yaml ---------------------------------------------
+#     schema_version: 1
+#     invalidated:
+#       - {round: ladder-..., handle: bob, reason: "...", by: 1001, at: "2026-12-16T10:00:00Z"}
+# Staff invalidate one entrant's result in one round with a reason (`arena competition
+# invalidate`); the site strikes it through and `arena grades` carries it (docs/rules.md).
+INVALIDATIONS_PATH = Path("config/invalidations.yaml")
+INVALIDATION_FIELDS = ("round", "handle", "reason", "by", "at")
+
+
+@dataclass(frozen=True)
+class Invalidation:
+    """One entrant's result in one round, invalidated by a member of staff."""
+
+    round: str
+    handle: str
+    reason: str
+    by: int
+    at: dt.datetime
+
+    def to_dict(self) -> dict:
+        return {"round": self.round, "handle": self.handle, "reason": self.reason, "by": self.by,
+                "at": format_time(self.at)}
+
+
+def parse_invalidations(data: Any, source: str = str(INVALIDATIONS_PATH)) -> list[Invalidation]:
+    """The invalidations of a parsed document; raise DocumentError listing every problem."""
+    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "invalidated"))
+    out = []
+    items = data.get("invalidated") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        problems.append("invalidated: expected a list")
+        items = []
+    for i, item in enumerate(items):
+        where = f"invalidated[{i}]"
+        if not isinstance(item, dict) or set(item) != set(INVALIDATION_FIELDS):
+            problems.append(f"{where}: expected the fields {', '.join(INVALIDATION_FIELDS)}")
+            continue
+        if not (isinstance(item["round"], str) and ROUND_ID_RE.match(item["round"])):
+            problems.append(f"{where}.round: {item['round']!r} is not a round id")
+        if not (isinstance(item["reason"], str) and item["reason"].strip()):
+            problems.append(f"{where}.reason: a reason is required")
+        if isinstance(item["by"], bool) or not isinstance(item["by"], int):
+            problems.append(f"{where}.by: expected a GitHub numeric id")
+        at = parse_time(item["at"], f"{where}.at", problems)
+        if at is not None:
+            out.append(Invalidation(item["round"], str(item["handle"]), str(item["reason"]), item["by"], at))
+    if problems:
+        raise DocumentError(source, problems)
+    return out
+
+
+def load_invalidations(path: Path = INVALIDATIONS_PATH) -> list[Invalidation]:
+    """The invalidations recorded at `path` (none when the file does not exist)."""
+    path = Path(path)
+    return parse_invalidations(read_yaml(path), str(path)) if path.exists() else []
+
+
+def write_invalidations(path: Path, items: list[Invalidation]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("# Results invalidated by staff (`arena competition invalidate`): struck through on the site.\n"
+                    + dump_yaml({"schema_version": SCHEMA_VERSION, "invalidated": [i.to_dict() for i in items]}),
+                    encoding="utf-8")
+
+
+def invalidated_in(items: list[Invalidation], round_id: str) -> dict[str, str]:
+    """handle -> reason, for the results of `round_id` that staff invalidated."""
+    return {i.handle: i.reason for i in items if i.round == round_id}

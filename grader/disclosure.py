@@ -87,3 +87,35 @@ def project_result(full: dict, profile: Disclosure) -> dict:
         for agent in env["agents"]:
             agent["self_play"] = {"games": agent["self_play"]["games"]}
     return out
+
+
+# -- Which rounds are private (docs/rules.md, "Rounds") ----------------------------------------
+# One rule for every surface a number can reach: rounds/ on main, the site, comments, statuses,
+# artifacts, logs. A private round is readable by its entrants (their sealed histories) and by
+# staff (sealed to the arena's key) only.
+MIN_ENVS_PUBLIC = 8
+MIN_FIELD_PUBLIC = 8
+
+
+def private_reasons(results: dict, published_final: str | None = None) -> list[str]:
+    """Why the round of the results document `results` is private (empty: it is public): a
+    requested run, fewer than 8 environments, a field under 8, or a final that staff have not
+    published (`published_final` is the id of the one they have)."""
+    info = results.get("round") or {}
+    config = (results.get("provenance") or {}).get("config") or {}
+    # The count the round's config records (a summary may leave the environments out).
+    envs = config["environments"] if isinstance(config.get("environments"), int) else \
+        len(results.get("environments") or [])
+    field = len(results.get("field") or [])
+    reasons = []
+    if config.get("requested"):
+        reasons.append("a requested run: its numbers are its entrant's alone")
+    if envs < MIN_ENVS_PUBLIC:
+        reasons.append(f"played on {envs} environments, fewer than {MIN_ENVS_PUBLIC}")
+    if field < MIN_FIELD_PUBLIC:
+        reasons.append(f"a field of {field}, fewer than {MIN_FIELD_PUBLIC}")
+    if info.get("tier") == "final" and info.get("id") != published_final:
+        reasons.append("the final, until staff publish it")
+    if info.get("private") and not reasons:
+        reasons.append("recorded as private")
+    return reasons

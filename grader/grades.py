@@ -80,10 +80,22 @@ def status_of(row: GradeRow, window: tuple[int, int]) -> str:
     return OK
 
 
-def export(rounds: list[dict], window: tuple[int, int] | None = None) -> str:
-    """The CSV of `rounds` (oldest first), compared over `window` (default: the newest round's)."""
+def chronological(rounds: list[tuple[dict, str | None]]) -> list[dict]:
+    """Rounds in the order they were played: by the date given beside each (when its file was
+    added to rounds/; None sorts first, in the given order), the final last."""
+    order = sorted(range(len(rounds)), key=lambda i: (rounds[i][0]["round"]["tier"] == "final",
+                                                      rounds[i][1] or "", i))
+    return [rounds[i][0] for i in order]
+
+
+def export(rounds: list[dict], window: tuple[int, int] | None = None,
+           invalidated: dict[tuple[str, str], str] | None = None) -> str:
+    """The CSV of `rounds` (oldest first), compared over `window` (default: the newest round's).
+    `invalidated` maps (round id, student) to the reason staff invalidated that result: the row
+    is carried with it in `status` and enters no maximum."""
     if not rounds:
         raise GradesError("no rounds given")
+    invalidated = invalidated or {}
     rows = [row for data in rounds for row in rows_of(data)]
     if window is None:
         newest = [row.window for row in rows_of(rounds[-1]) if row.window is not None]
@@ -92,13 +104,15 @@ def export(rounds: list[dict], window: tuple[int, int] | None = None) -> str:
         window = max(set(newest), key=newest.count)
     best: dict[str, float] = {}
     for row in rows:
-        if row.window == window and row.sae is not None:
+        if row.window == window and row.sae is not None and (row.round_id, row.student) not in invalidated:
             best[row.student] = max(best.get(row.student, row.sae), row.sae)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in sorted(rows, key=lambda r: r.student):  # stable: a student's rows stay in round order
         status = status_of(row, window)
+        if (row.round_id, row.student) in invalidated:
+            status = f"invalidated: {invalidated[row.round_id, row.student]}"
         kinds = ";".join(f"{kind}={n}" for kind, n in row.faults.items() if n)
         writer.writerow([row.student, row.round_id, row.tier, _number(row.sae),
                          *(row.window if row.window else ("", "")),

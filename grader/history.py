@@ -276,15 +276,17 @@ def read_replays(repo: Path, handle: str, round_id: str, remote: str = "origin")
         fetched = _git(repo, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}")
         if fetched.returncode != 0:
             why = fetched.stderr.decode(errors="replace").strip().splitlines()
-            raise ReplaysError(f"{ref}: not in {repo}, and not fetched from its {remote!r}: "
-                               f"{why[-1] if why else 'git fetch failed'}")
+            raise ReplaysError(f"{ref}: not in {repo}, and not fetched from {remote!r}: "
+                               f"{why[-1] if why else 'git fetch failed'} (the replays are kept in the arena's "
+                               "repository, not in a fork: fetch from it, or clone it)")
     done = _git(repo, "cat-file", "blob", f"{ref}:{round_id}{REPLAYS_SUFFIX}")
     if done.returncode != 0:
         raise ReplaysError(f"{ref}: holds no {round_id}{REPLAYS_SUFFIX}")
     return done.stdout
 
 
-def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed: str | None) -> dict | None:
+def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed: str | None,
+                 remote: str = "origin") -> dict | None:
     """The replays document of an opened entry (None: its round left none), read from the
     clone `root` (`read_replays`); ReplaysLocked while `tier_seed` (the published seed of the
     entry's tier) is None, ReplaysError when missing or damaged."""
@@ -293,7 +295,7 @@ def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed
     file_lock = FileLock.from_dict(payload["replays"], entry.round)
     if tier_seed is None:
         raise locked(entry.tier)  # said before anything is fetched: nothing would open yet
-    return unlock(read_replays(root, handle, entry.round), file_lock, entry.round, entry.tier, tier_seed)
+    return unlock(read_replays(root, handle, entry.round, remote), file_lock, entry.round, entry.tier, tier_seed)
 
 
 def write_history(path: Path, history: History) -> None:

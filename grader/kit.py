@@ -114,6 +114,23 @@ NO_REPOSITORY = ("this kit was built without the arena repository's address (`ki
                  "site.yaml is not set): ask your course staff for it")
 
 
+def site_address(repository: str | None) -> str | None:
+    """The arena's site (GitHub Pages of its repository: site.yml deploys it there) from the
+    repository's address: https://github.com/OWNER/NAME -> https://OWNER.github.io/NAME/; None
+    when the repository is unknown or not on github.com."""
+    import re
+    found = re.fullmatch(r"https://github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?", repository or "")
+    return f"https://{found.group(1).lower()}.github.io/{found.group(2)}/" if found else None
+
+
+def site_line(repository: str | None) -> str:
+    """The sentence that gives the arena's site (or says who knows it)."""
+    site = site_address(repository)
+    return (f"The arena's site: <{site}> (the leaderboard, the rounds, the rules, the environments and the Kit page)."
+            if site else "The arena's site (the leaderboard, the rounds, the rules and the Kit page): ask your course "
+                         "staff for its address.")
+
+
 def register_steps(repository: str | None) -> list[str]:
     """How a student gets an account, before the first submission's pull request: a pull request
     that adds their own entry to accounts.yaml, unapproved, keyed by their numeric GitHub id;
@@ -323,6 +340,7 @@ def render_fields(manifest: dict) -> dict[str, str]:
                        NO_REPOSITORY[0].upper() + NO_REPOSITORY[1:] + "."),
         "register_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(register_steps(manifest.get("repository")),
                                                                              1)),
+        "site": site_line(manifest.get("repository")),
         "pace_table": pace_table_markdown(),
         "limits_table": limits_table_markdown(),
         "submit_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(submit_steps(manifest.get("repository")), 1)),

@@ -13,6 +13,7 @@ from engine.tiers import TIERS
 # A student's handle: lower case only, because a handle is a folder name, and two handles that
 # differ in case would be two folders on Linux but one on a student's laptop.
 HANDLE = r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$"
+HANDLE_RULE = "1-32 lower-case letters, digits and inner hyphens"  # what HANDLE allows, in words
 # GitHub's own rule for logins: alphanumerics and single hyphens, at most 39 characters.
 LOGIN = r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$"
 # A round's id: its tier, then the first ten hex digits of its plan's key (grader/rounds/plan.py).

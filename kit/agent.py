@@ -92,6 +92,8 @@ class Agent:
     def freeze(self) -> None:
         """The budget is spent: no more outcomes will come. Settle on what you learned.
 
-        After freeze() you play the measurement games and the other agents; act() works as before.
+        The measurement games against the random opponent come before it (at 0 games used and at
+        each checkpoint of the budget, the last at the end of the budget). After freeze() you play
+        the other agents (the pairings); act() works as before, and nothing tells you who won.
         """
         self.frozen = True

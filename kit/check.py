@@ -25,6 +25,7 @@ Exit status: 0 the gate passes, 1 it fails, 2 the kit could not run (set-up, bad
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -118,6 +119,12 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
             except SubmissionError:
                 target = source
             print(f"submission: {source.name}", flush=True)
+        # On the server the submission's folder is read-only: so it is here, and anything the
+        # agent still manages to write there (as root, or on a system that ignores the modes)
+        # fails the check as the server's write would.
+        before = folder_state(target) if target.is_dir() else None
+        if before is not None:
+            make_read_only(target)
         shapes = ", ".join(f"{b.layout.rows}x{b.layout.cols}" for b in boards)
         settings = LONG_SETTINGS if args.long else SmokeSettings()
         what = ("the long check (the server's gate with a round's checkpoints and more self-play)" if args.long
@@ -126,6 +133,13 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
         started = time.monotonic()
         report = run_smoke(target, sandbox, settings, kit_version=data["version"],
                            log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+        if before is not None:
+            written = changed_files(before, folder_state(target))
+            if written and report.result != "arena_error":
+                report = dataclasses.replace(report, result="fail", reason=(
+                    f"your agent wrote beside agent.py ({', '.join(written[:5])}): on the server the "
+                    "submission's folder is read-only and that write fails. Write to a temporary folder "
+                    "(Python's tempfile) or keep it in memory"))
     print_report(report, time.monotonic() - started)
     if args.report:
         args.report.write_text(dump_yaml(report.to_dict()), encoding="utf-8")
@@ -217,6 +231,30 @@ def print_report(report, seconds: float) -> None:
           "last lines) ---")
     print(visible(report.stderr_tail, keep_lines=True) or "(nothing)")
     print("--- end ---")
+
+
+def folder_state(folder: Path) -> dict[str, tuple[int, int]]:
+    """{relative path: (size, modification time in ns)} of every file and folder under `folder`."""
+    out = {}
+    for path in folder.rglob("*"):
+        try:
+            st = path.lstat()
+        except OSError:
+            continue
+        out[path.relative_to(folder).as_posix()] = (st.st_size if path.is_file() else -1, st.st_mtime_ns)
+    return out
+
+
+def make_read_only(folder: Path) -> None:
+    """Files 0444 and folders 0555, as the server mounts a submission."""
+    for path in sorted(folder.rglob("*"), reverse=True):
+        path.chmod(0o555 if path.is_dir() else 0o444)
+    folder.chmod(0o555)
+
+
+def changed_files(before: dict, after: dict) -> list[str]:
+    """The paths created, changed or removed between two `folder_state`s."""
+    return sorted({k for k in after if before.get(k) != after[k]} | {k for k in before if k not in after})
 
 
 def remember(report, data: dict, check: str) -> None:

@@ -3,8 +3,9 @@
     python history.py --from ARENA            (or: make history FROM=ARENA)
     python history.py --from ARENA ROUND_ID   (or: make history FROM=ARENA ROUND=ROUND_ID)
 
-ARENA is your up-to-date clone of the arena's repository (`git pull` first), or the file
-`history/<your handle>.yaml` itself. The arena keeps each of your requested runs (and the
+ARENA is your clone of the arena's repository, or of your fork of it (your history, the
+published seeds and your replays are then fetched from the arena's repository, whose address
+this kit knows), or the file `history/<your handle>.yaml` itself. The arena keeps each of your requested runs (and the
 rounds staff ran with your submission) there, sealed to the key `make package` made for you
 (`.arena-owner.key`, in this kit folder, never packaged): anyone can read the repository, but
 only you (and staff) can open your entries. Keep that key; a lost one cannot open them.
@@ -33,6 +34,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import kitenv
@@ -56,7 +58,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        kitenv.start(__file__)
+        data = kitenv.start(__file__) or {}
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
@@ -85,15 +87,27 @@ def main(argv: list[str] | None = None) -> int:
                   "without it they cannot be opened", file=sys.stderr)
             return 1
         key = read_key_file(key_file)
-        path = args.source if args.source.is_file() else history_path(args.source, handle)
+        snapshot, remote = None, "origin"
+        scratch_dir = tempfile.TemporaryDirectory(prefix="arena-history-")  # removed when the script ends
+        scratch = Path(scratch_dir.name)
+        if args.source.is_dir():
+            try:
+                snapshot, remote = arena_snapshot(args.source, data.get("repository"), handle, scratch)
+            except FetchError as exc:
+                print(f"history: {exc}", file=sys.stderr)
+                return 1
+        path = args.source if args.source.is_file() else history_path(snapshot or args.source, handle)
         if not path.exists():
             print(f"{handle} has no history yet ({path} does not exist): it gets an entry when a run you "
-                  "asked for with /score has finished; `git pull` your clone to see a new one", file=sys.stderr)
+                  "asked for with /score has finished; `git pull` your clone of the arena's repository to see a "
+                  "new one (a fork's clone does not carry it)", file=sys.stderr)
             return 1
         history = load_history(path, handle)
         # The replays' inner layer opens with the tier's seed, published in the clone at the end.
         root = path.parent.parent
         published = published_seeds(root)
+        if snapshot is not None:
+            root = args.source  # the replays are fetched into the clone itself
         if args.round is None:
             print(f"history of {handle}: {len(history.entries)} round(s)")
             for listed in history.entries:
@@ -112,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         payload = entry.open(key)
         try:
-            document = open_replays(root, handle, entry, payload, published.get(entry.tier))
+            document = open_replays(root, handle, entry, payload, published.get(entry.tier), remote)
             locked = None
         except ReplaysLocked as exc:
             document, locked = None, str(exc)
@@ -149,6 +163,50 @@ def main(argv: list[str] | None = None) -> int:
         print(f"replays: {games} game(s) in {len(written)} environment(s) written into {folder} "
               "(one file per environment)")
     return 0
+
+
+class FetchError(Exception):
+    """The arena's repository could not be fetched; the message says what to do."""
+
+
+def same_repository(a: str, b: str) -> bool:
+    """Whether two git addresses name one GitHub repository (https or ssh, with or without .git)."""
+    def norm(url: str) -> str:
+        url = url.strip().rstrip("/").lower()
+        if url.startswith("git@"):
+            url = "https://" + url[4:].replace(":", "/", 1)
+        return url[:-4] if url.endswith(".git") else url
+    return norm(a) == norm(b)
+
+
+def arena_snapshot(clone: Path, repository: str | None, handle: str, scratch: Path) -> tuple[Path | None, str]:
+    """(a folder holding the arena's history and published seeds as they are on its main, or
+    None to read `clone` itself; the remote the replays are fetched from). A clone whose origin
+    is not the arena's repository (a fork: students clone their fork to submit) has neither
+    the history nor the replays: they are fetched from the arena's address this kit knows."""
+    import subprocess
+    if repository is None or not (clone / ".git").exists():
+        return None, "origin"
+    origin = subprocess.run(["git", "-C", str(clone), "remote", "get-url", "origin"], capture_output=True,
+                            text=True, timeout=30)
+    if origin.returncode == 0 and same_repository(origin.stdout, repository):
+        return None, "origin"
+    where = origin.stdout.strip() if origin.returncode == 0 else "no origin"
+    print(f"your clone's origin is {where} (your fork?), not the arena's repository {repository}: your history, the "
+          f"published seeds and your replays are fetched from {repository}")
+    fetched = subprocess.run(["git", "-C", str(clone), "fetch", "--quiet", "--no-tags", repository, "HEAD"],
+                             capture_output=True, text=True, timeout=600)
+    if fetched.returncode != 0:
+        why = fetched.stderr.strip().splitlines()
+        raise FetchError(f"could not fetch {repository} into {clone}: {why[-1] if why else 'git fetch failed'}. "
+                         f"Check your network, or clone the arena's repository itself (git clone {repository}) "
+                         "and give that clone as FROM")
+    for rel in (f"history/{handle}.yaml", "seeds/published.yaml"):
+        blob = subprocess.run(["git", "-C", str(clone), "show", f"FETCH_HEAD:{rel}"], capture_output=True, timeout=60)
+        if blob.returncode == 0:
+            (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+            (scratch / rel).write_bytes(blob.stdout)
+    return scratch, repository
 
 
 if __name__ == "__main__":

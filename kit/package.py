@@ -56,15 +56,27 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.kit import NO_REPOSITORY, KitError, submission_files, submit_steps, \
+    from grader.kit import NO_REPOSITORY, KitError, site_line, submission_files, submit_steps, \
         write_sealed_package, write_submission_zip
     from grader.screening import screen
     from grader.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
+    from grader.patterns import HANDLE_RE, HANDLE_RULE
+
+    if args.handle is not None and not HANDLE_RE.match(args.handle):
+        print(f"REFUSED: HANDLE={args.handle!r} is not a handle: {HANDLE_RULE}. Give your account's handle as it "
+              "is in the arena's accounts.yaml, e.g. make package HANDLE=bob (not Bob)")
+        return 1
     folder = args.agent.resolve()
     exclude = kitenv.excludes(folder, data)
     out = args.out.resolve()
     sealed_dir = out.parent / "submission"
+    # A sealed package left from an earlier run is never what this run packaged: it goes now,
+    # so that a refused or unsealed run cannot leave the old agent to be committed.
+    stale = clear_package(sealed_dir)
+    if stale:
+        print(f"removed the previous sealed package from {sealed_dir.name}/ ({', '.join(stale)}): it held "
+              "your earlier files, not these")
     if out.parent == folder:
         exclude += [out.name, sealed_dir.name]  # an old package beside agent.py is not part of the new one
     try:
@@ -101,15 +113,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"packaged anyway (--force): a round would fail your agent as {check} did")
     repository = data.get("repository")
     if not args.handle:
-        print("NOT SEALED: say your handle to seal it for a pull request: make package HANDLE=<your handle> "
-              "(python package.py --handle <your handle>)")
+        print(f"NOT SEALED: {sealed_dir.name}/ holds no package now; say your handle to seal these files for a "
+              "pull request: make package HANDLE=<your handle> (python package.py --handle <your handle>)")
         print_register_steps(repository)
         return 1
     from grader.sealing import OWNER_KEY_FILE, owner_public_key
 
     # Your own key pair, kept in the kit folder (a hidden file: never packaged): the manifest
     # carries its public half, so that what is yours alone can be sealed to you.
-    owner_key = owner_public_key(kitenv.KIT_DIR / OWNER_KEY_FILE)
+    key_file = kitenv.KIT_DIR / OWNER_KEY_FILE
+    if not key_file.exists():
+        problem = carry_over_key(key_file)
+        if problem:
+            print(f"REFUSED: {problem}")
+            return 1
+    owner_key = owner_public_key(key_file)
     manifest = write_sealed_package(out, submission.digest, args.handle, data["version"], data["submission_key"],
                                     sealed_dir, owner_key)
     print(f"sealed to the arena's key {manifest.recipient[:16]}...: {sealed_dir.name}/submission.sealed "
@@ -121,7 +139,40 @@ def main(argv: list[str] | None = None) -> int:
     for number, step in enumerate(submit_steps(repository), 1):
         print(f"  {number}. {step}")
     print(f"The arena's repository: {repository}" if repository else f"The arena's repository: {NO_REPOSITORY}")
+    print(site_line(repository))
     return 0
+
+
+def clear_package(sealed_dir: Path) -> list[str]:
+    """Remove a sealed package's files from `sealed_dir`; the names removed."""
+    from grader.sealing import PACKAGE_FILES
+    removed = []
+    for name in PACKAGE_FILES:
+        if (sealed_dir / name).exists():
+            (sealed_dir / name).unlink()
+            removed.append(name)
+    return removed
+
+
+def carry_over_key(key_file: Path) -> str | None:
+    """This kit has no owner key yet. A kit you used before (a folder beside this one) holds the
+    key your history is sealed to: carry it over, never make a new one silently. None when done
+    (carried over, or a new key is to be made because no earlier kit has one); else why not."""
+    import shutil
+    found = sorted(p for p in key_file.parent.parent.glob(f"*/{key_file.name}") if p.parent != key_file.parent)
+    if len(found) == 1:
+        shutil.copy2(found[0], key_file)
+        key_file.chmod(0o600)
+        print(f"your key: carried over {found[0]} into this kit ({key_file.name}): your history stays sealed to it")
+        return None
+    if len(found) > 1:
+        listed = ", ".join(str(p) for p in found)
+        return (f"this kit has no {key_file.name}, and several kits beside it have one ({listed}). Copy the one of "
+                f"the kit you packaged with into this folder (cp <that kit>/{key_file.name} {key_file.parent}/), "
+                "then run make package again: your history is sealed to that key")
+    print(f"your key: made {key_file} (never packaged). Keep it: your history is sealed to it. When you move to a "
+          f"newer kit, copy {key_file.name} into the new kit's folder with your agent.py")
+    return None
 
 
 def print_register_steps(repository: str | None) -> None:

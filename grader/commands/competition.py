@@ -20,7 +20,8 @@ import tempfile
 from pathlib import Path
 
 from grader.accounts import load_registry
-from grader.competition import Competition, load_competition, write_competition
+from grader.competition import (INVALIDATIONS_PATH, Competition, FinalStateError, Invalidation, load_competition,
+                                 load_invalidations, write_competition, write_invalidations)
 from grader.documents import dump_yaml, format_time, parse_time, read_yaml
 from grader.errors import OptionError
 from grader.field import GitError, build_field, commit_at, export_tree
@@ -57,6 +58,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     pub.add_argument("--force", action="store_true",
                      help="publish a final that is private or has no standing (the reason is printed)")
     pub.set_defaults(func=run_publish)
+    rerun = actions.add_parser("rerun-final", help="set aside a failed final pending review, with a reason (staff)")
+    rerun.add_argument("--reason", required=True, help="why the final is played again (recorded in the config)")
+    rerun.add_argument("--actor-id", type=int, required=True, help="GitHub numeric id of the member of staff")
+    rerun.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
+    rerun.add_argument("--triggering-actor", help="login of whoever started this attempt: must be staff too")
+    rerun.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
+    rerun.set_defaults(func=run_rerun_final)
+    inval = actions.add_parser("invalidate", help="invalidate one entrant's result in a round, with a reason (staff)")
+    inval.add_argument("--round", required=True, dest="round_id")
+    inval.add_argument("--handle", required=True, help="the entrant whose result is invalidated")
+    inval.add_argument("--reason", required=True, help="why (recorded, shown on the site and in `arena grades`)")
+    inval.add_argument("--actor-id", type=int, required=True, help="GitHub numeric id of the member of staff")
+    inval.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
+    inval.add_argument("--rounds", type=Path, default=Path("rounds"), help="the folder holding the round")
+    inval.add_argument("--invalidations", type=Path, default=INVALIDATIONS_PATH,
+                       help=f"the record (default {INVALIDATIONS_PATH})")
+    inval.add_argument("--triggering-actor", help="login of whoever started this attempt: must be staff too")
+    inval.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
+    inval.set_defaults(func=run_invalidate)
     actions.add_parser("close", help="mark the competition ended once appeals have closed").set_defaults(func=run_close)
     seeds = actions.add_parser("publish-seeds", help="publish the ladder and final seeds once the competition ended")
     seeds.add_argument("--out", type=Path, default=DEFAULT_SEEDS_PATH, help=f"default {DEFAULT_SEEDS_PATH}")
@@ -114,6 +134,15 @@ def run_publish(args: argparse.Namespace) -> int:
         return 1
     now = workflow.now(args.now)
     before = load_competition(args.config)
+    if before.final.status == "pending_review" and not (args.rounds / f"{before.final.round_id}.yaml").exists():
+        # The pending final is sealed to the arena's key (withheld/): publishing opens it into rounds/.
+        from grader.rounds.publish import WITHHELD, WithheldError, release
+        from grader.sealing import SealError, private_key
+        try:
+            release(args.rounds.parent / WITHHELD, before.final.round_id, args.rounds, private_key())
+        except (WithheldError, SealError) as exc:
+            print(f"arena competition: the pending final cannot be opened: {exc}", file=sys.stderr)
+            return 1
     problems = final_problems(before, args.rounds, before.final.round_id, now, None) if before.final.round_id else []
     if problems:
         for problem in problems:
@@ -131,6 +160,56 @@ def run_publish(args: argparse.Namespace) -> int:
     competition = before.final_published(now, args.actor_id)
     write_competition(args.config, competition)
     print(f"final {competition.final.round_id}: published; appeals close at {competition.status(now)['appeals_close_at']}")
+    return 0
+
+
+def run_rerun_final(args: argparse.Namespace) -> int:
+    registry = load_registry(args.accounts)
+    problem = workflow.staff_problem(registry, args.actor_id, args.triggering_actor, args.api_url)
+    if problem is not None:
+        print(f"arena competition: {problem}; only staff set a final aside", file=sys.stderr)
+        return 1
+    now = workflow.now(args.now)
+    before = load_competition(args.config)
+    try:
+        after = before.final_set_aside(args.reason, now, args.actor_id)
+    except FinalStateError as exc:
+        print(f"arena competition: {exc}", file=sys.stderr)
+        return 1
+    write_competition(args.config, after)
+    print(f"final {before.final.round_id}: set aside ({args.reason.strip()}); recorded in {args.config}. Commit it, "
+          "then dispatch round.yml with tier=final to play the final again")
+    return 0
+
+
+def run_invalidate(args: argparse.Namespace) -> int:
+    registry = load_registry(args.accounts)
+    problem = workflow.staff_problem(registry, args.actor_id, args.triggering_actor, args.api_url)
+    if problem is not None:
+        print(f"arena competition: {problem}; only staff invalidate a result", file=sys.stderr)
+        return 1
+    if not args.reason.strip():
+        print("arena competition: --reason: say why the result is invalidated (it is shown beside it)", file=sys.stderr)
+        return 1
+    path = args.rounds / f"{args.round_id}.yaml"
+    withheld = args.rounds.parent / "withheld" / f"{args.round_id}.sealed"
+    if path.exists():
+        names = [e.get("name") for e in (read_yaml(path).get("field") or [])]
+        if args.handle not in names:
+            print(f"arena competition: {args.handle!r} is not an entrant of {args.round_id} "
+                  f"(its field: {', '.join(map(str, names))})", file=sys.stderr)
+            return 1
+    elif not withheld.exists():
+        print(f"arena competition: no round {args.round_id} in {args.rounds}/ or withheld/", file=sys.stderr)
+        return 1
+    items = load_invalidations(args.invalidations)
+    if any(i.round == args.round_id and i.handle == args.handle for i in items):
+        print(f"arena competition: {args.handle}'s result in {args.round_id} is already invalidated", file=sys.stderr)
+        return 1
+    items.append(Invalidation(args.round_id, args.handle, args.reason.strip(), args.actor_id, workflow.now(args.now)))
+    write_invalidations(args.invalidations, items)
+    print(f"{args.handle} in {args.round_id}: invalidated ({args.reason.strip()}); recorded in {args.invalidations}; "
+          "commit it: the site strikes the result through and `arena grades` carries it")
     return 0
 
 

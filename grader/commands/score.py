@@ -20,7 +20,6 @@ from pathlib import Path
 
 from grader.accounts import load_registry
 from grader.competition import load_competition
-from grader.documents import read_yaml
 from grader.field import SUBMISSIONS, export_tree
 from grader.github import workflow
 from grader.github.events import comment_event, load_event
@@ -45,7 +44,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--round-id", help="the published round's id")
     f.add_argument("--results-url", help="where the round's results can be read")
     f.add_argument("--repository", required=True, help="OWNER/NAME")
-    f.add_argument("--round-file", type=Path, help="the round's results file: the reply carries the owner's numbers")
     f.add_argument("--history", type=Path, help="the owner's sealed history entry (`arena history seal`'s --out), "
                    "added to history/<handle>.yaml")
     _common(f)
@@ -124,10 +122,9 @@ def run_finish(args: argparse.Namespace) -> int:
     request = log.get(args.request)
     assert request is not None  # finish() refused a request the log does not hold
     repo = workflow.repo(args.repository, args.api_url)
-    results = read_yaml(args.round_file) if args.round_file else None
     owner = load_registry(args.accounts).by_id(request.account_id) if args.accounts.exists() else None
     reply = finish_reply(request, args.status, log, competition, workflow.now(args.now), args.results_url,
-                         results, owner.login if owner else None)
+                         owner.login if owner else None)
     repo.post_comment(request.pull_request, reply)
     print(reply.splitlines()[-1])
     return 0

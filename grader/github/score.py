@@ -109,41 +109,22 @@ def staff_rerun(event: CommentEvent, registry: Registry, log: RequestLog, handle
     return ScoreDecision(reply, request, log.add(request))
 
 
-def results_summary(data: dict, name: str) -> str:
-    """The owner's numbers from a round's results file, as Markdown: the win rate at each
-    checkpoint (the first is the zero-shot point), the SAE with its window, and the faults."""
-    agent = next((a for a in data.get("agents") or () if a.get("name") == name), None)
-    if agent is None:
-        return f"\n\nThe results file has no entry for `{name}`."
-    curve = agent.get("curve") or []
-    rows = "\n".join(f"| {p['games']} | {p['win_rate']:.3f} | {p['draw_rate']:.3f} |" for p in curve)
-    lines = ["", "", "| games used | win rate | draw rate |", "|---|---|---|", rows, ""]
-    if curve:
-        first = curve[0]
-        lines.append(f"Zero-shot point (at {first['games']} games): win rate {first['win_rate']:.3f}.")
-    sae = agent.get("sae") or {}
-    if sae.get("value") is None:
-        lines.append("SAE: none (no two non-zero checkpoints to integrate between).")
-    else:
-        lines.append(f"SAE {sae['value']:.4f} over the window {sae['b0']}..{sae['b_max']} games.")
-    faults = {k: v for k, v in (agent.get("faults") or {}).items() if v}
-    lines.append("Faults: " + (", ".join(f"{k} {v}" for k, v in sorted(faults.items())) if faults else "none") + ".")
-    return "\n".join(lines)
-
-
 def finish_reply(request: Request, status: str, log: RequestLog, competition: Competition, now: dt.datetime,
-                 results_url: str | None, results: dict | None = None, owner_login: str | None = None) -> str:
-    """The reply when a requested run has ended (to its owner, by mention)."""
+                 results_url: str | None, owner_login: str | None = None) -> str:
+    """The reply when a requested run has ended (to its owner, by mention). It carries no number
+    of the round: a pull request's comments are public, and a requested run is private (its
+    curve, SAE and faults are in the owner's sealed history, which `make history` opens)."""
     quota = log.quota(request.account_id, now, competition.runs_per_window, competition.window)
     who = f"@{owner_login}: " if owner_login else ""
     if status == "published":
-        where = (f" It is kept in your history, sealed to your key (`make history` in your kit opens it, "
-                 f"with your agent's own log): {results_url}" if results_url else "")
-        numbers = results_summary(results, request.handle) if results is not None else ""
+        where = (f" Its numbers (win rate at each checkpoint, SAE with its window, faults) and your agent's own "
+                 f"log are in your history, sealed to your key: `make history` in your kit opens them. {results_url}"
+                 if results_url else " Its numbers are in your history, sealed to your key: `make history` in your "
+                 "kit opens them.")
         what = ("the staff re-run of your submission, ladder round" if request.staff_rerun
                 else "your requested ladder round")
         text = (f"{what} `{request.round_id}` is done. It is a private round: it is not on "
-                f"the site and ranks nobody.{where}{numbers}\n\n")
+                f"the site and ranks nobody.{where}\n\n")
         if request.staff_rerun:
             text += "A staff re-run is not counted against your requested runs."
     elif status == "agent_refused":

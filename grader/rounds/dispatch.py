@@ -96,6 +96,10 @@ def check_dispatch(tier: str, budget: str, envs: str, shards: str, competition: 
     if tier == "final":
         if competition.final.status == "published":
             problems.append(f"tier: the final is already published (round {competition.final.round_id}); it is run once")
+        elif competition.final.status == "pending_review":
+            problems.append(f"tier: the final has been played: round {competition.final.round_id} is pending review; "
+                            "it is run once (to play it again, staff first set it aside with `arena competition "
+                            "rerun-final --reason TEXT`, which is recorded)")
         elif competition.final_at is None:
             problems.append("tier: the final has no date (config/competition.yaml final_at is null; "
                             "set it with `arena competition set --final-at`)")

@@ -51,13 +51,15 @@ def round_notes(tier: str, environments: int, field_size: int, standing_publishe
         notes.append(f"{environments} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
                      "it does not move the leaderboard")
     if not standing_published:
-        notes.append(f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: no standing or Elo is "
-                     "published; the pairwise results are the result")
+        notes.append(f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: a private round; no standing "
+                     "or Elo is published; the pairwise results are the result")
     return notes
 
 
 def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
-    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC or plan.requested
+    # The rules' one test of privacy (grader.disclosure.private_reasons), less the final's
+    # (which is private until staff publish it, a state the record does not hold).
+    private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC or plan.requested or len(plan.field) < MIN_FIELD_FOR_STANDING
     research = plan.tier == "paper"
     notes = round_notes(plan.tier, len(plan.envs), len(plan.field), scores.standing_published, plan.requested)
     leaderboard = plan.tier in ("ladder", "final") and not private and scores.standing_published
@@ -161,3 +163,83 @@ def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path,
     public_games = project_games(games, profile)
     public_path = write_round(out, public, public_games, body if public_games is games else None)
     return public_path, full_path
+
+
+# -- Private rounds: sealed to the arena's key, never in plain on main -------------------------
+WITHHELD = Path("withheld")
+WITHHELD_SUFFIX = ".sealed"
+
+
+class WithheldError(ValueError):
+    """A withheld round that cannot be sealed, found or opened."""
+
+
+def round_files(rounds: Path, round_id: str) -> list[Path]:
+    """The files of a round in `rounds` (results, twin, games), relative to `rounds`."""
+    rounds = Path(rounds)
+    names = [Path(f"{round_id}.yaml"), Path(f"{round_id}.json")]
+    out = [n for n in names if (rounds / n).is_file()]
+    folder = rounds / round_id
+    if folder.is_dir():
+        out += sorted(p.relative_to(rounds) for p in folder.rglob("*") if p.is_file())
+    return out
+
+
+def withhold(rounds: Path, round_id: str, withheld: Path, recipient: str) -> Path:
+    """Seal a round's files in `rounds` to `recipient` (the arena's public key) into
+    `withheld/<round-id>.sealed` and remove them from `rounds`; the sealed file's path."""
+    import io
+    import shutil
+    import tarfile
+
+    from grader.sealing import seal
+
+    files = round_files(rounds, round_id)
+    if not any(f.name == f"{round_id}.yaml" for f in files):
+        raise WithheldError(f"no round {round_id} in {rounds}/ to withhold")
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.PAX_FORMAT) as tar:
+        for rel in files:
+            data = (Path(rounds) / rel).read_bytes()
+            info = tarfile.TarInfo(rel.as_posix())
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            tar.addfile(info, io.BytesIO(data))
+    out = Path(withheld) / f"{round_id}{WITHHELD_SUFFIX}"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(seal(buffer.getvalue(), recipient))
+    for rel in files:
+        (Path(rounds) / rel).unlink()
+    shutil.rmtree(Path(rounds) / round_id, ignore_errors=True)
+    return out
+
+
+def release(withheld: Path, round_id: str, rounds: Path, key) -> list[Path]:
+    """Open `withheld/<round-id>.sealed` with the arena's private key `key` and write its files
+    into `rounds` (only the round's own names, regular files); the sealed file is removed."""
+    import io
+    import tarfile
+
+    from nacl.exceptions import CryptoError
+    from nacl.public import SealedBox
+
+    path = Path(withheld) / f"{round_id}{WITHHELD_SUFFIX}"
+    if not path.is_file():
+        raise WithheldError(f"no withheld round {round_id} ({path} does not exist)")
+    try:
+        plain = SealedBox(key).decrypt(path.read_bytes())
+    except CryptoError as exc:
+        raise WithheldError(f"{path}: not sealed to this arena's key ({exc})") from None
+    written = []
+    with tarfile.open(fileobj=io.BytesIO(plain), mode="r:gz") as tar:
+        for member in tar.getmembers():
+            name = Path(member.name)
+            allowed = name.as_posix() in (f"{round_id}.yaml", f"{round_id}.json") or (
+                name.parts[0] == round_id and ".." not in name.parts and not name.is_absolute())
+            if not member.isfile() or not allowed:
+                raise WithheldError(f"{path}: unexpected member {member.name!r}")
+            target = Path(rounds) / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(tar.extractfile(member).read())
+            written.append(target)
+    path.unlink()
+    return written

@@ -4,11 +4,15 @@ and site_templates/.
 What is shown (docs/architecture.md, "Results, disclosure, site"; docs/rules.md §6 and §8):
 - a final-tier round appears nowhere until the competition config says that final was
   published after review; until then the leaderboard says "final standings pending review";
-- a private round (fewer than 8 environments, or a requested run) appears nowhere: its
-  entrants and staff read it, the public site does not list it or build its pages;
+- a private round (grader.disclosure.private_reasons: fewer than 8 environments, a field
+  under 8, or a requested run) appears nowhere: its entrants and staff read it, the public
+  site does not list it or build its pages;
 - the leaderboard follows the rules by itself: the published final, else the newest round of
-  the professor's series (ladder tier, not requested) that is complete, public, on 8 or more
-  environments and with a standing (a field of 8 or more); nothing listed by hand picks it;
+  the professor's series (ladder tier, not requested: a public-tier round is practice) that is
+  complete, public, on 8 or more environments and with a standing (a field of 8 or more);
+  nothing listed by hand picks it;
+- a result staff invalidated (config/invalidations.yaml) is struck through with the reason;
+- the frozen entry of each account is on its page from the freeze on;
 - replays exist of games whose public record carries moves (a round whose rules are public)
   as soon as the round is published, and of the other rounds once the competition ended.
 """
@@ -27,13 +31,14 @@ from typing import Callable
 
 from grader.accounts import Registry, load_registry
 from grader.checkout import source_tree
+from grader.disclosure import private_reasons
 from grader.limits import DEFAULT_LIMITS
 from grader.site import docs as docs_mod
 from grader.site import environments as envs_mod
 from grader.site import model, replays, svg
 from grader.site.config import SeriesRound, SiteConfig, load_site_config
 from grader.site.data import RoundCache, RoundSource, load_rounds
-from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
+from grader.rounds.score import MIN_FIELD_FOR_STANDING
 from grader.site.render import COMMIT_PLACEHOLDER, Writer, check_out_folder, digest, make_environment, tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -78,26 +83,20 @@ def data_commit_of(folder: Path, paths: tuple[str, ...] = (".",)) -> str:
 
 
 def visible(r: RoundSource, config: SiteConfig) -> bool:
-    """Whether the public site shows round `r`: never a private one (fewer than 8
-    environments, or a requested run), and a final-tier round only once that very round is
-    published after review."""
-    if private(r):
-        return False
-    if r.tier != "final":
-        return True
+    """Whether the public site shows round `r`: never a private one (grader.disclosure's one
+    rule: a requested run, fewer than 8 environments, a field under 8, or a final until that
+    very round is published after review)."""
     final = config.competition.final
-    return final.status == "published" and final.round_id == r.id
+    return not private_reasons(r.summary, final.round_id if final.status == "published" else None)
 
 
 def private(r: RoundSource) -> bool:
-    """A round only its entrants and staff read: flagged private, a requested run, or on fewer
-    than 8 environments (checked here too, so a hand-made file cannot slip one through)."""
-    config = r.summary["provenance"]["config"]
-    return bool(r.summary["round"]["private"] or config.get("requested")
-                or config.get("environments", 0) < MIN_ENVS_FOR_PUBLIC)
+    """A round only its entrants and staff read, whatever the state of the final."""
+    return bool(private_reasons(r.summary, r.id))
 
 
 SERIES_TIERS = ("public", "ladder", "final")
+LEADING_TIERS = ("ladder", "final")  # the tiers whose rounds may lead the board
 
 
 def in_series(r: RoundSource) -> bool:
@@ -110,7 +109,9 @@ def can_lead(r: RoundSource) -> bool:
     """Whether round `r` may stand on the leaderboard (docs/rules.md §5): complete, public, not
     research, on 8 or more environments, with a standing published for a field of 8 or more."""
     info = r.summary["round"]
-    return (in_series(r) and info["status"] == "complete" and not private(r) and not info["research"]
+    # The professor's ladder or the final only: a public-tier round is practice (the rules).
+    return (r.tier in LEADING_TIERS and in_series(r) and info["status"] == "complete" and not private(r)
+            and not info["research"]
             and info["standing_published"] and len(r.summary["field"]) >= MIN_FIELD_FOR_STANDING)
 
 
@@ -190,35 +191,62 @@ def calendar(config: SiteConfig) -> dict:
             "published_at": _when(final.published_at), "appeals_close_at": _when(comp.appeals_close_at)}
 
 
-def frozen_entries(rounds: list[RoundSource], config: SiteConfig, rounds_dir: Path) -> dict[str, dict]:
-    """{handle: its frozen entry}: the digest each account's submission has in the final's field
-    (what the freeze fixed and the final plays), and the commit of `submissions/<handle>/` at
-    the freeze (git, where the history has it). Empty until a final round is in rounds/. The
-    field names digests only, no result, so this is shown while the final is under review too."""
-    final_id = config.competition.final.round_id
-    final = next((r for r in rounds if r.id == final_id), None)
-    if final is None or config.competition.freeze_at is None:
+def frozen_entries(rounds: list[RoundSource], config: SiteConfig, rounds_dir: Path,
+                   now: dt.datetime | None = None) -> dict[str, dict]:
+    """{handle: its frozen entry}, from the freeze on: the submission each approved account had
+    on main when the field froze (what the final plays), with its digest, the commit of that
+    last change to `submissions/<handle>/` and its time (the upload time). Read from git at the
+    freeze; outside a checkout holding that history, the digests of the final's field in
+    `rounds` (when it is there). Empty before the freeze. Digests only, no result: shown while
+    the final is pending review too."""
+    from grader.field import GitError, build_field, commit_at, export_tree
+    from grader.documents import DocumentError
+    import tempfile
+    freeze_at = config.competition.freeze_at
+    now = now or dt.datetime.now(dt.timezone.utc)
+    # Frozen by the clock, or by the final's state (a final played is past the freeze), so
+    # that a page built from a state says the same whenever it is built.
+    if freeze_at is None or not (config.competition.frozen(now) or config.competition.final.status != "not_run"):
         return {}
+    from_final = {}  # without the history: the field of the final in rounds/ (digests, no time)
+    final_id = config.competition.final.round_id
+    for r in rounds:
+        if r.id == final_id:
+            from_final = {f["account"]: {"digest": f["digest"], "commit": None, "uploaded_at": None}
+                          for f in r.summary["field"] if f["account"] and f["kind"] == "submission"}
+    try:
+        top = Path(subprocess.run(["git", "-C", str(rounds_dir), "rev-parse", "--show-toplevel"], capture_output=True,
+                                  text=True, check=True, timeout=30).stdout.strip())
+        if Path(rounds_dir).resolve() != (top / "rounds").resolve():
+            return from_final  # not an arena's checkout (rounds/ at its top): its history is another's
+        commit = commit_at(top, freeze_at)
+        with tempfile.TemporaryDirectory(prefix="arena-freeze-") as scratch:
+            export_tree(top, commit, Path(scratch))
+            field = build_field(Path(scratch), "final", None, now=freeze_at)
+    except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired, GitError, DocumentError, ValueError):
+        return from_final
+    if not field.entrants:
+        return from_final
     out = {}
-    for f in final.summary["field"]:
-        if f["account"] and f["kind"] == "submission":
-            out[f["account"]] = {"digest": f["digest"], "round_id": final.id,
-                                 "commit": _commit_at(rounds_dir, f"submissions/{f['account']}",
-                                                      config.competition.freeze_at)}
+    for entrant in field.entrants:
+        change = _commit_at(top, f"submissions/{entrant.handle}", freeze_at)
+        out[entrant.handle] = {"digest": entrant.digest, "commit": change[0] if change else None,
+                               "uploaded_at": change[1] if change else None}
     return out
 
 
-def _commit_at(rounds_dir: Path, path: str, moment: dt.datetime) -> str | None:
-    """The last commit that changed `path` (from the repository's top) before `moment`; None
-    outside a git checkout or when the history has none."""
+def _commit_at(top: Path, path: str, moment: dt.datetime) -> tuple[str, str] | None:
+    """(hash, UTC time) of the last commit that changed `path` (from the repository's top)
+    before `moment`; None when the history has none."""
     try:
-        top = subprocess.run(["git", "-C", str(rounds_dir), "rev-parse", "--show-toplevel"], capture_output=True,
-                             text=True, check=True, timeout=30).stdout.strip()
-        found = subprocess.run(["git", "-C", top, "log", "-1", "--format=%H", f"--before={moment.isoformat()}",
-                                "--", path], capture_output=True, text=True, check=True, timeout=30).stdout.strip()
+        found = subprocess.run(["git", "-C", str(top), "log", "-1", "--format=%H %ct", f"--before={moment.isoformat()}",
+                                "--", path], capture_output=True, text=True, check=True, timeout=30).stdout.split()
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return None
-    return found or None
+    if len(found) != 2:
+        return None
+    when = dt.datetime.fromtimestamp(int(found[1]), dt.timezone.utc)
+    return found[0], when.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _accounts(path: Path | None) -> tuple[Registry | None, str | None]:
@@ -305,7 +333,7 @@ class SiteBuild:
         if r.id not in self._keys:
             entry = self.config.series_entry(r.id)
             self._keys[r.id] = [r.sha256, None if entry is None else [entry.title, entry.date],
-                                round_date(r, entry, self.config, self.added)]
+                                round_date(r, entry, self.config, self.added), self.config.struck(r.id)]
         return self._keys[r.id]
 
     def _entry(self, r: RoundSource) -> dict:
@@ -329,7 +357,7 @@ class SiteBuild:
                    "calendar": dates, "is_final": lb is not None and lb.tier == "final",
                    "newest": self._entry(newest) if newest is not None else None}
             if lb is not None:
-                table = model.standings(lb.summary)
+                table = model.standings(lb.summary, struck=self.config.struck(lb.id))
                 ctx.update(round=self._entry(lb), table=table)
             return ctx
 
@@ -359,7 +387,7 @@ class SiteBuild:
         def context() -> dict:
             doc = r.summary
             envs = r.environments()
-            table = model.standings(doc, envs)
+            table = model.standings(doc, envs, struck=self.config.struck(r.id))
             return {"round": self._entry(r), "table": table, "curves": model.curve_figures(doc, table),
                     "matrix": model.env_matrix(doc, envs, table), "pairwise": model.pairwise_matrix(doc, table, envs),
                     "prov": model.provenance(doc), "extras": model.extras(doc, table), "handles": self.handles,
@@ -403,11 +431,12 @@ class SiteBuild:
             ladder, ladder_withheld = envs_mod.disclosed_groups(self.rounds, "ladder")
             final, final_withheld = envs_mod.disclosed_groups(self.rounds, "final")
             return {"public": public, "ladder": ladder, "ladder_withheld": ladder_withheld, "final": final,
-                    "final_withheld": final_withheld, "pending": self.config.competition.final.status == "pending_review"}
+                    "final_withheld": final_withheld, "pending": self.config.competition.final.status == "pending_review",
+                    "ended": self.config.competition.ended}
 
         self.writer.page("environments.html", "environments.html",
                          [ladder_inputs, open_inputs,
-                          self.config.competition.final.status], context)
+                          self.config.competition.final.status, self.config.competition.ended], context)
 
     def history(self, handle: str) -> list[dict]:
         """Every visible round the account entered, newest first where dates are known."""
@@ -461,7 +490,7 @@ class SiteBuild:
         environments (score, W-D-L, or the fault that ended it there, in words) and its faults."""
         r = self.by_id[row["round"]["id"]]
         envs = r.environments()
-        table = model.standings(r.summary, envs)
+        table = model.standings(r.summary, envs, struck=self.config.struck(r.id))
         name = row["name"]
         me = next(t for t in table.rows if t.name == name)
         per_env = []

@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from grader.competition import Competition, load_competition
+from grader.competition import INVALIDATIONS_PATH, Competition, invalidated_in, load_competition, load_invalidations
 from grader.documents import DocumentError, read_yaml
 from grader.patterns import ROUND_ID_RE
 from grader.schema import problems_of
@@ -56,6 +56,12 @@ class SiteConfig:
     kit_zip: Path | None = None
     kit_version: Path | None = None
     repository: str | None = None  # the arena repository's web address, where submissions go as pull requests
+    # Results staff invalidated (config/invalidations.yaml beside the competition config).
+    invalidations: tuple = ()
+
+    def struck(self, round_id: str) -> dict[str, str]:
+        """handle -> reason, for the results of `round_id` that staff invalidated."""
+        return invalidated_in(list(self.invalidations), round_id)
 
     def series_entry(self, round_id: str) -> SeriesRound | None:
         return self._series_by_id.get(round_id)
@@ -114,8 +120,10 @@ def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteC
     kit_zip = None if kit.get("zip") is None else base / kit["zip"]
     kit_version = None if kit.get("version") is None else base / kit["version"]
     competition_state, note = load_competition_state(competition_path)
+    invalidations = () if competition_path is None else tuple(
+        load_invalidations(competition_path.parent / INVALIDATIONS_PATH.name))
     return SiteConfig(name, series, announcement.strip() if announcement else None, competition_state, note,
-                      kit_zip, kit_version, repository.rstrip("/") if repository else None)
+                      kit_zip, kit_version, repository.rstrip("/") if repository else None, invalidations)
 
 
 def load_competition_state(path: Path | None) -> tuple[Competition, str | None]:

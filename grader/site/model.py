@@ -83,6 +83,7 @@ class Row:
     group_size: int = 1
     tie_label: str = ""  # T1, T2...: only for groups of two or more, numbered from the top
     bar: object = None
+    invalidated: str | None = None  # staff's reason, when they invalidated this result
 
     @property
     def games(self) -> int:
@@ -169,7 +170,7 @@ def faulted_pairings(doc: dict, environments: list[dict] | None) -> dict[tuple[s
     return dict(out)
 
 
-def standings(doc: dict, environments: list[dict] | None = None) -> Table:
+def standings(doc: dict, environments: list[dict] | None = None, struck: dict[str, str] | None = None) -> Table:
     """The standings table of a round: sorted by published rank, or by name without a standing.
     A row's faulted games are the standing's; without a standing they are counted from
     `environments` when given (the per-environment results)."""
@@ -190,7 +191,8 @@ def standings(doc: dict, environments: list[dict] | None = None) -> Table:
             name=a["name"], index=i, kind=entry["kind"], account=entry["account"], digest=entry["digest"],
             record=a["record"], standing=a["standing"], sae=a["sae"], faults=fault_counts(a["faults"]),
             faulted_envs=a["faulted_envs"], elo=a.get("elo"),
-            faulted_games=a["standing"]["faulted_games"] if a["standing"] else lost[a["name"]]))
+            faulted_games=a["standing"]["faulted_games"] if a["standing"] else lost[a["name"]],
+            invalidated=(struck or {}).get(entry["account"] or a["name"])))
     if published and all(r.standing for r in rows):
         tie_groups(rows)
         for r in rows:

@@ -25,7 +25,7 @@ def test_the_demo_field_is_large_enough_for_a_standing():
     assert len(examples) == 5
 
 
-def test_a_round_shaped_like_the_demos_leads_the_board(tmp_path):
+def test_a_round_shaped_like_the_demos_is_listed_but_never_leads(tmp_path):
     """The demo's round: public tier, not requested, complete, on DEMO_ENVS environments."""
     assert int(DEMO_ENVS) >= MIN_ENVS_FOR_PUBLIC
     rid = "public-0123456789"
@@ -34,7 +34,8 @@ def test_a_round_shaped_like_the_demos_leads_the_board(tmp_path):
                "provenance": {"config": {"environments": int(DEMO_ENVS)}},
                "field": [{"name": e.name} for e in demo_field()]}
     r = RoundSource(rid, tmp_path / f"{rid}.yaml", "sha256:0", summary)
-    assert in_series(r) and can_lead(r)
+    # A public-tier round is practice: listed with the series, never leading a board (the rules).
+    assert in_series(r) and not can_lead(r)
     requested = RoundSource(rid, r.path, r.sha256, summary | {"provenance": {"config": {"requested": True}}})
     assert not in_series(requested)
     assert demo_site_config(tmp_path, rid).is_file()

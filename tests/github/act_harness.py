@@ -336,6 +336,12 @@ def submission_key() -> str:
     return encode_key(bytes(private_key(create=True)))
 
 
+def submission_public_key() -> str:
+    """The repository's ARENA_SUBMISSION_PUBLIC_KEY variable: the public half of `submission_key`."""
+    from grader.sealing import encode_key, private_key
+    return encode_key(bytes(private_key(create=True).public_key))
+
+
 def children_cpu() -> float:
     """User and system CPU seconds of this process's finished children (and theirs)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -367,7 +373,6 @@ def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
     staff's commands it lists (push key, secrets), setup again, kit.repository merged by pull
     request, and the runners registered with the labels docs/runners.md gives, nothing more."""
     from grader.github.setup import ENVIRONMENTS, PUSH_KEY_SECRET, PUSH_KEY_TITLE, commands_labels
-    from grader.sealing import encode_key, private_key
     hub.add_token(STAFF_TOKEN, STAFF[1], STAFF[0], role="admin")
     hub.add_token(FORK_TOKEN, "github-actions[bot]", 41898282, role="read")
     hub.users[STAFF[0]] = STAFF[1]
@@ -387,8 +392,7 @@ def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
     for env, names in ENVIRONMENTS.items():
         for name in names:
             hub.set_secret(name, values.get(name, f"{name.lower()}-{env}"), environment=env)
-    public = private_key(create=True).public_key
-    hub.settings.variables.setdefault("ARENA_SUBMISSION_PUBLIC_KEY", encode_key(bytes(public)))
+    hub.settings.variables.setdefault("ARENA_SUBMISSION_PUBLIC_KEY", submission_public_key())
     second = arena_setup(scratch, hub)
     if second.returncode != 0:
         raise RuntimeError(f"arena github setup, after the staff's commands: {second.stdout}{second.stderr}")

@@ -63,14 +63,11 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert run.instances("shard") == 2
     field = yaml.safe_load((run.artifacts / "field" / "field.yaml").read_text())
     assert field["source_commit"] == frozen and [e["handle"] for e in field["entrants"]] == ["alice", "bob"]
-    (round_file,) = [f for f in scratch.files("rounds") if f.endswith(".yaml")]
-    round_id = round_file.removeprefix("rounds/").removesuffix(".yaml")
+    # The final pending review is on main only sealed to the arena's key: nothing of it in rounds/.
+    assert scratch.files("rounds") == []
+    (sealed,) = scratch.files("withheld")
+    round_id = sealed.removeprefix("withheld/").removesuffix(".sealed")
     assert scratch.log()[0] == f"round {round_id}"
-    results = yaml.safe_load(scratch.show(round_file))
-    assert results["round"]["tier"] == "final" and len(results["environments"]) == 2
-    shards = results["provenance"]["execution"]["shards"]
-    assert len(shards) == 2 and "--shard 1/2" in shards[0] and "--shard 2/2" in shards[1]
-    assert results["provenance"]["commit"] != "unknown" and results["provenance"]["commit"].startswith(scratch.log_sha(1))
     competition = yaml.safe_load(scratch.show("config/competition.yaml"))
     assert competition["final"] == {"status": "pending_review", "round_id": round_id, "published_at": None,
                                     "published_by": None}
@@ -106,6 +103,13 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert "publishing with --force although" in run.log
     competition = yaml.safe_load(scratch.show("config/competition.yaml"))
     assert competition["final"]["status"] == "published" and competition["final"]["published_by"] == STAFF[0]
+    # Published: its plain results reach rounds/ now (opened with the arena's key), the sealed copy goes.
+    assert scratch.files("withheld") == []
+    results = yaml.safe_load(scratch.show(f"rounds/{round_id}.yaml"))
+    assert results["round"]["tier"] == "final" and len(results["environments"]) == 2
+    shards = results["provenance"]["execution"]["shards"]
+    assert len(shards) == 2 and "--shard 1/2" in shards[0] and "--shard 2/2" in shards[1]
+    assert results["provenance"]["commit"] != "unknown"
     assert "the final is published; appeals are open." in (run.pages / "index.html").read_text()
     # Forced or not, a final on 2 environments is private: it stays off the public Rounds page.
     assert round_id not in (run.pages / "rounds" / "index.html").read_text()

@@ -122,17 +122,14 @@ def test_an_unknown_argument_is_answered_not_ignored(hub, repo_files, tmp_path, 
     assert out["queued"] == "false" and len(replies(hub, 31)) == 1
 
 
-def test_a_published_run_reaches_its_owner_with_its_numbers(hub, repo_files, tmp_path, token, outputs):
+def test_a_published_run_reaches_its_owner_without_its_numbers(hub, repo_files, tmp_path, token, outputs):
+    """A pull request is public and a requested run private: the reply tells its owner the run
+    is done and where its numbers are (the sealed history), and carries none of them."""
     hub.add_pull(36, ALICE, agent_files("alice"), merged=True)
     request(hub, repo_files, tmp_path, comment_event(tmp_path, 36, ALICE, ALICE, 1101), T0)
-    results = tmp_path / "ladder-0123abcdef.yaml"
-    results.write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "ladder", "private": True}, "agents": [
-        {"name": "alice", "curve": [{"games": 0, "win_rate": 0.45, "draw_rate": 0.05},
-                                    {"games": 100, "win_rate": 0.6, "draw_rate": 0.0},
-                                    {"games": 2000, "win_rate": 0.8, "draw_rate": 0.1}],
-         "sae": {"value": 0.6512, "b0": 100, "b_max": 2000}, "faults": {"timeout": 2, "eof": 0}}]}))
     code = main(["score", "finish", "--request", "c-1101", "--status", "published", "--round-id", "ladder-0123abcdef",
-                 "--round-file", str(results), "--repository", "arena-org/arena",
+                 "--repository", "arena-org/arena",
+                 "--results-url", "https://github.com/arena-org/arena/blob/main/history/alice.yaml",
                  "--accounts", str(repo_files / "accounts.yaml"),
                  "--config", str(repo_files / "config" / "competition.yaml"),
                  "--log", str(repo_files / "requests" / "score.yaml"), "--api-url", hub.api,
@@ -140,10 +137,14 @@ def test_a_published_run_reaches_its_owner_with_its_numbers(hub, repo_files, tmp
     assert code == 0
     reply = replies(hub, 36)[-1]
     assert reply.splitlines()[1].startswith("@alice-gh: ")  # the owner is told
-    for expected in ("| 0 | 0.450 | 0.050 |", "| 100 | 0.600 | 0.000 |", "| 2000 | 0.800 | 0.100 |",
-                     "Zero-shot point (at 0 games): win rate 0.450", "SAE 0.6512 over the window 100..2000 games",
-                     "Faults: timeout 2.", "It is a private round: it is not on the site"):
+    for expected in ("It is a private round: it is not on the site", "`make history` in your kit opens them",
+                     "history/alice.yaml", "SAE with its window"):
         assert expected in reply, reply
+    for withheld in ("| games used |", "win rate 0", "SAE 0", "Faults:"):
+        assert withheld not in reply, reply
+    # The option that put the numbers in the reply is gone: asked for, it is refused, not obeyed.
+    assert main(["score", "finish", "--request", "c-1101", "--status", "published", "--round-file", "x.yaml",
+                 "--repository", "arena-org/arena"]) == 1
 
 
 def test_staff_rerun_a_students_run_recorded_as_such_and_not_counted(hub, repo_files, tmp_path, token, outputs):

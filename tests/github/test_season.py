@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import urllib.request
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -80,6 +81,11 @@ class Season:
         self.origin: Path | None = None  # GitHub's copy, once protected
         self.push_key = ""
         self.pulls = 0
+        self.logs = io.StringIO()
+        self.sites: list[Path] = []
+        # round id -> the numbers of a private result (from the staff record), which no public
+        # surface may carry
+        self.private: dict[str, set[float]] = {}
 
     @property
     def accounts(self) -> str:
@@ -163,12 +169,16 @@ class Season:
         return code
 
     def arena(self, *argv: str) -> int:
-        """One `arena` command, run from the clone of main as the workflows run it."""
+        """One `arena` command, run from the clone of main as the workflows run it; what it
+        prints is kept as well (a workflow's log is public)."""
         cwd = os.getcwd()
         os.chdir(self.repo)
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = Tee(out, self.logs), Tee(err, self.logs)
         try:
             return main(list(argv))
         finally:
+            sys.stdout, sys.stderr = out, err
             os.chdir(cwd)
 
     def bot_comments(self, number: int) -> list[str]:
@@ -178,12 +188,14 @@ class Season:
         """`arena site build` as site.yml runs it (the checkout holds main's whole history)."""
         out = self.tmp / f"site-{name}"
         assert self.arena("site", "build", "--rounds", "rounds", "--out", str(out), "--no-cache") == 0
+        self.sites.append(out)
         return out
 
-    def round(self, tier: str, now: str, envs: str, shards: int, monkeypatch) -> str:
+    def round(self, tier: str, now: str, envs: str, shards: int, monkeypatch, name: str | None = None) -> str:
         """round.yml: the inputs checked, the field taken (smoke-tested), the shards played,
-        merged and verified by replay; the final recorded as pending review. The round's id."""
-        work = self.tmp / f"round-{tier}"
+        merged and verified by replay; the final recorded as pending review; a private round
+        (and the final) sealed out of rounds/. The round's id."""
+        work = self.tmp / f"round-{name or tier}"
         assert self.arena("dispatch", "--config", self.config, "--now", now, "--tier", tier, "--budget", "10",
                           "--envs", envs, "--shards", str(shards)) == 0
         # The field job writes field/ in its checkout of main (a fresh runner's: no earlier field),
@@ -225,7 +237,133 @@ class Season:
         if tier == "final":
             assert self.arena("competition", "--config", self.config, "--now", now, "final-pending",
                               "--round", round_id) == 0
+        self.disclose(results, work / "merged")
         return round_id
+
+    def disclose(self, results: str, staff: Path) -> None:
+        """`arena disclose` as the merge job runs it last; a withheld round's numbers noted."""
+        data = yaml.safe_load((self.repo / results).read_text())
+        assert self.arena("disclose", results, "--config", self.config) == 0
+        round_id = data["round"]["id"]
+        if not (self.repo / results).exists():
+            assert (self.repo / "withheld" / f"{round_id}.sealed").exists()
+            assert not (self.repo / "rounds" / round_id).exists()
+            self.private[round_id] = result_numbers(yaml.safe_load((staff / f"{round_id}.yaml").read_text()))
+
+    def public_surfaces(self) -> dict[str, str]:
+        """Everything a visitor can read now: every object of the repository (each commit's files,
+        the replays' refs; gzip opened), every built site, every comment and status the hub was
+        sent, and every log line the commands printed."""
+        out = {}
+        dump = subprocess.run(["git", "-C", str(self.repo), "cat-file", "--batch-all-objects", "--batch"],
+                              capture_output=True, check=True, timeout=120).stdout
+        at = 0
+        while at < len(dump):
+            header_end = dump.index(b"\n", at)
+            sha, kind, size = dump[at:header_end].split()
+            body = dump[header_end + 1:header_end + 1 + int(size)]
+            at = header_end + 2 + int(size)
+            if kind == b"blob":
+                out[f"git:{sha.decode()}"] = readable(body)
+        for site in self.sites:
+            for path in site.rglob("*"):
+                if path.is_file():
+                    out[f"site:{path.relative_to(self.tmp)}"] = readable(path.read_bytes())
+        for r in self.hub.requests:
+            out[f"hub:{r.method} {r.path}"] = json.dumps(r.body)
+        out["hub:statuses"] = json.dumps(self.hub.statuses)
+        out["hub:comments"] = json.dumps(self.hub.comments)
+        out["logs"] = self.logs.getvalue()
+        return out
+
+    def assert_private(self, round_ids: list[str], public: list[str]) -> None:
+        """No number of a private result of `round_ids` on any public surface (numbers that a
+        public round of `public` also has are not told apart, and are left out)."""
+        seen = set().union(*(every_float(yaml.safe_load((self.repo / "rounds" / f"{r}.yaml").read_text()))
+                             for r in public)) if public else set()
+        surfaces = self.public_surfaces()
+        looked = [r for r in round_ids if number_patterns(self.private[r] - seen, long=False)]
+        # A tiny round's numbers may all be common fractions (0.5, 0.25), which tell nothing;
+        # the scan is empty only if every round is so.
+        assert looked, f"{round_ids}: no number to look for"
+        for round_id in looked:
+            numbers = self.private[round_id] - seen
+            long, short = number_patterns(numbers, long=True), number_patterns(numbers, long=False)
+            # A number in 4 decimals or in full is the round's; in 3 decimals one may match a
+            # page's own statistic (a median) by chance, so 3 of them together are the sign.
+            enough = min(3, len(short))
+            for where, text in surfaces.items():
+                for pattern in long:
+                    found = pattern.search(text)
+                    assert found is None, f"{round_id}'s {found.group()} is public in {where}: " \
+                                          f"{text[max(0, found.start() - 200):found.end() + 200]}"
+                hits = [m.group() for m in (p.search(text) for p in short) if m]
+                assert len(hits) < enough, f"{round_id}'s {hits} are public in {where}"
+
+
+class Tee(io.TextIOBase):
+    """A stream that writes to two."""
+
+    def __init__(self, first, second) -> None:
+        self.first, self.second = first, second
+
+    def write(self, text: str) -> int:
+        self.second.write(text)
+        return self.first.write(text)
+
+    def flush(self) -> None:
+        self.first.flush()
+
+
+def readable(blob: bytes) -> str:
+    """A file's text as a reader sees it: gzip opened (a games file is gzip)."""
+    import gzip
+    import zlib
+    if blob[:2] == b"\x1f\x8b":
+        try:
+            blob = gzip.decompress(blob)
+        except (OSError, EOFError, zlib.error):
+            pass
+    return blob.decode("utf-8", errors="replace")
+
+
+def result_numbers(data: dict) -> set[float]:
+    """The numbers of a round's results that are its entrants' measurements: each SAE,
+    standing and its interval, Elo, and the win and draw rate at each checkpoint."""
+    out = set()
+    for agent in data["agents"]:
+        out.add(agent["sae"]["value"])
+        if agent.get("standing"):
+            out |= {agent["standing"]["value"], *agent["standing"]["interval"]}
+        out.add(agent.get("elo"))
+        for point in agent["curve"]:
+            out |= {point["win_rate"], point["draw_rate"]}
+    return {v for v in out if isinstance(v, float)}
+
+
+def every_float(node) -> set[float]:
+    """Every number with a fraction anywhere in a document (a public round's: any may repeat one
+    of a private round by chance, and tells nothing of it then)."""
+    if isinstance(node, float):
+        return {node}
+    if isinstance(node, dict):
+        node = list(node.values())
+    if isinstance(node, list):
+        return set().union(*map(every_float, node)) if node else set()
+    return set()
+
+
+def number_patterns(numbers: set[float], long: bool) -> list:
+    """Regular expressions for each number as a page, a comment or a YAML file would print it
+    (3 and 4 decimals, and in full), for the numbers that say something: a multiple of 1/40 or
+    1/16 (0.5, 0.8, 0.0625...) appears on pages for other reasons and tells nothing."""
+    import re
+    texts = set()
+    for v in numbers:
+        if abs(v * 40 - round(v * 40)) < 1e-9 or abs(v * 16 - round(v * 16)) < 1e-9:
+            continue
+        texts |= {f"{v:.4f}", repr(v)} - {f"{v:.3f}"} if long else {f"{v:.3f}"}
+    return [re.compile(r"(?<![\d.])" + re.escape(t) + r"(?!\d)") for t in sorted(texts)]
 
 
 def kit_history(tmp_path: Path, monkeypatch):
@@ -348,6 +486,8 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     with published.open("w") as out, redirect_stdout(out):
         assert s.arena("round", "--tier", "ladder", "--requested", "--agents",
                        f"alice={entry / 'submissions' / 'alice'}", "--sandbox", "local", *SMALL, "--envs", "2",
+                       # 7 games a checkpoint: rates in 14ths, numbers a leak would be seen by
+                       "--games-per-checkpoint", "7",
                        "--out", str(tmp_path / "requested"), "--private-out", str(tmp_path / "requested-private")) == 0
     requested_id = Path(published.read_text().strip()).stem
     # The owner's history entry, as score.yml's run job seals it (in the same step, with the same
@@ -362,15 +502,18 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
                    "--repository", "arena-org/arena",
                    "--results-url", "https://github.com/arena-org/arena/blob/main/history/alice.yaml",
                    "--history", str(history),
-                   "--round-file", str(tmp_path / "requested" / f"{requested_id}.yaml"),
                    "--accounts", s.accounts, "--config", s.config, "--log", s.log, "--api-url", hub.api,
                    "--now", "2026-11-04T11:00:00Z") == 0
     s.commit(f"requests: c-501 {requested_id}", "2026-11-04T11:00:00Z", route="workflow")
     assert not (s.repo / "requests" / "rounds").exists()  # a requested run is private: no plain results
     reply = s.bot_comments(2)[-1]
     assert reply.splitlines()[1].startswith("@alice-gh: "), reply
-    for expected in ("over the window 5..10 games", "It is a private round: it is not on the site"):
+    for expected in ("It is a private round: it is not on the site", "`make history` in your kit opens them"):
         assert expected in reply, reply
+    for withheld in ("SAE 0", "win rate 0", "| games used |", "Faults:"):  # its numbers are in her history
+        assert withheld not in reply, reply
+    s.private[requested_id] = result_numbers(yaml.safe_load(
+        (tmp_path / "requested-private" / f"{requested_id}.yaml").read_text()))
 
     # -- The owner finds the requested run again -------------------------------------------------
     # Where the run is answered today: on the pull request (read here over the API, as its owner
@@ -413,7 +556,48 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert {"handle": "mallory", "reason": "account not approved: staff approve it with "
                                            "`arena accounts approve mallory`"} in field["excluded"]
 
-    # -- The final's date, then the freeze -------------------------------------------------------
+    # -- Private rounds: under 8 environments, and a field under 8 ---------------------------------
+    # Staff try a round on 2 environments: it is private, so round.yml seals it out of rounds/.
+    short = s.round("ladder", "2026-11-21T10:00:00Z", "2", 1, monkeypatch, name="ladder-short")
+    # A round on 8 environments with 3 entrants (a field under 8): private too.
+    entrants = tmp_path / "round-ladder" / "field" / "entrants"
+    monkeypatch.setenv("ARENA_TIER_SEED", SEEDS["ARENA_LADDER_SEED"])
+    monkeypatch.setenv("ARENA_ROUND_SEED", "season-round-seed-small")
+    published = tmp_path / "small-published.txt"
+    with published.open("w") as out, redirect_stdout(out):
+        assert s.arena("round", "--tier", "ladder", "--agents", *(f"{h}={entrants / h}" for h in ("alice", "bob", "carol")),
+                       "--sandbox", "local", *SMALL, "--envs", "8", "--out", "rounds",
+                       "--private-out", str(tmp_path / "small-private")) == 0
+    monkeypatch.delenv("ARENA_TIER_SEED")
+    monkeypatch.delenv("ARENA_ROUND_SEED")
+    small_results = published.read_text().strip()
+    small = Path(small_results).stem
+    s.disclose(small_results, tmp_path / "small-private")
+    s.commit("rounds: two private rounds", "2026-11-21T18:00:00Z")
+    assert sorted(s.private) == sorted([requested_id, short, small])
+    assert not list((s.repo / "rounds").glob(f"{short}*")) and not list((s.repo / "rounds").glob(f"{small}*"))
+    # Staff (the arena's key) open one again; nobody else has it.
+    opened = tmp_path / "opened"
+    assert s.arena("disclose", "--release", short, "--withheld", str(s.repo / "withheld"), "--rounds", str(opened)) == 0
+    assert yaml.safe_load((opened / f"{short}.yaml").read_text())["round"]["id"] == short
+    git(s.repo, "checkout", "--", "withheld")  # the release was a look, not a publication
+    site = s.site("private")
+    for round_id in (short, small):
+        assert round_id not in (site / "index.html").read_text() + (site / "rounds" / "index.html").read_text()
+        assert not (site / "rounds" / f"{round_id}.html").exists()
+    assert ladder in (site / "index.html").read_text()
+
+    # -- Staff invalidate one result, with a reason ----------------------------------------------
+    assert s.arena("competition", "--config", s.config, "--now", "2026-11-22T10:00:00Z", "invalidate",
+                   "--round", ladder, "--handle", "dave", "--reason", "shared code with another entrant",
+                   "--actor-id", str(STAFF[0]), "--accounts", s.accounts) == 0
+    assert s.arena("competition", "--config", s.config, "invalidate", "--round", ladder, "--handle", "dave",
+                   "--reason", "again", "--actor-id", str(STUDENTS[0][0]), "--accounts", s.accounts) == 1  # not staff
+    s.commit("competition: dave's ladder result invalidated", "2026-11-22T10:00:00Z")
+    page = (s.site("invalidated") / "rounds" / f"{ladder}.html").read_text()
+    row = page[page.index('invalidated">'):][:3000]
+    assert "dave" in row and "invalidated by staff: shared code with another entrant" in row, row
+
     assert s.arena("competition", "--config", s.config, "--now", "2026-11-25T10:00:00Z", "set",
                    "--final-at", FINAL_AT) == 0
     assert "the field freezes at 2026-12-12T09:00:00Z" in capsys.readouterr().out
@@ -445,6 +629,15 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert next(e for e in field["entrants"] if e["handle"] == "bob")["digest"] == frozen_digest
     s.commit(f"round {final}", "2026-12-14T18:00:00Z", route="workflow")
     assert "Final standings pending review." in (s.site("pending") / "index.html").read_text()
+    # The pending final is sealed out of rounds/: its numbers are nowhere public yet.
+    assert final in s.private and not (s.repo / "rounds" / f"{final}.yaml").exists()
+    s.assert_private([final], [ladder])
+    # The final runs once: a second dispatch is refused before the field is taken, naming the pending one.
+    capsys.readouterr()
+    assert s.arena("dispatch", "--config", s.config, "--now", "2026-12-14T19:00:00Z", "--tier", "final",
+                   "--budget", "10", "--envs", "8", "--shards", "2") == 1
+    refused = capsys.readouterr()
+    assert f"round {final} is pending review; it is run once" in refused.out + refused.err, refused
     assert s.arena("competition", "--config", s.config, "--now", "2026-12-15T12:00:00Z", "publish-final",
                    "--actor-id", str(STAFF[0]), "--accounts", s.accounts) == 0
     s.commit("competition: the final published", "2026-12-15T12:00:00Z", route="workflow")
@@ -454,11 +647,15 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
 
     # -- The grade export -----------------------------------------------------------------------
     grades = tmp_path / "grades.csv"
-    assert s.arena("grades", f"rounds/{ladder}.yaml", f"rounds/{final}.yaml", "--out", str(grades)) == 0
+    assert s.arena("grades", "rounds", "--invalidations", str(s.repo / "config" / "invalidations.yaml"),
+                   "--out", str(grades)) == 0
     rows = list(csv.DictReader(io.StringIO(grades.read_text())))
     assert {(r["student"], r["round"]) for r in rows} == {(h, r) for _, _, h in STUDENTS for r in (ladder, final)}
+    assert [r["round"] for r in rows if r["student"] == "alice"] == [ladder, final]  # in the order played
     for row in rows:
-        assert (row["sae_b0"], row["sae_b_max"], row["field"], row["status"]) == ("5", "10", "8", "ok"), row
+        status = "invalidated: shared code with another entrant" if (row["student"], row["round"]) == (
+            "dave", ladder) else "ok"
+        assert (row["sae_b0"], row["sae_b_max"], row["field"], row["status"]) == ("5", "10", "8", status), row
         assert row["sae"] and row["standing"] and row["rank"], row
 
     # -- An appeal's evidence -------------------------------------------------------------------
@@ -509,6 +706,10 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         assert s.arena("verify", f"rounds/{round_id}.yaml", "--seeds", "seeds/published.yaml") == 0
         out = capsys.readouterr()
         assert f"the tier seed commitment matches the published {tier} seed" in out.out + out.err
+    # -- Nothing of a private round reached a public surface, all season long ---------------------
+    s.site("end")
+    s.assert_private([requested_id, short, small], [ladder, final])
+
     # -- After the end: alice opens her final replays with her kit's `make history` --------------------
     assert kit.main(mine + [final, "--replays", str(tmp_path / "alice-replays")]) == 0
     assert f"written into {tmp_path / 'alice-replays'}" in capsys.readouterr().out

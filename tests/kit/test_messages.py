@@ -94,9 +94,10 @@ def test_package_ends_with_the_steps_to_a_pull_request(kit_scripts, capsys):
     manifest["repository"] = "https://github.com/course/othello-arena"
     code, lines = package(modules, capsys)
     assert code == 0
-    tail = lines[lines.index("To submit it:") + 1:-1]
+    tail = lines[lines.index("To submit it:") + 1:-2]
     assert tail == [f"  {n}. {step}" for n, step in enumerate(submit_steps(manifest["repository"]), 1)]
-    assert lines[-1] == "The arena's repository: https://github.com/course/othello-arena"
+    assert lines[-2] == "The arena's repository: https://github.com/course/othello-arena"
+    assert lines[-1].startswith("The arena's site: <https://course.github.io/othello-arena/>")
     text = "\n".join(tail)
     assert "Fork https://github.com/course/othello-arena on GitHub" in text
     assert "`git switch -c submit`" in text and "`submissions/<your handle>/`" in text

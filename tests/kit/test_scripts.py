@@ -290,5 +290,5 @@ def test_package_without_a_handle_is_not_sealed(kit_scripts, capsys, monkeypatch
     folder, _, modules = kit_scripts
     monkeypatch.delenv("HANDLE")
     assert modules["package"].main([]) == 1
-    assert "NOT SEALED: say your handle" in capsys.readouterr().out
+    assert "NOT SEALED: submission/ holds no package now; say your handle" in capsys.readouterr().out
     assert not (folder / "submission").exists()

@@ -93,3 +93,79 @@ def test_a_ladder_round_withholds_rules_by_default(tmp_path):
                            ladder_rules="public")
     opened = run_round(open_plan, tmp_path / "rounds2", tmp_path / "private2", command="x")
     assert open_plan.envs[0].spec.id in opened.public_path.read_text()
+
+
+def results_doc(envs: int = 8, field: int = 8, tier: str = "ladder", requested: bool = False,
+                round_id: str = "ladder-0123456789ab") -> dict:
+    config = {"environments": envs} | ({"requested": True} if requested else {})
+    return {"round": {"id": round_id, "tier": tier, "private": False}, "provenance": {"config": config},
+            "field": [{"name": f"a{i}"} for i in range(field)]}
+
+
+def test_one_rule_says_which_rounds_are_private():
+    from grader.disclosure import private_reasons
+
+    assert private_reasons(results_doc()) == []
+    assert private_reasons(results_doc(envs=7)) == ["played on 7 environments, fewer than 8"]
+    assert private_reasons(results_doc(field=7)) == ["a field of 7, fewer than 8"]
+    assert private_reasons(results_doc(requested=True))[0].startswith("a requested run")
+    final = results_doc(tier="final", round_id="final-0123456789ab")
+    assert private_reasons(final) == ["the final, until staff publish it"]
+    assert private_reasons(final, published_final="final-fedcba987654") == ["the final, until staff publish it"]
+    assert private_reasons(final, published_final="final-0123456789ab") == []
+
+
+def test_a_private_round_is_sealed_out_of_rounds_and_only_the_arenas_key_opens_it(tmp_path, capsys):
+    """`arena disclose` on a round of 2 environments: no file of it stays in rounds/, the sealed
+    copy does not show its numbers, staff's key opens it whole, another key does not."""
+    from nacl.public import PrivateKey
+
+    from grader.cli import main
+    from grader.rounds.publish import WithheldError, release
+    from grader.sealing import private_key
+
+    rounds = tmp_path / "rounds"
+    outcome = run_round(small_plan(field(references=("random", "greedy"))), rounds,
+                        tmp_path / "private", command="test")
+    path = outcome.public_path
+    before = {p.relative_to(rounds): p.read_bytes() for p in rounds.rglob("*") if p.is_file()}
+    numbers = [f"{a['sae']['value']:.4f}" for a in load_results(path)["agents"] if a["sae"]["value"]]
+    assert main(["disclose", str(path), "--withheld", str(tmp_path / "withheld"),
+                 "--config", str(tmp_path / "none.yaml")]) == 0
+    assert "private (played on 2 environments, fewer than 8" in capsys.readouterr().out
+    assert [p for p in rounds.rglob("*") if p.is_file()] == []
+    sealed = (tmp_path / "withheld" / f"{path.stem}.sealed").read_bytes()
+    assert not any(n.encode() in sealed for n in numbers) and b"agents" not in sealed
+    with pytest.raises(WithheldError, match="not sealed to this arena's key"):
+        release(tmp_path / "withheld", path.stem, tmp_path / "elsewhere", PrivateKey.generate())
+    written = release(tmp_path / "withheld", path.stem, tmp_path / "opened", private_key())
+    assert {p.relative_to(tmp_path / "opened"): p.read_bytes() for p in written} == before
+    assert verify(tmp_path / "opened" / path.name).games == outcome_games(tmp_path / "opened" / path.name)
+
+
+def outcome_games(path) -> int:
+    return len(load_games(path, load_results(path)))
+
+
+def test_a_public_round_stays(tmp_path, capsys):
+    from grader.cli import main
+
+    outcome = run_round(small_plan(field(references=("random", "greedy")), envs="8"), tmp_path / "rounds",
+                        tmp_path / "private", command="test")
+    # 8 environments but a field of 2: private as well.
+    assert main(["disclose", str(outcome.public_path), "--withheld", str(tmp_path / "withheld")]) == 0
+    assert "a field of 2, fewer than 8" in capsys.readouterr().out
+    assert not outcome.public_path.exists()
+
+
+def test_verify_with_the_staff_record_does_not_say_the_games_were_not_replayed(tmp_path, capsys):
+    from grader.cli import main
+
+    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5")
+    outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="x")
+    assert main(["verify", str(outcome.public_path)]) == 0
+    alone = capsys.readouterr()
+    assert "games were not replayed here (give --private DIR)" in alone.err
+    assert main(["verify", str(outcome.public_path), "--private", str(tmp_path / "private")]) == 0
+    both = capsys.readouterr()
+    assert "not replayed" not in both.err + both.out and " replayed" in both.out

@@ -93,3 +93,40 @@ def test_appeal_evidence_without_environment_identities(two_windows, capsys):
                for e in evidence["environments"])
     assert main(["appeal", "--round", str(second), "--student", "nobody"]) == 1
     assert "its students: alpha, bravo, crash" in capsys.readouterr().err
+
+
+def test_grades_take_a_folder_in_the_order_played_final_last(two_windows, tmp_path, capsys):
+    """A folder of rounds is read whole and sorted by when each round was committed to rounds/
+    (git), whatever the ids' order; an invalidated result is carried with its reason."""
+    import shutil
+    import subprocess
+
+    from grader.grades import chronological
+
+    first, second = two_windows
+    repo = tmp_path / "arena"
+    (repo / "rounds").mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    for results, date in ((second, "2026-01-01T10:00:00Z"), (first, "2026-02-01T10:00:00Z")):
+        for path in results.parent.glob(results.stem + "*"):
+            (shutil.copytree if path.is_dir() else shutil.copy)(path, repo / "rounds" / path.name)
+        env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "PATH": "/usr/bin:/bin"}
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-q", "-m", results.stem], check=True, env=env)
+    one, two = load_results(first)["round"]["id"], load_results(second)["round"]["id"]
+    invalidations = tmp_path / "invalidations.yaml"
+    invalidations.write_text(yaml.safe_dump({"schema_version": 1, "invalidated": [
+        {"round": one, "handle": "bravo", "reason": "copied code", "by": 9001, "at": "2026-02-02T10:00:00Z"}]}))
+    assert main(["grades", str(repo / "rounds"), "--window", "5,10", "--invalidations", str(invalidations)]) == 0
+    out = capsys.readouterr()
+    table = rows(out.out)
+    assert [r["round"] for r in table if r["student"] == "alpha"] == [two, one]  # committed first, listed first
+    bravo = {r["round"]: r for r in table if r["student"] == "bravo"}
+    assert bravo[one]["status"] == "invalidated: copied code" and bravo[one]["best_sae"] == ""
+    assert f"in the order played: {two}, {one}" in out.err
+    assert main(["grades", str(tmp_path / "invalidations.yaml").replace(".yaml", "-none")]) != 0
+    # The final is last whatever its date.
+    docs = [({"round": {"tier": "final", "id": "f"}}, "2026-01-01"), ({"round": {"tier": "ladder", "id": "l2"}}, "2026-03-01"),
+            ({"round": {"tier": "ladder", "id": "l1"}}, "2026-02-01")]
+    assert [d["round"]["id"] for d in chronological(docs)] == ["l1", "l2", "f"]

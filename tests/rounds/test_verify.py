@@ -10,6 +10,7 @@ import shutil
 import pytest
 import yaml
 
+from engine.tiers import POOL_VERSION
 from grader.cli import main
 from grader.results import ResultsError, load_results
 from grader.rounds.orchestrate import run_round
@@ -499,7 +500,7 @@ def test_a_ladder_round_on_environments_its_seed_does_not_draw_is_refused(monkey
     assert plan.envs[0].spec.id == foreign.id
     verify(path)  # the public file alone cannot tell
     with pytest.raises(Difference, match=rf"^environments\[0\] \(E01\): {foreign.id} is not an environment of the "
-                                         r"ladder tier that its tier seed draws from generator pool 1$"):
+                                         rf"ladder tier that its tier seed draws from generator pool {POOL_VERSION}$"):
         verify(path, tmp_path / "private")
 
 

@@ -11,7 +11,7 @@ Writes tests/site/fixtures/:
                settings for each.
 
 The rounds: a public round on 2 environments (private: never on the site); a public round on
-8 environments with a field of 3 (no standing; its replays open at once); the professor's
+8 environments with a field of 8 (practice: listed, never leading; its replays open at once); the professor's
 ladder round (rules withheld) with 10 entrants, agents' faults and an injected arena fault
 that was re-run; a requested ladder run of one (private); the final with the same field.
 Every command runs from the repository root with relative paths, so no machine path is
@@ -36,6 +36,10 @@ SMALL = ["--budget", "10", "--checkpoints", "0,5,10", "--games-per-checkpoint", 
 FIELD = ["random", "greedy", "minimax", "alice=tests/agents/random_agent", "bob=examples/random",
          "carol=examples/greedy", "dave=tests/site/agents/chatty", "erin=tests/agents/crash_mid_game",
          "frank=tests/agents/always_illegal", "grace=tests/agents/random_agent"]
+# The practice round: 8 entrants, so that it is public (a field under 8 is private) and its
+# replays (rules public) are on the site at once.
+PUBLIC8 = ["random", "greedy", "minimax", "carol=examples/greedy", "alice=tests/agents/random_agent",
+           "bob=examples/random", "grace=tests/agents/random_agent", "dave=tests/site/agents/chatty"]
 INJECT = """
 import sys
 import grader.rounds.play as play
@@ -76,8 +80,7 @@ def play_rounds() -> dict[str, str]:
     ids = {}
     ids["public"] = arena(["round", "--tier", "public", "--agents", "random", "greedy", "alice=tests/agents/random_agent",
                            "--envs", "random-2 most/standard,random-2 fewest/short-1", *SMALL, *out])
-    ids["public8"] = arena(["round", "--tier", "public", "--agents", "random", "greedy", "carol=examples/greedy",
-                            "--envs", "8", *SMALL, *out])
+    ids["public8"] = arena(["round", "--tier", "public", "--agents", *PUBLIC8, "--envs", "8", *SMALL, *out])
     ids["ladder"] = arena(["round", "--tier", "ladder", "--agents", *FIELD, "--envs", "8", "--seed", LADDER_SEED,
                            "--tier-seed", LADDER_TIER_SEED, *SMALL, *out], inject=True)
     ids["requested"] = arena(["round", "--tier", "ladder", "--agents", "alice=tests/agents/random_agent", "--envs", "8",

@@ -186,9 +186,11 @@ f.addEventListener('load', () => {
   const text = el => el.innerText.replace(/\\s+/g, ' ').trim();
   const rows = [...d.querySelectorAll('table.standings tbody tr')].map(
     tr => [...tr.cells].filter(seen).map(text).join(' | '));
+  const heads = [...d.querySelectorAll('table.standings thead th')].filter(seen).map(text);
+  const widths = [...d.querySelectorAll('table.standings tbody tr')].map(tr => [...tr.cells].filter(seen).length);
   const links = [...d.querySelectorAll('header.site nav a')];
   const ticks = [...d.querySelectorAll('svg.curves text.tick')].map(t => t.getBoundingClientRect().height);
-  const out = {rows, navLines: new Set(links.map(a => Math.round(a.getBoundingClientRect().top))).size,
+  const out = {rows, heads, widths, navLines: new Set(links.map(a => Math.round(a.getBoundingClientRect().top))).size,
                navCount: links.length, tickPx: ticks.length ? Math.min(...ticks) : null,
                pageWidth: d.documentElement.scrollWidth, frameWidth: w.innerWidth};
   document.getElementById('out').textContent = JSON.stringify(out);
@@ -232,6 +234,12 @@ def test_the_board_reads_at_a_laptops_and_a_phones_width(site_ended, tmp_path, w
         assert "lost by fault" in erin and "faults: agent_error 8" in erin, erin
         minimax = next(r for r in seen["rows"] if "minimax" in r)
         assert "W–D–L" in minimax and "no faults" in minimax, minimax
+    # Every heading shown heads a column that is shown: no heading over an empty column.
+    assert set(seen["widths"]) == {len(seen["heads"])}, seen
+    for row in seen["rows"]:  # each entrant's standing, interval and SAE, at either width
+        assert re.search(r"\d\.\d{3}.*\d\.\d{3}–\d\.\d{3}", row), row
+        if width == 390:
+            assert re.search(r"SAE (\d\.\d{3}|none)", row), row
 
 
 @pytest.mark.parametrize("width", [1280, 390])

@@ -14,7 +14,7 @@ from tests.test_bounded_yaml import BOMB
 from tests.site.goldens import FIXTURES
 
 pytestmark = pytest.mark.timeout(120)
-PUBLIC = "public-d9718afc37"  # a fixture round whose rules (and games file) are public
+PUBLIC = "public-072167ceac"  # a fixture round whose rules (and games file) are public
 
 
 @pytest.fixture

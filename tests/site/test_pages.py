@@ -41,7 +41,9 @@ def test_the_fixture_set_covers_the_cases():
     assert ladder["provenance"]["execution"]["arena_faults"], "an environment the arena failed and re-ran"
     assert any(a["faulted_envs"] for a in ladder["agents"]), "agents' faults"
     public = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public']}.yaml").read_text())
-    assert not public["round"]["standing_published"] and len(public["field"]) < 8 and not public["round"]["private"]
+    # The practice round: public (8 environments, a field of 8), its rules and replays open.
+    assert public["round"]["standing_published"] and len(public["field"]) == 8 and not public["round"]["private"]
+    assert public["disclosure"]["profile"] == "open"
     small = yaml.safe_load((FIXTURES / "rounds" / f"{ids['public-small']}.yaml").read_text())
     assert small["round"]["private"] and small["provenance"]["config"]["environments"] == 2
     requested = yaml.safe_load((FIXTURES / "rounds" / f"{ids['ladder-one']}.yaml").read_text())
@@ -80,12 +82,10 @@ def small_board(tmp_path: Path, round_id: str) -> str:
     return (out / "index.html").read_text()
 
 
-def test_a_field_under_eight_has_no_standing(site_running):
-    public = round_ids()["public"]  # 8 environments, a field of 3: public, but no standing
+def test_the_practice_round_is_listed_with_its_standing_and_never_leads(site_running):
+    public = round_ids()["public"]  # 8 environments, a field of 8: public; practice, so never on the board
     page = (site_running / "rounds" / f"{public}.html").read_text()
-    assert "no standing is published" in page and "Results by agent (no standing: a field of 3)" in page
-    assert "<h2 id=\"standings\">Standings</h2>" not in page
-    assert "95% interval (over" not in page and "95% interval (Wilson)" not in page and "tie group" not in page
+    assert "<h2 id=\"standings\">Standings</h2>" in page
     assert public not in (site_running / "index.html").read_text().split("Every public round")[0]
 
 
@@ -195,7 +195,7 @@ def test_account_history_lists_placings_and_windows(site_ended):
     for rid in (ids["ladder-one"], ids["public-small"]):  # private: her requested run, a 2-environment round
         assert rid not in alice
     assert "of 10" in alice and "[5, 10]" in alice
-    assert "no standing" in (site_ended / "accounts" / "carol.html").read_text()  # the public round, a field of 3
+    assert ids["public"] in (site_ended / "accounts" / "carol.html").read_text()  # the practice round, listed
     assert "Not approved yet" in (site_ended / "accounts" / "heidi.html").read_text()
 
 

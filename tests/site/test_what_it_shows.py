@@ -64,16 +64,25 @@ def test_the_board_is_the_newest_round_that_the_rules_let_stand(tmp_path):
         k: v for k, v in newer.items() if k != "ladder-000000000a.yaml"}).id == "ladder-000000000a"
 
 
-def test_a_public_round_of_the_series_leads_when_it_is_the_newest(tmp_path):
-    """round.yml lets staff dispatch a public round: it is the professor's series too (the
-    demo's round is one), and the newest round that may stand leads, whatever its tier."""
+def test_a_practice_round_never_leads_the_board(tmp_path):
+    """The public tier is practice (the rules): however new, a public-tier round of the series
+    is listed but never leads; the newest ladder round does."""
     rounds = {r.id: r for r in (source("ladder-000000000a"), source("public-000000000b", tier="public"),
-                                source("public-000000000c", tier="public", field=7, published=False))}
+                                source("ladder-000000000c", field=7, published=False))}
     config = settings(tmp_path, {"ladder-000000000a": "2026-11-01", "public-000000000b": "2026-11-02",
-                                 "public-000000000c": "2026-11-03"})
-    assert leaderboard_round(rounds, config).id == "public-000000000b"
-    config = settings(tmp_path, {"ladder-000000000a": "2026-11-04", "public-000000000b": "2026-11-02"})
+                                 "ladder-000000000c": "2026-11-03"})
     assert leaderboard_round(rounds, config).id == "ladder-000000000a"
+    only_practice = {"public-000000000b": rounds["public-000000000b"]}
+    assert leaderboard_round(only_practice, config) is None
+
+
+def test_a_field_under_8_is_private_on_the_site(tmp_path):
+    from grader.site.builder import visible
+    config = settings(tmp_path, {})
+    assert visible(source("ladder-000000000a"), config)
+    assert not visible(source("ladder-000000000b", field=7, published=False), config)
+    assert not visible(source("ladder-000000000c", envs=7), config)
+    assert not visible(source("final-000000000d", tier="final"), config)  # pending review: another id
 
 
 def test_the_published_final_leads_and_a_pending_one_does_not(tmp_path):
@@ -178,13 +187,14 @@ def test_the_frozen_entry_is_on_the_students_page(site_ended):
     final = yaml.safe_load((FIXTURES / "rounds" / f"{round_ids()['final']}.yaml").read_text())
     digest = next(f["digest"] for f in final["field"] if f["account"] == "bob")
     text = words((site_ended / "accounts" / "bob.html").read_text())
-    assert f"Frozen entry The field froze 2026-12-12 09:00 UTC: the submission the final plays is fixed. Digest {digest};" in text
+    assert "Frozen entry The field froze 2026-12-12 09:00 UTC: the submission the final plays is fixed." in text
+    assert f"Digest {digest}; uploaded at a time not in the history this site was built from" in text
 
 
 def test_headings_and_footnotes_say_what_they_head(site_ended):
     ids = round_ids()
     public = words((site_ended / "rounds" / f"{ids['public']}.html").read_text())
-    assert "Results by agent (no standing: a field of 3)" in public and " Standings " not in public
+    assert " Standings " in public and "no standing" not in public
     ladder = words((site_ended / "rounds" / f"{ids['ladder']}.html").read_text())
     assert "spread: standing" in ladder and "spread: score" not in ladder
     assert ("Spread (spread.final_win_rate, spread.sae, spread.standing in the round file) is the population "
@@ -231,3 +241,35 @@ def test_a_round_planned_without_an_sae_window_is_warned_about(tmp_path, capsys)
     assert code == 0
     assert ("arena round: warning: checkpoints 0,2 have 1 non-zero checkpoint: every agent's SAE will be "
             "\"no SAE\"") in capsys.readouterr().err
+
+
+def test_after_the_end_the_environments_page_does_not_call_the_final_seed_secret(site_running, site_ended):
+    ended = words((site_ended / "environments.html").read_text())
+    final = ended[ended.index("Final tier"):]
+    assert "secret" not in final.replace("no longer secret", ""), final
+    assert "the final's seed is published" in final and "arena envs --tier final --seed SEED" in final
+    running = words((site_running / "environments.html").read_text())
+    assert "generated from a secret seed" in running[running.index("Final tier"):]
+
+
+def test_an_invalidated_result_is_struck_through_with_its_reason(tmp_path):
+    """Staff invalidate bob's final: the round page and the board strike his row and say why."""
+    import shutil
+    site = tmp_path / "site"
+    shutil.copy(FIXTURES / "site-ended.yaml", tmp_path / "site.yaml")
+    shutil.copy(FIXTURES / "competition-ended.yaml", tmp_path / "competition-ended.yaml")
+    final = round_ids()["final"]
+    (tmp_path / "invalidations.yaml").write_text(yaml.safe_dump({"schema_version": 1, "invalidated": [
+        {"round": final, "handle": "bob", "reason": "read the final's rules from the runner",
+         "by": 1000001, "at": "2026-12-19T10:00:00Z"}]}))
+    text = (tmp_path / "site.yaml").read_text().replace("kit: {zip: kit/othello-arena-kit.zip, version: kit/version}\n", "")
+    (tmp_path / "site.yaml").write_text(text)
+    build(FIXTURES / "rounds", site, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml",
+          config=tmp_path / "site.yaml", data_commit=DATA_COMMIT, log=lambda m: None)
+    for page in (site / "rounds" / f"{final}.html", site / "index.html"):
+        html_text = page.read_text()
+        row = re.search(r'<tr class="[^"]*invalidated">.*?</tr>', html_text, re.S).group(0)
+        assert "bob" in row and "invalidated by staff: read the final's rules from the runner" in words(row)
+        assert html_text.count(' invalidated">') == 1  # bob's row only
+    css = (site / "style.css").read_text()
+    assert "tr.invalidated td.num" in css and "line-through" in css
