@@ -139,6 +139,7 @@ def run_publish(args: argparse.Namespace) -> int:
         from grader.rounds.publish import WITHHELD, WithheldError, release
         from grader.sealing import SealError, private_key
         try:
+            assert before.final.round_id is not None  # a pending final names its round (competition.yaml's rule)
             release(args.rounds.parent / WITHHELD, before.final.round_id, args.rounds, private_key())
         except (WithheldError, SealError) as exc:
             print(f"arena competition: the pending final cannot be opened: {exc}", file=sys.stderr)

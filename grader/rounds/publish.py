@@ -239,7 +239,9 @@ def release(withheld: Path, round_id: str, rounds: Path, key) -> list[Path]:
                 raise WithheldError(f"{path}: unexpected member {member.name!r}")
             target = Path(rounds) / name
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(tar.extractfile(member).read())
+            data = tar.extractfile(member)
+            assert data is not None  # a regular file, checked above
+            target.write_bytes(data.read())
             written.append(target)
     path.unlink()
     return written
