@@ -23,14 +23,22 @@ ROOT = AGENTS.parent.parent
 
 
 def _freezer_state(pid: int) -> str | None:
-    """The state of the v1 freezer group `pid` is in (FROZEN, FREEZING, THAWED), None off v1."""
+    """The state of the v1 freezer group `pid` is in (FROZEN, FREEZING, THAWED); None off v1,
+    or when `pid` has ended (an ended process, a zombie too, is in the root group, which has
+    no freezer.state)."""
     try:
         group = _own_paths(pid).get("freezer")
+        if group is None or group == "/":
+            return None
+        return (Path("/sys/fs/cgroup/freezer") / group.lstrip("/") / "freezer.state").read_text().strip()
     except OSError:
-        return None
-    if group is None:
-        return None
-    return (Path("/sys/fs/cgroup/freezer") / group.lstrip("/") / "freezer.state").read_text().strip()
+        return None  # it ended meanwhile, and its group with it
+
+
+def _thawed_or_ended(pid: int) -> bool:
+    """Whether `pid` runs thawed or has ended: on cgroup v1 a frozen process can do neither
+    (it reads no end of file, and SIGKILL waits for its thaw)."""
+    return _state_of(pid) in ("gone", "Z") or _freezer_state(pid) == "THAWED"
 
 
 def _frozen(handle) -> bool:
@@ -79,8 +87,9 @@ time.sleep(600)
 def test_an_arena_killed_while_its_agent_is_frozen_leaves_it_thawed(sandbox, tmp_path):
     """kill -9 of an arena whose agent is frozen: its thaw guard thaws the agent's group, so
     the kernel's end of the sandbox (local: the pid namespace's, with bwrap's parent gone)
-    kills it; a container, which outlives its arena until the next one sweeps it, runs on
-    thawed (the engine's kill would not end it frozen)."""
+    kills it; a container, which outlives its arena, runs on thawed until its runner reads
+    the end of its input and it ends, or the next arena sweeps it (the engine's kill would
+    not end it frozen)."""
     module, cls = ("local", "LocalSandbox") if sandbox.name == "local" else ("docker", "DockerSandbox")
     script = textwrap.dedent(ARENA.format(root=str(ROOT), module=module, cls=cls, agent=str(AGENTS / "idle_spinner"),
                                           env_info=ENV_INFO))
@@ -104,9 +113,9 @@ def test_an_arena_killed_while_its_agent_is_frozen_leaves_it_thawed(sandbox, tmp
         assert not [p for p in pids if _state_of(p) not in ("gone", "Z")], "the frozen sandbox outlived its arena"
         assert not runner_processes(str(tmp_path))
     else:
-        while {_freezer_state(p) for p in pids} != {"THAWED"} and time.monotonic() < deadline:
+        while not all(map(_thawed_or_ended, pids)) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert {_freezer_state(p) for p in pids} == {"THAWED"}, "the dead arena's container is still frozen"
+        assert all(map(_thawed_or_ended, pids)), "the dead arena's container is still frozen"
         from grader.sandbox.docker import sweep_leftovers
         sweep_leftovers(sandbox.engine())  # what the next arena does first: the container goes
 
@@ -117,6 +126,9 @@ def test_a_container_left_frozen_is_thawed_and_removed_by_the_next_arena(docker_
     from grader import owner
     from grader.sandbox.docker import LABEL_OWNER, sweep_leftovers
 
+    # Before the arena dies: the engine's first use sweeps the leftovers of dead arenas, which
+    # would thaw and remove this one's container before it is seen frozen.
+    engine = docker_sandbox.engine()
     script = textwrap.dedent(ARENA.format(root=str(ROOT), module="docker", cls="DockerSandbox",
                                           agent=str(AGENTS / "idle_spinner"), env_info=ENV_INFO))
     arena = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
@@ -134,7 +146,6 @@ def test_a_container_left_frozen_is_thawed_and_removed_by_the_next_arena(docker_
     finally:
         if arena.poll() is None:
             arena.kill()
-    engine = docker_sandbox.engine()
     assert {_freezer_state(p) for p in pids} <= {"FROZEN", "FREEZING"}, "nothing was left frozen: nothing is tested"
     sweep_leftovers(engine)
     assert not engine.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={tag}"})
