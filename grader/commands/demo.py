@@ -1,11 +1,12 @@
-"""arena demo --out DIR --site DIR: play a small public round, verify it, and build the site.
+"""arena demo --out DIR --site DIR: play a small ladder round, verify it, and build the site.
 
 The field is the example agents (examples/*/agent.py, in the embedded sandbox) and the
 reference players random, greedy and minimax: 5 and 3, a field of 8, the least for which a
-round publishes a standing. 8 public environments (the least for a round that is not private)
-at a reduced budget. The round goes to DIR/rounds (public) and DIR/private (staff), never into
-the repository's own rounds/. With --site, the site is built from DIR/rounds into that folder;
-a public round of the series with a standing, the demo round leads its board.
+round publishes a standing. 8 ladder environments (the least for a round that is not private)
+drawn from a seed the demo names, with their rules shown, at a reduced budget: a practice
+(public-tier) round never leads a board, a ladder round of the series does. The round goes to
+DIR/rounds (public) and DIR/private (staff), never into the repository's own rounds/. With
+--site, the site is built from DIR/rounds into that folder, the demo round on its board.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ DEMO_ENVS = str(MIN_ENVS_FOR_PUBLIC)  # a round that is not private: the public 
 DEMO_BUDGET = 100
 DEMO_CHECKPOINTS = "0,20,50,100"
 DEMO_GAMES = 10
+# The demo's ladder seed is no secret: a course's ladder seed is its own and never published
+# while the competition runs.
+DEMO_TIER = "ladder"
+DEMO_TIER_SEED = "28"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,7 +73,7 @@ def demo_site_config(out: Path, round_id: str) -> Path:
         "series": {"name": "Demonstration", "rounds": [
             {"id": round_id, "date": datetime.date.today().isoformat(), "title": "Demo round"}]},
         "announcement": "A demonstration build: the example agents and the reference players "
-                        "on a few public environments at a reduced budget (make demo).",
+                        "on a few ladder environments at a reduced budget (make demo).",
     }, sort_keys=False))
     return path
 
@@ -90,14 +95,15 @@ def run(args: argparse.Namespace) -> int:
     field = demo_field()
     examples = len(field) - len(REFERENCE_NAMES)
     print(f"demo: {examples} example agent(s) and {len(REFERENCE_NAMES)} reference players on "
-          f"{DEMO_ENVS} public environments, budget {DEMO_BUDGET}", file=sys.stderr)
+          f"{DEMO_ENVS} {DEMO_TIER} environments (tier seed {DEMO_TIER_SEED}, rules shown), budget {DEMO_BUDGET}",
+          file=sys.stderr)
     if not examples:
         print("demo: no examples/ folder with agents: the field is the reference players only", file=sys.stderr)
     if len(field) < MIN_FIELD_FOR_STANDING:
         print(f"demo: a field of {len(field)}, fewer than {MIN_FIELD_FOR_STANDING}: the round publishes no "
               "standing, so the site's board stays empty", file=sys.stderr)
-    plan = make_plan("public", field, DEMO_ENVS, DEMO_BUDGET, parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
-                     DEMO_GAMES, DEMO_GAMES, "0", None, args.sandbox)
+    plan = make_plan(DEMO_TIER, field, DEMO_ENVS, DEMO_BUDGET, parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
+                     DEMO_GAMES, DEMO_GAMES, "0", DEMO_TIER_SEED, args.sandbox, ladder_rules="public")
     jobs = args.jobs or len(available_cores())
     outcome = run_round(plan, out / "rounds", out / "private", jobs, None,
                         f"arena demo --out {args.out} --jobs {jobs}")

@@ -1,11 +1,11 @@
 """`arena demo`: its round is one the site's board shows (a field and environments the rules
-let stand, a public round of the series). The demo itself takes minutes: `make demo` runs it."""
+let stand, a ladder round of the series). The demo itself takes minutes: `make demo` runs it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from grader.commands.demo import DEMO_ENVS, demo_field, demo_site_config
+from grader.commands.demo import DEMO_ENVS, DEMO_TIER, demo_field, demo_site_config
 from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
 from grader.site.builder import can_lead, in_series
 from grader.site.data import RoundSource
@@ -25,17 +25,19 @@ def test_the_demo_field_is_large_enough_for_a_standing():
     assert len(examples) == 5
 
 
-def test_a_round_shaped_like_the_demos_is_listed_but_never_leads(tmp_path):
-    """The demo's round: public tier, not requested, complete, on DEMO_ENVS environments."""
+def test_a_round_shaped_like_the_demos_leads_the_board(tmp_path):
+    """The demo's round: ladder tier, not requested, complete, on DEMO_ENVS environments."""
     assert int(DEMO_ENVS) >= MIN_ENVS_FOR_PUBLIC
-    rid = "public-0123456789"
-    summary = {"round": {"id": rid, "tier": "public", "status": "complete", "private": False, "research": False,
+    rid = f"{DEMO_TIER}-0123456789"
+    summary = {"round": {"id": rid, "tier": DEMO_TIER, "status": "complete", "private": False, "research": False,
                          "standing_published": True},
                "provenance": {"config": {"environments": int(DEMO_ENVS)}},
                "field": [{"name": e.name} for e in demo_field()]}
     r = RoundSource(rid, tmp_path / f"{rid}.yaml", "sha256:0", summary)
-    # A public-tier round is practice: listed with the series, never leading a board (the rules).
-    assert in_series(r) and not can_lead(r)
+    assert in_series(r) and can_lead(r)
+    # The same round shaped as practice (public tier) is listed but never leads (the rules).
+    practice = RoundSource(rid, r.path, r.sha256, summary | {"round": summary["round"] | {"tier": "public"}})
+    assert in_series(practice) and not can_lead(practice)
     requested = RoundSource(rid, r.path, r.sha256, summary | {"provenance": {"config": {"requested": True}}})
     assert not in_series(requested)
     assert demo_site_config(tmp_path, rid).is_file()
