@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from engine import tier_specs
-from grader.limits import DEFAULT_LIMITS, MIB
+from grader.common.limits import DEFAULT_LIMITS, MIB
 from grader.rounds.capacity import LIVE_MEMORY_PER_ENTRANT, Board, Machines, plan_capacity
-from grader.schedule import default_checkpoints
+from grader.common.schedule import default_checkpoints
 
 ROOT = Path(__file__).resolve().parent.parent
 COPIES = 4
@@ -64,8 +64,8 @@ def _parent(pid: int) -> int:
 
 def live_memory(sandbox, example: str) -> float:
     """Mean bytes per live sandbox of `example`, COPIES of them side by side."""
-    from grader.agent_handle import AgentHandle
-    from grader.submission import load_submission
+    from grader.play.agent_handle import AgentHandle
+    from grader.documents.submission import load_submission
     handles = [AgentHandle.launch(sandbox, load_submission(ROOT / "examples" / example), DEFAULT_LIMITS)
                for _ in range(COPIES)]
     try:

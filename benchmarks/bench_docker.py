@@ -33,7 +33,7 @@ SESSION_ACTS = 2000 * 60 + 5 * 20 * 30 + 29 * 20 * 30
 
 def start_and_prepare(sandbox, submission, limits) -> tuple[float, float]:
     """(seconds from launch to ready, seconds of prepare) of one session."""
-    from grader.agent_handle import AgentHandle
+    from grader.play.agent_handle import AgentHandle
     info = {"rows": 8, "cols": 8, "obstacles": [], "interaction_budget": 2000, "env_index": 0, "env_count": 1}
     t0 = time.perf_counter()
     handle = AgentHandle.launch(sandbox, submission, limits)
@@ -47,11 +47,11 @@ def start_and_prepare(sandbox, submission, limits) -> tuple[float, float]:
 
 
 def main() -> int:
-    from grader.agent_handle import AgentHandle
-    from grader.limits import DEFAULT_LIMITS
+    from grader.play.agent_handle import AgentHandle
+    from grader.common.limits import DEFAULT_LIMITS
     from grader.sandbox.docker import DockerSandbox
     from grader.sandbox.local import LocalSandbox
-    from grader.submission import load_submission
+    from grader.documents.submission import load_submission
     from tests.docker_engine import NoEngine, engine, ensure_image
 
     try:

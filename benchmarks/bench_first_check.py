@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-WARM_UP = "from grader.kit import warm_up_gate; warm_up_gate()"
-GATE = ("import sys; from grader.sandbox import get_sandbox; from grader.smoke import run_smoke; "
+WARM_UP = "from grader.kit.build import warm_up_gate; warm_up_gate()"
+GATE = ("import sys; from grader.sandbox import get_sandbox; from grader.play.smoke import run_smoke; "
         "r = run_smoke(sys.argv[1], get_sandbox('unsafe', quiet=True)); sys.exit(0 if r.passed else 1)")
 
 

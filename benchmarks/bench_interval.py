@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from grader.metrics import rnd, standing_interval, wilson
+from grader.common.metrics import rnd, standing_interval, wilson
 from tests.rounds.test_interval_coverage import FIELDS, GAMES, env_scores, true_scores
 
 TARGET = 0.95

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from grader.limits import DEFAULT_LIMITS
+from grader.common.limits import DEFAULT_LIMITS
 from grader.sandbox import pagecache
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,8 +28,8 @@ SESSION_ACTS = 2000 * 60 + 5 * 20 * 30 + 29 * 20 * 30
 
 def starts(sandbox, drop: bool) -> list[float]:
     """Seconds from launch to ready of STARTS sessions of the random example, one at a time."""
-    from grader.agent_handle import AgentHandle
-    from grader.submission import load_submission
+    from grader.play.agent_handle import AgentHandle
+    from grader.documents.submission import load_submission
     submission = load_submission(ROOT / "examples" / "random")
     evict = pagecache.evict
     if not drop:

@@ -23,11 +23,11 @@ import time
 from pathlib import Path
 
 from engine import parse_spec
-from grader import replays
-from grader.cli import main as arena
-from grader.commands.history import read_round
-from grader.history import MAX_FILE_BYTES
-from grader.results import load_results
+from grader.history import replays
+from grader.cli.main import main as arena
+from grader.cli.commands.history import read_round
+from grader.history.owner_history import MAX_FILE_BYTES
+from grader.rounds.results import load_results
 from grader.rounds.records import read_record
 
 AGENTS = ("random", "greedy", "positional")

@@ -38,16 +38,16 @@ import numpy as np
 from benchmarks.bench_sandbox import sandbox_share, starts_in_turn
 import engine.opponents
 import grader.rounds.orchestrate
-import grader.rounds.runner
-from grader.agent_handle import AgentHandle
-from grader.match import Table
-from grader.limits import DEFAULT_LIMITS
+import grader.rounds.workers
+from grader.play.agent_handle import AgentHandle
+from grader.play.match import Table
+from grader.common.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.sandbox.local import bwrap_problem
 from grader.rounds.records import read_record, record_path
-from grader.schedule import games_per_env
-from grader.session import parse_entrant, python_entrant
-from grader.submission import load_submission
+from grader.common.schedule import games_per_env
+from grader.play.session import parse_entrant, python_entrant
+from grader.documents.submission import load_submission
 
 ENVS = "8"
 BUDGET = 200
@@ -182,7 +182,7 @@ def measure(tmp: Path) -> dict:
         # engine.opponents._play_seated returns (out, moves, the ns charged to each side).
         with timed_parts(parts, [(Table, "play", "agent games", None),
                                  (engine.opponents, "_play_seated", "reference games", lambda r: sum(r[2]) * 1e-9),
-                                 (grader.rounds.runner, "write_record", "records", None),
+                                 (grader.rounds.workers, "write_record", "records", None),
                                  (grader.rounds.orchestrate, "finished_records", "records", None),
                                  (grader.rounds.orchestrate, "publish", "publishing", None)]):
             outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",

@@ -88,7 +88,7 @@ def bench_act(handle) -> tuple[float, float]:
 
 
 def bench_bare_pipe() -> tuple[float, float]:
-    from grader import protocol
+    from grader.common import protocol
     obs, mask = _board()
     frame = protocol.encode_raw(protocol.act_header(ROWS, COLS), obs.tobytes(), mask.tobytes())
     head = b'{"op":"action","action":17}'
@@ -115,7 +115,7 @@ def bench_bare_pipe() -> tuple[float, float]:
 
 def start_seconds(sandbox, submission, limits) -> float:
     """Seconds one launch of `submission` takes, until its runner is ready."""
-    from grader.agent_handle import AgentHandle
+    from grader.play.agent_handle import AgentHandle
     t = time.perf_counter()
     handle = AgentHandle.launch(sandbox, submission, limits)
     elapsed = time.perf_counter() - t
@@ -128,7 +128,7 @@ def start_seconds(sandbox, submission, limits) -> float:
 def starts_in_turn(submission, starts: int) -> tuple[list[float], list[float]]:
     """`starts` launches of `submission` in the local sandbox and as many outside any sandbox,
     made in turn (a shared machine's slow spells then fall on both alike): their seconds."""
-    from grader.limits import DEFAULT_LIMITS
+    from grader.common.limits import DEFAULT_LIMITS
     from grader.sandbox.local import LocalSandbox
     from grader.sandbox.unsafe import UnsafeSandbox
 
@@ -148,11 +148,11 @@ def sandbox_share(boxed: list[float], bare: list[float]) -> float:
 
 
 def main() -> int:
-    from grader.agent_handle import AgentHandle
-    from grader.limits import DEFAULT_LIMITS
+    from grader.play.agent_handle import AgentHandle
+    from grader.common.limits import DEFAULT_LIMITS
     from grader.sandbox.local import LocalSandbox, runtime_binds
     from grader.sandbox.probe import local_checks
-    from grader.submission import load_submission
+    from grader.documents.submission import load_submission
 
     t = time.perf_counter()
     runtime_binds()  # once per host process: ldd over the runtime's shared objects

@@ -3,7 +3,7 @@
     python -m benchmarks schema
 
 The site reads a 100-round history (benchmarks/bench_site.py), checking every file against
-the results schema. Prints the CPU time of one valid file through grader.schema.validate (the
+the results schema. Prints the CPU time of one valid file through grader.documents.schema.validate (the
 generated predicate answers), through the jsonschema library alone, and of listing the problems
 of an invalid one (the library lists them), beside the figures measured when the library
 replaced the hand-written checkers.
@@ -16,8 +16,8 @@ import sys
 import time
 
 from benchmarks.bench_site import synthetic_round
-from grader.results import schema
-from grader.schema import _compiled, validate
+from grader.rounds.results import schema
+from grader.documents.schema import _compiled, validate
 
 # Measured on the shared 2-core development machine, one 1 MB round (60 agents x 28 environments).
 BASELINE = {"predicate": 0.026, "library": 3.6, "hand-written lister": 0.27}

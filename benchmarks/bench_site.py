@@ -25,10 +25,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.documents import dump_yaml
-from grader.faults import Payer, kinds
-from grader.metrics import ENDINGS
-from grader.results import write_round
+from grader.documents.yaml_io import dump_yaml
+from grader.common.faults import Payer, kinds
+from grader.common.metrics import ENDINGS
+from grader.rounds.results import write_round
 
 ROUNDS, AGENTS, ENVS = 100, 60, 28
 CHECKPOINTS = [0, 100, 500, 1000, 2000]

@@ -172,7 +172,7 @@ def play_reference_games(name: str, spec: EnvSpec, game_seeds: list[int], meter:
     """The games of the reference player `name` against itself, one per seed of `game_seeds`,
     each seat seeded as `seated_opponent` seeds it, all in one kernel call: int64 (n, 2) of
     (1 black won, -1 white won, 0 a draw; the plies). Each game is move for move the one
-    `grader.match.play_game(spec, name, name, seed)` plays. The time spent choosing moves
+    `grader.play.match.play_game(spec, name, name, seed)` plays. The time spent choosing moves
     goes to `meter`."""
     cls = _opponent_class(name)
     states = [[derive_seed(seed, color) for color in ("black", "white")] for seed in game_seeds]
@@ -184,13 +184,13 @@ def play_reference_games(name: str, spec: EnvSpec, game_seeds: list[int], meter:
 
 def play_seated_games(spec: EnvSpec, black: list[Opponent], white: list[Opponent]) -> tuple[np.ndarray, np.ndarray]:
     """The games of black[i] against white[i], all in one kernel call, each move for move the
-    game `grader.match.play_game(spec, black[i], white[i], seed)` plays (the players are
+    game `grader.play.match.play_game(spec, black[i], white[i], seed)` plays (the players are
     seated and seeded already, e.g. by `seated_opponent`). Every black player is of one
     class, every white one too, and each side's players share one meter, to which the time
     spent choosing moves goes. Returns int64 (n, 5) of (1 black won, -1 white won, 0 a draw;
     the plies; black's discs; white's discs; 0 no moves left, 1 the turn limit) and the moves,
     int64 (n, max plies), game i's in its first plies entries (-1 a pass)."""
-    # Guards against a caller's bug (grader.match groups the seats), not bad input: plain ValueErrors.
+    # Guards against a caller's bug (grader.play.match groups the seats), not bad input: plain ValueErrors.
     for side in (black, white):
         if len({(type(p), id(p.meter)) for p in side}) > 1:
             raise ValueError("play_seated_games: one side's players must share a class and a meter")

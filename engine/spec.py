@@ -1,7 +1,7 @@
 """Environment specs: `(layout, rules)` as small validated data with a content id.
 
 The engine builds specs from plain data (`parse_spec`); reading a spec file (YAML or JSON) is
-the grader's (grader.specs.load_spec, through the arena's one YAML loader).
+the grader's (grader.documents.specs.load_spec, through the arena's one YAML loader).
 
     layout: {rows: 8, cols: 8, obstacles: [[0, 0], [7, 7]]}
     rules:  {win: most, capture: standard}          # k with band only; turn_limit optional

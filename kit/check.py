@@ -6,7 +6,7 @@
 
 The first line is the kit version; compare it with the version on the arena's Kit page.
 Then the interpreter and numpy your agent runs with here, beside the grader's. Then the
-gate the server runs on every pull request (`grader.smoke`, installed from this kit's wheel - the
+gate the server runs on every pull request (`grader.play.smoke`, installed from this kit's wheel - the
 same code, not a copy): your submission is screened, then played on one public environment
 per public board shape - prepare, games against the seeded random opponent before and after
 self-play with outcomes, freeze, more games - and each phase's mean act() time is printed
@@ -74,8 +74,8 @@ def main(argv: list[str] | None = None) -> int:
 def warm_up() -> None:
     """Compile the engine for the gate's boards now (cached in .venv), so that the first
     `make check` spends its time on your agent, not on the arena's compiler."""
-    from grader.kit import warm_up_gate
-    from grader.smoke import smoke_boards
+    from grader.kit.build import warm_up_gate
+    from grader.play.smoke import smoke_boards
 
     print(f"compiling the arena's engine for the gate's {len(smoke_boards())} boards (once; every later check "
           "reuses it) ...", file=sys.stderr, flush=True)
@@ -85,10 +85,10 @@ def warm_up() -> None:
 
 def run_check(args: argparse.Namespace, data: dict) -> int:
     # Imported only here: they exist inside .venv, which enter_venv() has just made sure of.
-    from grader.documents import dump_yaml
-    from grader.kit import KitError, choose_sandbox, stage_submission, warm_up_engine
-    from grader.smoke import LONG_SETTINGS, SmokeSettings, run_smoke, smoke_boards
-    from grader.submission import SubmissionError, load_submission
+    from grader.documents.yaml_io import dump_yaml
+    from grader.kit.build import KitError, choose_sandbox, stage_submission, warm_up_engine
+    from grader.play.smoke import LONG_SETTINGS, SmokeSettings, run_smoke, smoke_boards
+    from grader.documents.submission import SubmissionError, load_submission
 
     try:
         sandbox, note = choose_sandbox(args.sandbox)
@@ -157,9 +157,9 @@ def print_report(report, seconds: float) -> None:
     """The gate's answer: each board's phases with their mean act() beside the pace and the
     margin a round needs, the output a round would print, then a verdict; on a failure, the
     end of what the agent printed there."""
-    from grader.limits import DEFAULT_LIMITS, MIB
-    from grader.smoke import ROUND_MARGIN
-    from grader.visible import visible  # the agent's text is shown, never obeyed (an ESC, a U+202E)
+    from grader.common.limits import DEFAULT_LIMITS, MIB
+    from grader.play.smoke import ROUND_MARGIN
+    from grader.common.visible import visible  # the agent's text is shown, never obeyed (an ESC, a U+202E)
 
     if report.digest:
         print(f"digest: {report.digest}")
@@ -221,7 +221,7 @@ def print_report(report, seconds: float) -> None:
         print(f"FAIL: {visible(report.reason)}")
         return
     print(f"FAIL on the {first.shape} board ({first.env}): {visible(first.reason)}")
-    from grader.faults import FaultKind
+    from grader.common.faults import FaultKind
     if first.fault and not FaultKind.parse(first.fault["kind"]).is_agents_fault:
         print("  this is the arena failing to start or run your agent on this machine, not your agent: "
               "try `python check.py --sandbox none`, and tell staff with this output if it persists")

@@ -62,11 +62,11 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.documents import DocumentError
-    from grader.history import HistoryError, history_path, load_history, open_replays, summary
-    from grader.replays import ReplaysError, ReplaysLocked, write_readable
-    from grader.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
-    from grader.seeds import published_seeds, replay_boards
+    from grader.documents.yaml_io import DocumentError
+    from grader.history.owner_history import HistoryError, history_path, load_history, open_replays, summary
+    from grader.history.replays import ReplaysError, ReplaysLocked, write_readable
+    from grader.documents.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
+    from grader.rounds.seeds import published_seeds, replay_boards
 
     if args.source is None:
         print("say where your history is: python history.py --from <your clone of the arena's repository> "

@@ -26,8 +26,8 @@ STAMP = VENV_DIR / "arena-kit.json"
 CHECKS = VENV_DIR / "checks.json"  # every check's verdict by submission digest, for package.py
 MIN_PYTHON = (3, 11)  # the arena's wheel needs it; the grader runs 3.11
 CHILD_MARK = "ARENA_KIT_IN_VENV"  # set when a script re-runs itself in .venv, to stop a loop
-# check.py's and play.py's --sandbox: a copy of grader.kit.KIT_SANDBOXES (this file runs before
-# the arena is installed), written by the arena's `python -m grader.registries --write`.
+# check.py's and play.py's --sandbox: a copy of grader.kit.build.KIT_SANDBOXES (this file runs before
+# the arena is installed), written by the arena's `python -m grader.cli.registries --write`.
 # generated: kit-sandboxes
 SANDBOXES = ("auto", "local", "docker", "none")
 # end generated
@@ -159,7 +159,7 @@ def start(script: str, force_setup: bool = False) -> dict:
 
 def excludes(folder: Path, data: dict) -> list[str]:
     """What of `folder` a submission leaves out: the kit's own files when it is this kit folder."""
-    from grader.kit import kit_excludes  # inside .venv, where the arena is installed
+    from grader.kit.build import kit_excludes  # inside .venv, where the arena is installed
 
     return kit_excludes(folder, data if folder == KIT_DIR else None)
 

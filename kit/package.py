@@ -5,9 +5,9 @@
 The zip holds agent.py and every file beside it (your modules, JSON/CSV/.npz data), without
 the kit's own files (check.py, play.py, package.py, kitenv.py, README.md, Makefile, kit.json,
 wheels/), hidden files and folders (.venv, .git) or caches. It is then opened with the
-server's own loader (`grader.submission`: size, file count, paths, agent.py with
+server's own loader (`grader.documents.submission`: size, file count, paths, agent.py with
 `class Agent` and its methods) and screened with the server's own screening
-(`grader.screening`: imports and data files that need a staff member's look). It says
+(`grader.season.screening`: imports and data files that need a staff member's look). It says
 whether `make check` or `make check-long` passed on these exact files (check.py remembers
 every verdict by the files' digest; the latest one counts), refuses files on which the latest
 check failed (unless --force), and ends with how to get an account and the steps from the
@@ -56,12 +56,12 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.kit import NO_REPOSITORY, KitError, site_line, submission_files, submit_steps, \
+    from grader.kit.build import NO_REPOSITORY, KitError, site_line, submission_files, submit_steps, \
         write_sealed_package, write_submission_zip
-    from grader.screening import screen
-    from grader.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
+    from grader.season.screening import screen
+    from grader.documents.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
-    from grader.patterns import HANDLE_RE, HANDLE_RULE
+    from grader.common.patterns import HANDLE_RE, HANDLE_RULE
 
     if args.handle is not None and not HANDLE_RE.match(args.handle):
         print(f"REFUSED: HANDLE={args.handle!r} is not a handle: {HANDLE_RULE}. Give your account's handle as it "
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
               "pull request: make package HANDLE=<your handle> (python package.py --handle <your handle>)")
         print_register_steps(repository)
         return 1
-    from grader.sealing import OWNER_KEY_FILE, owner_public_key
+    from grader.documents.sealing import OWNER_KEY_FILE, owner_public_key
 
     # Your own key pair, kept in the kit folder (a hidden file: never packaged): the manifest
     # carries its public half, so that what is yours alone can be sealed to you.
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def clear_package(sealed_dir: Path) -> list[str]:
     """Remove a sealed package's files from `sealed_dir`; the names removed."""
-    from grader.sealing import PACKAGE_FILES
+    from grader.documents.sealing import PACKAGE_FILES
     removed = []
     for name in PACKAGE_FILES:
         if (sealed_dir / name).exists():
@@ -177,7 +177,7 @@ def carry_over_key(key_file: Path) -> str | None:
 
 def print_register_steps(repository: str | None) -> None:
     """How to get an account, which comes before the first submission's pull request."""
-    from grader.kit import register_steps
+    from grader.kit.build import register_steps
     print("Before your first submission, get an account (once):")
     for number, step in enumerate(register_steps(repository), 1):
         print(f"  {number}. {step}")

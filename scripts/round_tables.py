@@ -2,7 +2,7 @@
 
     python scripts/round_tables.py rounds/<round-id>.yaml [more rounds] --agent adaptive [--group condition|rules]
 
-Reads the round's results file (with `grader.results.load_results`, which validates it; a
+Reads the round's results file (with `grader.rounds.results.load_results`, which validates it; a
 tier whose rules are disclosed: public or paper) and prints a table per group of
 environments (win rate against random at each checkpoint, draw rate at the last one, SAE;
 means over the group's environments), then one row per environment. This is how
@@ -20,7 +20,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from grader.results import ResultsError, load_results
+from grader.rounds.results import ResultsError, load_results
 
 
 def condition(rules: dict) -> str:

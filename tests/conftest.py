@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
-# The submission key (grader.sealing) of a test session is its own, never the user's: a kit
+# The submission key (grader.documents.sealing) of a test session is its own, never the user's: a kit
 # built by a test seals to it, and the arena the test runs opens with it.
 os.environ["ARENA_CONFIG_DIR"] = tempfile.mkdtemp(prefix="arena-test-config-")
 os.environ.pop("ARENA_SUBMISSION_KEY", None)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from benchmarks import bench_site
-from grader.results import load_results, read_document, twin_path
+from grader.rounds.results import load_results, read_document, twin_path
 
 
 def test_synthetic_rounds_are_written_and_read_as_the_arena_does(monkeypatch, tmp_path):

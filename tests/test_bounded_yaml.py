@@ -1,4 +1,4 @@
-"""Red team, hostile documents: the arena's one YAML/JSON loader (grader.documents),
+"""Red team, hostile documents: the arena's one YAML/JSON loader (grader.documents.yaml_io),
 and the spec loader on top of it, refuse alias bombs, deep nesting and bytes that are not UTF-8
 by name, before expanding them: a loader that expanded a bomb would run for hours or exhaust
 memory, so the module's timeout is the bound (no test here times the loader)."""
@@ -9,9 +9,9 @@ import pytest
 import yaml
 
 from engine import SpecError
-from grader.cli import main
-from grader.documents import DocumentError, load_yaml
-from grader.specs import load_spec
+from grader.cli.main import main
+from grader.documents.yaml_io import DocumentError, load_yaml
+from grader.documents.specs import load_spec
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -80,8 +80,8 @@ def test_arena_perft_refuses_an_alias_bomb_at_once(tmp_path, capsys):
 
 
 def test_the_arenas_own_documents_are_bounded_too(tmp_path):
-    """Accounts, competition settings, site settings: grader.documents reads them boundedly."""
-    from grader.documents import read_yaml
+    """Accounts, competition settings, site settings: grader.documents.yaml_io reads them boundedly."""
+    from grader.documents.yaml_io import read_yaml
     with pytest.raises(DocumentError, match="accounts.yaml: .*alias bomb"):
         load_yaml(BOMB, "accounts.yaml")
     with pytest.raises(DocumentError, match="nested"):

@@ -1,4 +1,4 @@
-"""grader.checkout: the arena run from a plain `pip install .` finds the checkout it runs in,
+"""grader.common.checkout: the arena run from a plain `pip install .` finds the checkout it runs in,
 so a round's provenance names that commit (it said `unknown`) and the site finds its templates."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import checkout
+from grader.common import checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 

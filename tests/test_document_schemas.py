@@ -1,5 +1,5 @@
-"""Each document's schema in grader/data/ is a valid JSON Schema that says what every field means,
-and each identifier has one pattern (grader/patterns.py) that the schemas and the code share."""
+"""Each document's schema in grader/documents/data/ is a valid JSON Schema that says what every field means,
+and each identifier has one pattern (grader/common/patterns.py) that the schemas and the code share."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from grader import patterns
-from grader.documents import DocumentError
-from grader.schema import problems_of, validate
+from grader.common import patterns
+from grader.documents.yaml_io import DocumentError
+from grader.documents.schema import problems_of, validate
 
 DATA = Path(__file__).resolve().parent.parent / "grader" / "data"
 # The results schema predates descriptions; docs/results.md describes its fields.
@@ -52,7 +52,7 @@ def test_an_identifier_has_the_one_pattern(path):
 
 def test_handles_and_round_ids_agree_everywhere():
     """The history's handle and the site's round id are the accounts' and the results'."""
-    from grader.history import history_path
+    from grader.history.owner_history import history_path
 
     assert problems_of({"schema_version": 1, "handle": "Upper_Case", "entries": []}, "history") == [
         "handle: 'Upper_Case' is not a handle: 1-32 lower-case letters, digits and inner hyphens"]
@@ -64,7 +64,7 @@ def test_handles_and_round_ids_agree_everywhere():
 
 
 def test_problems_name_the_field_and_the_file():
-    from grader.quota import parse_log
+    from grader.season.quota import parse_log
 
     with pytest.raises(DocumentError) as err:
         parse_log({"schema_version": 1, "requests": [{"id": "x"}]}, "requests/score.yaml")

@@ -1,13 +1,13 @@
 """The documents say one thing, and what the code does: no tier is given network egress (the
 rules' ladder egress is a stated departure), and the scored tiers' seeds are published once the
-competition has ended (grader.seeds), which no page may deny."""
+competition has ended (grader.rounds.seeds), which no page may deny."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from grader.seeds import DEFAULT_PATH
+from grader.rounds.seeds import DEFAULT_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -64,6 +64,6 @@ def test_the_documents_state_one_rule_of_privacy():
     rules, staff, results = read("docs/rules.md"), read("docs/staff.md"), read("docs/results.md")
     assert "nor on the site, in a comment, a status, an artifact or a log" in rules
     assert "a public-tier round is practice and never leads it" in rules
-    assert "grader.disclosure.private_reasons" in results
+    assert "grader.season.disclosure.private_reasons" in results
     assert "arena competition rerun-final --reason" in staff and "arena competition invalidate" in staff
     assert "upload time) is shown on your page from the freeze on" in rules

@@ -11,12 +11,12 @@ from engine import public_tier
 from engine.opponents import UnknownOpponentError, make_opponent
 from engine.perft import DepthError, perft, perft_divide
 from engine.tiers import TierError
-from grader.cli import main
-from grader.disclosure import profile_for
-from grader.errors import OptionError, PlanVersionError
-from grader.limits import DEFAULT_LIMITS, LimitsError
+from grader.cli.main import main
+from grader.season.disclosure import profile_for
+from grader.common.errors import OptionError, PlanVersionError
+from grader.common.limits import DEFAULT_LIMITS, LimitsError
 from grader.sandbox.base import NetworkError, check_network
-from grader.specs import UnknownSpecError, resolve_spec
+from grader.documents.specs import UnknownSpecError, resolve_spec
 
 
 def test_engine_errors_carry_the_input():
@@ -62,15 +62,15 @@ def test_a_plan_of_another_version_is_named():
 def test_options_exit_1_with_the_same_words(argv, option, words, capsys):
     assert main(argv) == 1
     assert f"arena {argv[0]}: error: {words}" in capsys.readouterr().err
-    command = __import__(f"grader.commands.{argv[0]}", fromlist=["run"])
-    args = __import__("grader.cli", fromlist=["build_parser"]).build_parser(argv[0]).parse_args(argv)
+    command = __import__(f"grader.cli.commands.{argv[0]}", fromlist=["run"])
+    args = __import__("grader.cli.main", fromlist=["build_parser"]).build_parser(argv[0]).parse_args(argv)
     with pytest.raises(OptionError) as info:
         command.run(args)
     assert info.value.option == option
 
 
 def test_staff_steps_of_the_final_name_the_state():
-    from grader.competition import Competition, FinalStateError
+    from grader.season.competition import Competition, FinalStateError
 
     competition = Competition(final_at=None)
     with pytest.raises(OptionError, match="'final-x' is not a round id") as info:
@@ -83,7 +83,7 @@ def test_staff_steps_of_the_final_name_the_state():
 
 def test_the_request_log_names_the_request():
     from grader.github.workflow import now
-    from grader.quota import RequestLog, RequestStateError
+    from grader.season.quota import RequestLog, RequestStateError
 
     with pytest.raises(RequestStateError, match="no request c-7 in the log") as info:
         RequestLog(()).finish("c-7", "published", None)
@@ -97,8 +97,8 @@ def test_the_request_log_names_the_request():
 
 
 def test_metrics_name_the_argument():
-    from grader.metrics import MetricError, Tally, endings_histogram, sae, t_quantile, wilson
-    from grader.rounds.score import _interval
+    from grader.common.metrics import MetricError, Tally, endings_histogram, sae, t_quantile, wilson
+    from grader.rounds.aggregates import _interval
 
     cases = [
         (lambda: Tally().add("resigned"), "result", "resigned", "a game result is win, draw or loss"),
@@ -139,7 +139,7 @@ def test_a_round_without_its_records_names_the_missing_environments():
     from grader.rounds.orchestrate import make_plan
     from grader.rounds.publish import build
     from grader.rounds.records import IncompleteRecordsError
-    from grader.session import parse_entrant
+    from grader.play.session import parse_entrant
 
     plan = make_plan("public", [parse_entrant("random"), parse_entrant("greedy")], "random-2 most/standard",
                      10, [0, 10], 2, 2, "7", None, "local")
@@ -169,7 +169,7 @@ def test_github_values_are_refused_by_name(tmp_path):
 def test_an_npy_header_of_another_version_is_named():
     import io
 
-    from grader.screening import NpyVersionError, _npy_dtype
+    from grader.season.screening import NpyVersionError, _npy_dtype
 
     with pytest.raises(NpyVersionError, match=r"unsupported .npy version \(3, 0\)") as info:
         _npy_dtype(io.BytesIO(b"\x93NUMPY\x03\x00" + b"\0" * 16))
@@ -180,7 +180,7 @@ def test_a_sandbox_backend_this_checkout_lacks_is_named(monkeypatch):
     from types import SimpleNamespace
 
     import grader.sandbox
-    from grader.rounds import runner
+    from grader.rounds import workers as runner
     from grader.sandbox import SandboxNameError
 
     def missing(name):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from grader import registries
-from grader.cli import ARENA_FAILED, EXIT_CODES, INPUT_FAILED, OK, build_parser, exit_codes_markdown, main
+from grader.cli import registries
+from grader.cli.main import ARENA_FAILED, EXIT_CODES, INPUT_FAILED, OK, build_parser, exit_codes_markdown, main
 
 
 def test_the_readme_shows_the_table():

@@ -1,11 +1,11 @@
-"""Fault kinds have one source, grader.faults: the site and the bench read it at run time; the
+"""Fault kinds have one source, grader.common.faults: the site and the bench read it at run time; the
 results schema's lists and the docs' tables are written from it (tests/test_registries.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader.faults import FAULT_ROWS, FaultKind, FaultKindError, Payer, kinds
+from grader.common.faults import FAULT_ROWS, FaultKind, FaultKindError, Payer, kinds
 
 
 def test_every_kind_has_a_payer_and_a_description():

@@ -1,4 +1,4 @@
-"""A game's stored forms (grader.games) are the bytes the stored rounds hold: the fields are the
+"""A game's stored forms (grader.play.games) are the bytes the stored rounds hold: the fields are the
 documents' keys in their order, and reading a stored game back and writing it again changes
 no byte, so no digest (`games.sha256`, `self_play.games_sha256`) moves."""
 
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from engine import public_tier
-from grader.disclosure import RULE_BEARING_GAME_KEYS
-from grader.files import dumps_json
-from grader.games import KEPT_FIELDS, SCORED_FIELDS, KeptGame, ScoredGame
-from grader.match import outcome_for, play_game
-from grader.results import schema
-from grader.self_play import SELF_PLAY_COLOR
+from grader.season.disclosure import RULE_BEARING_GAME_KEYS
+from grader.common.files import dumps_json
+from grader.play.games import KEPT_FIELDS, SCORED_FIELDS, KeptGame, ScoredGame
+from grader.play.match import outcome_for, play_game
+from grader.rounds.results import schema
+from grader.play.self_play import SELF_PLAY_COLOR
 
 FIXTURES = Path(__file__).resolve().parent / "site" / "fixtures"
 GAMES_FILES = sorted(FIXTURES.glob("*/*/games.jsonl.gz"))

@@ -1,4 +1,4 @@
-"""grader.history: an owner's sealed history file, read strictly (it sits in a repository
+"""grader.history.owner_history: an owner's sealed history file, read strictly (it sits in a repository
 anyone can send a pull request to), opened by the owner's key or the arena's and no other."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import datetime as dt
 import pytest
 from nacl.public import PrivateKey
 
-from grader.history import History, HistoryError, history_path, load_history, merge, parse_history, seal_entry, \
+from grader.history.owner_history import History, HistoryError, history_path, load_history, merge, parse_history, seal_entry, \
     summary, write_history
-from grader.sealing import encode_key
+from grader.documents.sealing import encode_key
 
 WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 RESULTS = {"round": {"id": "ladder-0123456789", "tier": "ladder"},

@@ -29,8 +29,11 @@ def test_the_table_names_the_folders():
     assert all((ROOT / n).is_dir() for n in named), [n for n in named if not (ROOT / n).is_dir()]
 
 
-def test_the_grader_row_names_its_packages():
-    row = next(line for line in (ROOT / "README.md").read_text().splitlines() if line.startswith("| `grader/`"))
-    packages = sorted(p.parent.name for p in (ROOT / "grader").glob("*/__init__.py"))
-    missing = [p for p in packages if f"`{p}/`" not in row]
-    assert not missing, f"the grader row does not name {missing}"
+def test_the_grader_rows_are_the_layers_in_order():
+    from tests.test_layers import GRADER_LAYERS
+
+    rows = [n.split("/")[1] for n in table_folders() if n.startswith("grader/")]
+    layers = [prefix.split(".")[1] for _, prefixes in GRADER_LAYERS for prefix in prefixes if prefix != "grader"]
+    assert rows == layers, f"README's grader rows {rows} are not the layers of tests/test_layers.py {layers}"
+    packages = {p.parent.name for p in (ROOT / "grader").glob("*/__init__.py")}
+    assert set(rows) == packages, f"packages of grader/ not in the table: {sorted(packages - set(rows))}"

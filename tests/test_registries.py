@@ -1,5 +1,5 @@
 """Every copy of a registry in a file people read (the results schema's lists, the docs' fault
-tables, the kit's sandboxes) is what `python -m grader.registries --write` makes of it."""
+tables, the kit's sandboxes) is what `python -m grader.cli.registries --write` makes of it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import registries
-from grader.faults import Payer
-from grader.json_spans import PointerError, replace_value, value_span
+from grader.cli import registries
+from grader.common.faults import Payer
+from grader.common.json_spans import PointerError, replace_value, value_span
 
 ARENA_KINDS = "/properties/provenance/properties/execution/properties/arena_faults/items/properties/kind/enum"
 FAULT_COUNTS = "/properties/agents/items/properties/faults/properties"
@@ -39,14 +39,14 @@ def test_a_stale_copy_is_named_with_the_command(tmp_path, capsys):
     protocol.write_text(protocol.read_text().replace("| `pipe` | arena |", "| `pipe` | agent |"))
     assert registries.stale(root) == [registries.SCHEMA, "docs/protocol.md"]
     assert registries.main(["--check", "--root", str(root)]) == 1
-    assert capsys.readouterr().err.strip() == ("copies of the registries are stale in grader/data/results-schema.json, "
-                                               "docs/protocol.md: run `python -m grader.registries --write`")
+    assert capsys.readouterr().err.strip() == ("copies of the registries are stale in grader/documents/data/results-schema.json, "
+                                               "docs/protocol.md: run `python -m grader.cli.registries --write`")
     assert registries.main(["--write", "--root", str(root)]) == 0
     assert schema.read_text() == text and registries.stale(root) == []
 
 
 def test_a_new_kind_lands_in_every_list(monkeypatch):
-    from grader.faults import kinds
+    from grader.common.faults import kinds
 
     monkeypatch.setattr(registries, "kinds", lambda payer=None: kinds(payer) + (f"new_{payer.value}",))
     files = registries.generated()
@@ -90,7 +90,7 @@ def test_the_payers_are_the_consequences():
 def test_the_rules_table_names_every_fault_kind_with_its_payer():
     # docs/rules.md says it in the participants' words (the arena's kinds in one row), so it is
     # not generated; a kind missing from it, or under the wrong payer, fails here.
-    from grader.faults import FaultKind
+    from grader.common.faults import FaultKind
 
     text = (registries.ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
     section = text[text.index("### 5.1 Faults, and who pays"):]

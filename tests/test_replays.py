@@ -1,4 +1,4 @@
-"""grader.replays: an owner's replays of a ladder or final round, the recorded moves locked twice
+"""grader.history.replays: an owner's replays of a ladder or final round, the recorded moves locked twice
 (the owner's entry key outside, the tier seed inside), the boards made by the engine when they
 are opened, and nothing that says who won or by how much."""
 
@@ -14,10 +14,10 @@ import pytest
 from nacl.public import PrivateKey
 
 from engine import LOST, PASS, Game, tier_specs
-from grader import replays
-from grader.history import History, HistoryError, history_path, merge, open_replays, push_replays, replays_path, \
+from grader.history import replays
+from grader.history.owner_history import History, HistoryError, history_path, merge, open_replays, push_replays, replays_path, \
     replays_ref, seal_entry, store_replays, write_history
-from grader.sealing import encode_key
+from grader.documents.sealing import encode_key
 
 ROUND = "final-abcdef0123"
 SEED = "final-seed-7"

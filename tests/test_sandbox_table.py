@@ -8,7 +8,7 @@ import argparse
 
 import pytest
 
-from grader.cli import COMMANDS, build_parser
+from grader.cli.main import COMMANDS, build_parser
 from grader.sandbox import BACKENDS, ISOLATING, SANDBOXES, SandboxNameError, backend, get_sandbox
 
 
@@ -39,7 +39,7 @@ def test_commands_take_their_choices_from_the_table():
 
 
 def test_the_kit_offers_the_isolating_sandboxes():
-    from grader.kit import KIT_SANDBOXES
+    from grader.kit.build import KIT_SANDBOXES
 
     assert KIT_SANDBOXES == ("auto", "local", "docker", "none")
 
@@ -49,14 +49,14 @@ def test_unknown_names_are_named():
             as info:
         get_sandbox("vm")
     assert info.value.name == "vm"
-    from grader.kit import KitError, choose_sandbox
+    from grader.kit.build import KitError, choose_sandbox
 
     with pytest.raises(KitError, match="unknown sandbox 'vm': choose auto, local, docker or none"):
         choose_sandbox("vm")
 
 
 def test_the_doctor_checks_what_the_row_owns():
-    from grader.commands.doctor import checks_for
+    from grader.cli.commands.doctor import checks_for
 
     with pytest.raises(SandboxNameError, match="the unsafe backend has no protections to check"):
         checks_for("unsafe")

@@ -1,4 +1,4 @@
-"""grader.schema's fast predicate, which only says "valid", agrees with the jsonschema library,
+"""grader.documents.schema's fast predicate, which only says "valid", agrees with the jsonschema library,
 which decides and lists the problems."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.results import read_document, schema
-from grader.schema import validate
+from grader.rounds.results import read_document, schema
+from grader.documents.schema import validate
 
 ROUNDS = Path(__file__).parent / "site" / "fixtures" / "rounds"
 VALUES = [None, True, False, 0, -1, 1.5, 2, "x", "", "sha256:" + "a" * 64, [], {}, [1], {"a": 1}, 10 ** 9, -0.5]
@@ -48,7 +48,7 @@ def _mutate(doc: dict, rng: random.Random, paths: list[tuple]) -> dict:
 
 @pytest.mark.slow
 def test_the_predicate_and_the_library_agree_on_mutated_rounds():
-    from grader.schema import _compiled
+    from grader.documents.schema import _compiled
 
     root = schema()
     valid, validator = _compiled(root, root)
@@ -68,7 +68,7 @@ def test_the_predicate_and_the_library_agree_on_mutated_rounds():
 
 def test_true_is_not_one():
     """JSON Schema's equality, which the predicate keeps too: true is not the schema_version 1."""
-    from grader.schema import _compiled
+    from grader.documents.schema import _compiled
 
     root = schema()
     valid, _ = _compiled(root, root)

@@ -1,4 +1,4 @@
-"""Sealed submissions (grader.sealing): sealed to a key, opened only with it, checked against
+"""Sealed submissions (grader.documents.sealing): sealed to a key, opened only with it, checked against
 the manifest; what cannot be opened is refused with the reason."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ import shutil
 import pytest
 from nacl.public import PrivateKey
 
-from grader import sealing
-from grader.kit import write_sealed_package, write_submission_zip
-from grader.submission import SubmissionError, load_submission
+from grader.documents import sealing
+from grader.kit.build import write_sealed_package, write_submission_zip
+from grader.documents.submission import SubmissionError, load_submission
 from tests.github.conftest import AGENTS
 
 
@@ -87,7 +87,7 @@ def test_a_bad_manifest_names_its_problem(text, problem):
 
 
 def test_staff_open_a_submission_to_review_it(package, tmp_path, capsys):
-    from grader.cli import main
+    from grader.cli.main import main
     folder, manifest = package
     assert main(["open-submission", str(folder), "--out", str(tmp_path / "review")]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -99,7 +99,7 @@ def test_staff_open_a_submission_to_review_it(package, tmp_path, capsys):
 def test_staff_open_a_submission_from_a_refs_blobs(package, tmp_path, capsys):
     import subprocess
 
-    from grader.cli import main
+    from grader.cli.main import main
     folder, manifest = package
     repo = tmp_path / "repo"
     shutil.copytree(folder, repo / "submissions" / "alice")

@@ -1,4 +1,4 @@
-"""A table is laid out once per environment and restarted for each game (grader.match.Table):
+"""A table is laid out once per environment and restarted for each game (grader.play.match.Table):
 every game it plays must be the game a fresh table plays, whatever the last one left behind
 (a forfeit, a lost turn, a player's stream kept in its memory), and the conduct counts a
 side's legal moves as judging them one by one would."""
@@ -10,10 +10,10 @@ import pytest
 
 from engine import public_tier
 from engine.opponents import make_opponent
-from grader import match
-from grader.agent_handle import AgentHandle
-from grader.limits import DEFAULT_LIMITS
-from grader.policy import Conduct
+from grader.play import match
+from grader.play.agent_handle import AgentHandle
+from grader.common.limits import DEFAULT_LIMITS
+from grader.common.policy import Conduct
 
 pytestmark = pytest.mark.timeout(120)
 

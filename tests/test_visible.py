@@ -1,4 +1,4 @@
-"""Untrusted text is shown, never obeyed (grader/visible.py): every control and format
+"""Untrusted text is shown, never obeyed (grader/common/visible.py): every control and format
 character of an agent's text, a branch name, a title or a handle is made visible on every
 surface a person reads: a pull request's comment and status, the terminal and the logs, the
 site."""
@@ -13,7 +13,7 @@ import pytest
 
 from grader.github.api import User
 from grader.github.pr_check import Decision
-from grader.visible import HIDDEN_CATEGORIES, visible
+from grader.common.visible import HIDDEN_CATEGORIES, visible
 
 # What a hostile agent prints: NUL, BEL, an ESC sequence, DEL, a C1 control (CSI), a
 # right-to-left override and isolate, a BOM, a zero-width space, a line separator, a private
@@ -86,8 +86,8 @@ def test_the_github_calls_send_no_hidden_character():
 
 
 def test_the_terminal_shows_the_text_of_an_error_and_of_progress(capsys):
-    from grader import cli
-    from grader.rounds.runner import Progress
+    from grader.cli import main as cli
+    from grader.rounds.workers import Progress
 
     class Bad(ValueError):
         pass

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import github3
 from github3.exceptions import GitHubError, NotFoundError
 
-from grader.visible import visible
+from grader.common.visible import visible
 
 DEFAULT_API_URL = "https://api.github.com"
 STATUS_STATES = ("pending", "success", "failure", "error")

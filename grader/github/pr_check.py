@@ -5,7 +5,7 @@ the pull request through the API (never checking it out), decides from the regis
 and the competition config, and for a submission fetches the folder's files as data (blobs)
 for the smoke job. The decision is a versioned document the report job reads.
 
-A submission is sealed (grader.sealing): its folder holds a plain manifest and the sealed
+A submission is sealed (grader.documents.sealing): its folder holds a plain manifest and the sealed
 zip, which collect cannot open and does not need to; it checks the manifest and the sealed
 bytes' digest. A staff review clears one digest: a staff comment `/cleared sha256:...` naming
 the submission's digest (what `arena open-submission` prints), with the review label on.
@@ -18,14 +18,14 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.accounts import NOT_APPROVED, Account, Registry, check_change, registry_from_text
-from grader.competition import Competition
-from grader.documents import DocumentError, format_time
-from grader.schema import problems_of
+from grader.season.accounts import NOT_APPROVED, Account, Registry, check_change, registry_from_text
+from grader.season.competition import Competition
+from grader.documents.yaml_io import DocumentError, format_time
+from grader.documents.schema import problems_of
 from grader.github.api import ChangedFile, Repo, User
 from grader.github.events import PullRequestEvent
-from grader.sealing import MANIFEST_NAME, PACKAGE_FILES, REPACKAGE, SEALED_NAME, Manifest, SealError, sha256
-from grader.submission import MAX_FILES, MAX_TOTAL_BYTES
+from grader.documents.sealing import MANIFEST_NAME, PACKAGE_FILES, REPACKAGE, SEALED_NAME, Manifest, SealError, sha256
+from grader.documents.submission import MAX_FILES, MAX_TOTAL_BYTES
 
 SCHEMA_VERSION = 1
 REGISTRY_PATH = "accounts.yaml"
@@ -68,7 +68,7 @@ class Decision:
 
     @classmethod
     def from_dict(cls, data: dict, source: str = "decision") -> "Decision":
-        """A decision document read back (grader/data/decision.schema.json); DocumentError otherwise."""
+        """A decision document read back (grader/documents/data/decision.schema.json); DocumentError otherwise."""
         problems = problems_of(data, "decision")
         if problems:
             raise DocumentError(source, problems)

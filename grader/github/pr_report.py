@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from grader.documents import DocumentError
+from grader.documents.yaml_io import DocumentError
 from grader.github.api import Repo
 from grader.github.pr_check import Decision
-from grader.schema import problems_of
-from grader.visible import visible
+from grader.documents.schema import problems_of
+from grader.common.visible import visible
 
 MARKER = "<!-- arena:pr-check -->"
 FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}
@@ -98,7 +98,7 @@ PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours on
 
 
 def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
-    """The smoke report, checked against grader/data/smoke-report.schema.json (DocumentError otherwise)."""
+    """The smoke report, checked against grader/documents/data/smoke-report.schema.json (DocumentError otherwise)."""
     problems = problems_of(data, "smoke-report")
     if problems:
         raise DocumentError(source, problems)

@@ -1,6 +1,6 @@
 """What a course's GitHub repository must be for the workflows to work, and making it so.
 
-`arena github setup` (grader/commands/github.py) compares the repository with `desired(...)`
+`arena github setup` (grader/cli/commands/github.py) compares the repository with `desired(...)`
 item by item and changes what differs, so a second run changes nothing. The route by which
 the workflows' own commits reach a protected `main` is a deploy key that the ruleset on
 `main` lets bypass it, held as an environment secret that only jobs on `main` receive

@@ -38,8 +38,8 @@ from typing import NamedTuple
 
 from engine import EnvSpec
 from engine.tiers import DEFAULT_GENERATED_COUNT, GEN_MAX_SIDE
-from grader.limits import GIB, MIB, Limits
-from grader.schedule import games_per_env
+from grader.common.limits import GIB, MIB, Limits
+from grader.common.schedule import games_per_env
 
 # The live memory of one entrant's sandbox, by backend: an idle agent after prepare() (the
 # runner, numpy imported) with the sandbox's own processes on the host. Measured with the
@@ -416,7 +416,7 @@ def measured_fraction(speeds: list[float | None]) -> float | None:
 def boards_for(tier: str, envs: str | None, tier_seed: str | None) -> tuple[list[Board], bool]:
     """The boards of a round's environments, and whether their shapes are known: a generated
     tier's are drawn from its seed, and without it planned as the largest (`unknown_boards`)."""
-    from grader.rounds.orchestrate import select_envs
+    from grader.rounds.environments import select_envs
     if tier in ("ladder", "final") and tier_seed is None:
         count = None if envs is None else int(envs) if envs.isdigit() else len(envs.split(","))
         return unknown_boards(tier, count), False

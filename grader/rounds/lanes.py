@@ -10,7 +10,7 @@ thing after another gives, whatever finishes first.
 
 The one order that can matter is each agent's own: an agent that dies in a pairing plays
 none of its later ones. So an agent's pairings are played in the canonical order
-(`grader.schedule.pairs`), one at a time: a pairing starts only when it is the next one of
+(`grader.common.schedule.pairs`), one at a time: a pairing starts only when it is the next one of
 both its agents (`PairQueue`).
 """
 

@@ -17,22 +17,23 @@ from typing import TextIO
 
 import yaml
 
-from engine import EnvSpec, tier_specs
+from engine import EnvSpec
 from engine.tiers import POOL_VERSION
-from grader.disclosure import profile_for
-from grader.errors import OptionError, ShardError
-from grader.faults import FaultKind
-from grader.limits import DEFAULT_LIMITS, Limits
-from grader.results import load_results
+from grader.season.disclosure import profile_for
+from grader.common.errors import OptionError, ShardError
+from grader.common.faults import FaultKind
+from grader.common.limits import DEFAULT_LIMITS, Limits
+from grader.rounds.results import load_results
 from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
 from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
-from grader.files import atomic_write_bytes
+from grader.common.files import atomic_write_bytes
 from grader.rounds.records import IncompleteRecordsError, record_path
+from grader.rounds.environments import select_envs
 from grader.rounds.capacity import Board, CapacityError, CapacityPlan, plan_shard
-from grader.rounds.runner import finished_records, prepare_work, run_envs
-from grader.seeds import int_seed
-from grader.session import Entrant, check_field
+from grader.rounds.workers import finished_records, prepare_work, run_envs
+from grader.rounds.seeds import int_seed
+from grader.play.session import Entrant, check_field
 
 HIDDEN_TIERS = ("ladder", "final")
 
@@ -46,32 +47,6 @@ class RoundOutcome:
     public_path: Path | None = None
     full_path: Path | None = None
     message: str = ""
-
-
-def select_envs(tier: str, envs: str | None, tier_seed: str | None, pool: int = POOL_VERSION) -> list[EnvSpec]:
-    """The tier's environments, all or `N` first or those named (ids or names, comma-separated);
-    a generated tier's drawn from generator pool `pool`."""
-    seed = None if tier_seed is None else int_seed(tier_seed)
-    if envs is None:
-        return tier_specs(tier, seed, pool=pool)
-    if envs.isdigit():
-        count = int(envs)
-        if count < 1:
-            raise OptionError("--envs", envs, f"--envs {envs}: at least one environment")
-        specs = tier_specs(tier, seed, count, pool=pool)
-        if len(specs) < count:
-            raise OptionError("--envs", envs, f"--envs {count}: the {tier} tier has only {len(specs)} environments")
-        return specs
-    every = tier_specs(tier, seed, pool=pool)
-    chosen = []
-    for item in (p.strip() for p in envs.split(",")):
-        match = [s for s in every if item in (s.id, s.name)]
-        if not match:
-            raise OptionError("--envs", item, f"--envs: {item!r} is not the id or name of a {tier} environment")
-        if match[0] in chosen:
-            raise OptionError("--envs", item, f"--envs: {item!r} is listed twice")
-        chosen.append(match[0])
-    return chosen
 
 
 def public_round_baseline(path: str | Path) -> dict:

@@ -15,12 +15,12 @@ from pathlib import Path
 
 import grader
 from engine import EnvSpec, parse_spec
-from grader import checkout
-from grader.disclosure import Disclosure, profile_for
-from grader.errors import OptionError, PlanVersionError
-from grader.limits import Limits
-from grader.schedule import check_checkpoints
-from grader.session import Entrant
+from grader.common import checkout
+from grader.season.disclosure import Disclosure, profile_for
+from grader.common.errors import OptionError, PlanVersionError
+from grader.common.limits import Limits
+from grader.common.schedule import check_checkpoints
+from grader.play.session import Entrant
 
 PLAN_VERSION = 1
 ARENA_RETRIES = 2
@@ -160,5 +160,5 @@ def order_envs(specs: list[EnvSpec], profile: Disclosure, secret: str) -> list[E
 
 def git_commit(root: Path | None = None) -> str:
     """The arena's commit, with `-dirty` when its code differs from it; `unknown` outside git
-    (grader.checkout: the checkout the package lives in, or the one it was installed from)."""
+    (grader.common.checkout: the checkout the package lives in, or the one it was installed from)."""
     return checkout.git_commit(root)

@@ -27,20 +27,20 @@ from pathlib import Path
 from typing import Callable
 
 from engine import Color
-from grader.faults import Fault, FaultKind
-from grader.games import ScoredGame
-from grader.match import env_info, play_games
-from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
+from grader.common.faults import Fault, FaultKind
+from grader.play.games import ScoredGame
+from grader.play.match import env_info, play_games
+from grader.common.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
-from grader.limits import Limits
-from grader.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
+from grader.common.limits import Limits
+from grader.common.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
                              games_per_env, pairing_games, pairing_seed, pairs, self_play_seed,
                              session_games)
 from grader.sandbox import pinning
-from grader.session import Entrant, Session, open_session, python_entrant
-from grader.submission import load_submission
+from grader.play.session import Entrant, Session, open_session, python_entrant
+from grader.documents.submission import load_submission
 
 PROGRESS_EVERY = 50  # games between progress reports
 
@@ -87,19 +87,19 @@ def charged_fault(faults: list[dict]) -> dict | None:
     return {"entrant": last["entrant"], "fault": Fault(FaultKind.AGENT_ERROR, detail), "phase": last["phase"]}
 
 
-CONTROL_AGENT = Path(__file__).resolve().parent / "control_agent"
+CONTROL_AGENT = Path(__file__).resolve().parent.parent / "sandboxed" / "control_agent"
 
 
 def control_entrant(kind: str) -> Entrant:
     """The known-good control agent, of the faulting entrant's kind (in the sandbox or in-process)."""
     if kind == "submission":
         return Entrant("arena-control", "submission", str(CONTROL_AGENT), load_submission(CONTROL_AGENT).digest)
-    return python_entrant("arena-control", "grader.rounds.control_agent.agent:Agent")
+    return python_entrant("arena-control", "grader.sandboxed.control_agent.agent:Agent")
 
 
 def session_limits(plan: RoundPlan, entry: EnvEntry) -> Limits:
     """The limits of one entrant's session of `entry`: the plan's, with the CPU share, the wall
-    ceiling and the output cap grown by the session's games in this field (grader.limits)."""
+    ceiling and the output cap grown by the session's games in this field (grader.common.limits)."""
     layout = entry.spec.layout
     games = session_games(len(plan.field), plan.checkpoints, plan.games_per_checkpoint, plan.pairing_games,
                           plan.budget)

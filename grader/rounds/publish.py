@@ -2,20 +2,20 @@
 
 The full record (`<private>/<round-id>.yaml` and its games with moves and seeds) stays with
 staff; the projection by the tier's disclosure goes to `rounds/`. Both carry the same numbers,
-computed once by `grader.rounds.score` from the per-game outcomes.
+computed once by `grader.rounds.aggregates` from the per-game outcomes.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from grader.disclosure import PROFILES, project_games, project_result
-from grader.metrics import generalisation_gap
-from grader.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
+from grader.season.disclosure import PROFILES, project_games, project_result
+from grader.common.metrics import generalisation_gap
+from grader.rounds.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
                             write_round)
 from grader.rounds.plan import RoundPlan, commitment
 from grader.rounds.records import EnvRecord, IncompleteRecordsError, self_play_digest
-from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
+from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
 
 
 def statuses_of(records: list[EnvRecord]) -> dict[str, dict[str, str]]:
@@ -57,7 +57,7 @@ def round_notes(tier: str, environments: int, field_size: int, standing_publishe
 
 
 def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
-    # The rules' one test of privacy (grader.disclosure.private_reasons), less the final's
+    # The rules' one test of privacy (grader.season.disclosure.private_reasons), less the final's
     # (which is private until staff publish it, a state the record does not hold).
     private = len(plan.envs) < MIN_ENVS_FOR_PUBLIC or plan.requested or len(plan.field) < MIN_FIELD_FOR_STANDING
     research = plan.tier == "paper"
@@ -192,7 +192,7 @@ def withhold(rounds: Path, round_id: str, withheld: Path, recipient: str) -> Pat
     import shutil
     import tarfile
 
-    from grader.sealing import seal
+    from grader.documents.sealing import seal
 
     files = round_files(rounds, round_id)
     if not any(f.name == f"{round_id}.yaml" for f in files):

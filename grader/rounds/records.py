@@ -15,7 +15,7 @@ import zlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from grader.files import atomic_write_bytes, dumps_json, gzip_bytes
+from grader.common.files import atomic_write_bytes, dumps_json, gzip_bytes
 
 RECORD_VERSION = 1
 
@@ -77,7 +77,7 @@ class EntrantEnv:
     fault_phase: str | None = None
     self_play: SelfPlay = field(default_factory=SelfPlay)
     agent_seconds: float = 0.0
-    # Its self-play games as grader.games.KeptGame keeps them, in order (none for a
+    # Its self-play games as grader.play.games.KeptGame keeps them, in order (none for a
     # reference player, which is sent nothing); bound by `self_play_digest` in the results.
     self_play_games: list[dict] = field(default_factory=list)
 

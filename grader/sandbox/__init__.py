@@ -13,7 +13,7 @@ import importlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from grader.limits import DEFAULT_LIMITS, Limits
+from grader.common.limits import DEFAULT_LIMITS, Limits
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 
 if TYPE_CHECKING:

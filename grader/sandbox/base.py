@@ -21,14 +21,16 @@ import tempfile
 from pathlib import Path
 from typing import Callable, Literal, Protocol
 
-from grader import owner
-from grader.limits import Limits
+from grader.common import owner
+from grader.common.limits import Limits
 from grader.sandbox import frozen
-from grader.submission import IGNORED_DIRS, Submission
+from grader.documents.submission import IGNORED_DIRS, Submission
 
 Network = Literal["none", "egress"]
 NETWORKS = ("none", "egress")
-RUNNER_DIR = Path(__file__).resolve().parent.parent / "runner"
+RUNNER_DIR = Path(__file__).resolve().parent.parent / "sandboxed"
+# The processes of a local sandbox's cgroup that are the arena's, not the agent's: the outer bwrap.
+LAUNCHER_PROCESSES = 1
 RUNNER_SCRIPT = "runner.py"
 # Where every backend mounts the runner's folder and the agent's folder (read-only).
 RUNNER_MOUNT = "/arena/runner"

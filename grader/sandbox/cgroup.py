@@ -21,7 +21,7 @@ import uuid
 import weakref
 from pathlib import Path
 
-from grader import owner
+from grader.common import owner
 from grader.sandbox import thaw
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -444,7 +444,7 @@ class Cgroup:
         """A pairing's turns: freeze the group when its agent's move is in (False), thaw it
         when the agent is to move again (True). Where the group has no freezer, one signal
         to each of its processes instead, which a child forked meanwhile can undo (the pace
-        still charges the mover only its own time: grader.policy.own_act_seconds)."""
+        still charges the mover only its own time: grader.common.policy.own_act_seconds)."""
         if self.freeze(not running) and not self._signalled:
             return
         self._signalled = not running

@@ -7,7 +7,7 @@ pids limit (the container's own pids cgroup: the only count of its processes and
 its uid is shared with every other container and RLIMIT_NPROC would be one pool for them all),
 memory = memory+swap, a CPU quota, every capability dropped,
 no-new-privileges, the engine's default seccomp profile with the arena's own filter
-stacked on it by the runner (grader/runner/syscall_filter.py: the same list as the
+stacked on it by the runner (grader/sandboxed/syscall_filter.py: the same list as the
 embedded sandbox's), a non-root user (uid 10001 on the host too), no core dumps; the
 runner and the agent's folder are mounted read-only. The image is built by `arena image build` (grader.sandbox.image).
 
@@ -28,7 +28,7 @@ as the arena, as on a self-hosted runner.
 The agent sees copies of its submission and of the runner made readable to its user
 (`base.stage_session`), at paths that say nothing of the host's checkout.
 Leftovers of a killed arena (containers, session folders) carry its owner tag
-(grader.owner); the first sandbox started in a later arena removes them.
+(grader.common.owner); the first sandbox started in a later arena removes them.
 """
 
 from __future__ import annotations
@@ -39,15 +39,15 @@ import shutil
 import time
 from pathlib import Path
 
-from grader import owner
-from grader.limits import Limits
+from grader.common import owner
+from grader.common.limits import Limits
 from grader.sandbox import image as agent_image
 from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  check_network, runner_rlimits, session_folder, stage_session, sweep_sessions,
                                  user_temp_folder)
 from grader.sandbox import frozen, pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
-from grader.submission import Submission
+from grader.documents.submission import Submission
 
 IMAGE_TAG = agent_image.IMAGE_TAG
 AGENT_UID = agent_image.AGENT_UID

@@ -2,7 +2,7 @@
 back as it was when freeze() returned, and the frozen process is checked from outside.
 
 The runner hands a frozen session to a copy of itself that holds only the frozen agent
-(grader/runner/runner.py, `hand_over`), but the runner's process runs the agent's code, so the
+(grader/sandboxed/runner.py, `hand_over`), but the runner's process runs the agent's code, so the
 host does not take its word. From the host, through the sandbox's cgroup and /proc:
 
 - **processes**: every process of the sandbox but its init (pid 1 there), the frozen process

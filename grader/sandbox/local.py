@@ -6,7 +6,7 @@ empty tmpfs), the shared libraries they link, numpy (at /arena/site), the
 runner (/arena/runner) and the agent's folder (/agent). Everything else of the
 host - /etc, /home, /proc of the host, other submissions - does not exist in
 it. It gets new user, pid, net, ipc, uts, mount and cgroup namespaces (and may make no
-user namespace of its own), the runner's seccomp filter (grader.runner.syscall_filter), a nobody uid/gid,
+user namespace of its own), the runner's seccomp filter (grader.sandboxed.syscall_filter), a nobody uid/gid,
 no capabilities, no environment, a private size-capped /tmp and /dev/shm (and a
 read-only /dev), and dies with its parent.
 
@@ -30,14 +30,14 @@ import sysconfig
 import threading
 from pathlib import Path
 
-from grader.limits import Limits
-from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
+from grader.common.limits import Limits
+from grader.sandbox.base import (AGENT_MOUNT, LAUNCHER_PROCESSES, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
                                  PopenProcess, check_network, runner_rlimits, session_folder,
                                  staged_copy, staged_files, stage_session, sweep_sessions,
                                  user_temp_folder)
 from grader.sandbox import pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
-from grader.submission import Submission
+from grader.documents.submission import Submission
 
 SANDBOX_UID = 65534  # nobody, inside
 SANDBOX_GID = 65534
@@ -46,8 +46,6 @@ SANDBOX_GID = 65534
 # The same uid as the docker backend's agent.
 HOST_UID = 10001
 SITE = "/arena/site"
-# The processes of a local sandbox's cgroup that are the arena's, not the agent's: the outer bwrap.
-LAUNCHER_PROCESSES = 1
 # bwrap itself needs nothing of the host's environment, so it gets none of it
 # either: its own /proc/<pid>/environ is visible from inside the sandbox.
 BWRAP_ENV = {"PATH": "/usr/bin:/bin"}
@@ -359,6 +357,6 @@ class LocalSandbox:
         return None
 
     def capabilities(self) -> dict[str, bool]:
-        """Protections of this backend on this host (see grader.commands.doctor for the probe)."""
+        """Protections of this backend on this host (see grader.cli.commands.doctor for the probe)."""
         from grader.sandbox.probe import probe_local
         return probe_local(self)

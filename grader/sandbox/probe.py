@@ -17,11 +17,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.limits import DEFAULT_LIMITS, Limits
-from grader.sandbox.base import RUNNER_DIR, LaunchError, runner_rlimits
+from grader.common.limits import DEFAULT_LIMITS, Limits
+from grader.sandbox.base import LAUNCHER_PROCESSES, RUNNER_DIR, LaunchError, runner_rlimits
 from grader.sandbox.cgroup import probe as probe_cgroups
 from grader.sandbox.cgroup import sweep_leftovers as sweep_cgroups
-from grader.submission import Submission, sweep_extractions
+from grader.documents.submission import Submission, sweep_extractions
 
 NAMESPACES = ("user", "pid", "net", "ipc", "mnt", "uts")
 CLONE_NEWUSER = 0x10000000
@@ -243,7 +243,6 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     inside, process = _run_local_probe(sandbox, limits) if sandbox.bwrap else ("no bwrap", None)
     if process is not None:
         process.close()
-    from grader.sandbox.local import LAUNCHER_PROCESSES
     checks += _inside_checks(inside, limits, NAMESPACES, launchers=LAUNCHER_PROCESSES if sandbox.use_cgroup else 0)
     if isinstance(inside, dict):
         checks.append(Check("host /etc hidden", not inside["host_etc_visible"],

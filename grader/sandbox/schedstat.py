@@ -3,7 +3,7 @@
 `/proc/<pid>/task/<tid>/schedstat` holds a thread's time on a CPU and its time runnable but
 waiting on a run queue (the run-queue delay), in nanoseconds. The delay is what the host's
 contention took from the thread: the pace charges an agent its wall time less that delay
-(grader.policy.own_act_seconds). A sample is read after each act (and before the first of a
+(grader.common.policy.own_act_seconds). A sample is read after each act (and before the first of a
 run of acts), so it must cost microseconds: each thread's file is held open and read again
 with pread (a microsecond or a few), and the list of threads is read again only every
 REFRESH_SECONDS or when a thread it holds has ended. A thread started since the last refresh is not counted until the

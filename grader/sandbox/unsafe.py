@@ -14,10 +14,10 @@ import os
 import subprocess
 import sys
 
-from grader.limits import Limits
+from grader.common.limits import Limits
 from grader.sandbox.base import (RUNNER_DIR, RUNNER_SCRIPT, LaunchError, Network, PopenProcess,
                                  check_network, runner_rlimits)
-from grader.submission import Submission
+from grader.documents.submission import Submission
 
 WARNING = ("\n*** arena: WARNING: running {label} WITHOUT A SANDBOX (--sandbox unsafe). ***\n"
            "*** It can read and write your files and use the network. Use only on code you trust. ***\n")

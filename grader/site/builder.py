@@ -4,7 +4,7 @@ and site_templates/.
 What is shown (docs/architecture.md, "Results, disclosure, site"; docs/rules.md §6 and §8):
 - a final-tier round appears nowhere until the competition config says that final was
   published after review; until then the leaderboard says "final standings pending review";
-- a private round (grader.disclosure.private_reasons: fewer than 8 environments, a field
+- a private round (grader.season.disclosure.private_reasons: fewer than 8 environments, a field
   under 8, or a requested run) appears nowhere: its entrants and staff read it, the public
   site does not list it or build its pages;
 - the leaderboard follows the rules by itself: the published final, else the newest round of
@@ -29,16 +29,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from grader.accounts import Registry, load_registry
-from grader.checkout import source_tree
-from grader.disclosure import private_reasons
-from grader.limits import DEFAULT_LIMITS
+from grader.season.accounts import Registry, load_registry
+from grader.common.checkout import source_tree
+from grader.season.disclosure import private_reasons
+from grader.common.limits import DEFAULT_LIMITS
 from grader.site import docs as docs_mod
 from grader.site import environments as envs_mod
 from grader.site import model, replays, svg
-from grader.site.config import SeriesRound, SiteConfig, load_site_config
+from grader.season.site_settings import SeriesRound, SiteConfig, load_site_config
 from grader.site.data import RoundCache, RoundSource, load_rounds
-from grader.rounds.score import MIN_FIELD_FOR_STANDING
+from grader.rounds.aggregates import MIN_FIELD_FOR_STANDING
 from grader.site.render import COMMIT_PLACEHOLDER, Writer, check_out_folder, digest, make_environment, tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def default_tree() -> Path:
     """The arena's source tree for the templates and docs: beside the package, or the checkout a
-    `pip install .` was run in (grader.checkout)."""
+    `pip install .` was run in (grader.common.checkout)."""
     return source_tree() or REPO
 SITE_CODE = Path(__file__).resolve().parent
 
@@ -83,7 +83,7 @@ def data_commit_of(folder: Path, paths: tuple[str, ...] = (".",)) -> str:
 
 
 def visible(r: RoundSource, config: SiteConfig) -> bool:
-    """Whether the public site shows round `r`: never a private one (grader.disclosure's one
+    """Whether the public site shows round `r`: never a private one (grader.season.disclosure's one
     rule: a requested run, fewer than 8 environments, a field under 8, or a final until that
     very round is published after review)."""
     final = config.competition.final
@@ -199,8 +199,8 @@ def frozen_entries(rounds: list[RoundSource], config: SiteConfig, rounds_dir: Pa
     freeze; outside a checkout holding that history, the digests of the final's field in
     `rounds` (when it is there). Empty before the freeze. Digests only, no result: shown while
     the final is pending review too."""
-    from grader.field import GitError, build_field, commit_at, export_tree
-    from grader.documents import DocumentError
+    from grader.play.field import GitError, build_field, commit_at, export_tree
+    from grader.documents.yaml_io import DocumentError
     import tempfile
     freeze_at = config.competition.freeze_at
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -520,7 +520,7 @@ class SiteBuild:
             key = kit_submission_key(blob)
         if version is not None:
             self.writer.text("kit/version", version + "\n")
-        from grader.kit import submit_steps
+        from grader.kit.build import submit_steps
         repository = self.config.repository
         if repository is None:
             self.warnings.append("site.yaml sets no kit.repository: the kit page cannot link the repository that "
@@ -625,7 +625,7 @@ def kit_submission_key(blob: bytes) -> str | None:
     import json
     import zipfile
 
-    from grader.kit import KIT_FOLDER, MANIFEST_NAME
+    from grader.kit.build import KIT_FOLDER, MANIFEST_NAME
     try:
         with zipfile.ZipFile(io.BytesIO(blob)) as zf:
             key = json.loads(zf.read(f"{KIT_FOLDER}/{MANIFEST_NAME}")).get("submission_key")

@@ -7,10 +7,10 @@ an incremental build loads the summaries of unchanged rounds, and reads the per-
 detail only of the rounds whose pages it renders again. The cache is keyed by the file's size,
 mtime and sha256, and is the build's own (marshal files, written and read by this module only).
 
-A round is read from its JSON twin when one is bound to the YAML's bytes (grader.results), from
+A round is read from its JSON twin when one is bound to the YAML's bytes (grader.rounds.results), from
 the YAML otherwise; the twin is parsed with orjson, which reads a history's twins in under half
 the time of the standard library's parser. Every round is checked, whole, against the results
-schema (the one schema, in grader/data/results-schema.json) in one pass when it is read, before
+schema (the one schema, in grader/documents/data/results-schema.json) in one pass when it is read, before
 any page shows it, so a page never renders half a round.
 """
 
@@ -26,8 +26,8 @@ from typing import Any
 
 import orjson
 
-from grader.documents import DocumentError
-from grader.results import check_document, load_games, read_document
+from grader.documents.yaml_io import DocumentError
+from grader.rounds.results import check_document, load_games, read_document
 
 CACHE_FORMAT = f"site-rounds-3-py{sys.version_info[0]}.{sys.version_info[1]}"
 HEADING = "cannot be rendered"

@@ -1,6 +1,6 @@
 """The documents of `docs/` as pages: Markdown to HTML, links between them, the limits table.
 
-The limits table is rendered from `grader.limits.DEFAULT_LIMITS.rows()` where a document has
+The limits table is rendered from `grader.common.limits.DEFAULT_LIMITS.rows()` where a document has
 the line `<!-- limits-table -->`, so the published limits are the enforced ones.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import markdown
 from markupsafe import Markup, escape
 
-from grader.limits import DEFAULT_LIMITS, Limits
+from grader.common.limits import DEFAULT_LIMITS, Limits
 
 LIMITS_MARKER = "<!-- limits-table -->"
 # Reading order of the navigation; any other document follows, by name.
@@ -55,7 +55,7 @@ def limits_table(limits: Limits | None = None) -> Markup:
     rows = "".join(f"<tr><th scope=\"row\">{_inline(name)}</th><td class=\"num\">{_inline(value)}</td>"
                    f"<td>{_inline(meaning)}</td></tr>" for name, value, meaning in limits.rows())
     return Markup('<table class="limits"><caption>Limits, rendered from the grader\'s configuration '
-                  "(<code>grader/limits.py</code>)</caption><thead><tr><th>limit</th><th>value</th>"
+                  "(<code>grader/common/limits.py</code>)</caption><thead><tr><th>limit</th><th>value</th>"
                   f"<th>what it means</th></tr></thead><tbody>{rows}</tbody></table>")
 
 

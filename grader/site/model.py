@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from markupsafe import Markup, escape
 
 from engine.rules import capture_descriptions
-from grader.faults import FaultKind, Payer, kinds
-from grader.metrics import wilson
+from grader.common.faults import FaultKind, Payer, kinds
+from grader.common.metrics import wilson
 from grader.site import svg
 from grader.site.render import fmt_rate
 
 MIN_FIELD_FOR_STANDING = 8  # the rules' threshold (docs/rules.md §5); the round file says which applies
-# The kinds an agent pays for (grader.faults), in the order the tables list them.
+# The kinds an agent pays for (grader.common.faults), in the order the tables list them.
 FAULT_KINDS = kinds(Payer.AGENT)
 # What each of those kinds means, in words (the registry's descriptions, Markdown code marks
 # dropped): a page prints the reason beside the word, never the word alone.
@@ -115,7 +115,7 @@ class Table:
     standing_published: bool
     window: Window
     notes: list[str] = field(default_factory=list)
-    # How the published intervals were computed (grader.metrics.INTERVAL_METHODS); rounds that
+    # How the published intervals were computed (grader.common.metrics.INTERVAL_METHODS); rounds that
     # name no method published Wilson's interval over the games.
     interval_method: str = "wilson-games"
 

@@ -23,8 +23,8 @@ from typing import Any, Callable
 import jinja2
 from markupsafe import Markup, escape
 
-from grader.schedule import CANONICAL_BUDGET
-from grader.visible import visible
+from grader.common.schedule import CANONICAL_BUDGET
+from grader.common.visible import visible
 
 # Stands where the data commit goes until the page is written (never a valid commit).
 COMMIT_PLACEHOLDER = "@@ARENA-DATA-COMMIT@@"
@@ -66,7 +66,7 @@ class SiteEnvironment(jinja2.Environment):
 
 
 def shown(value: Any) -> Any:
-    """What a template prints, its control and format characters made visible (grader/visible.py):
+    """What a template prints, its control and format characters made visible (grader/common/visible.py):
     a handle or an agent's text on a page is read, never obeyed."""
     if isinstance(value, Markup):
         return Markup(visible(str(value), keep_lines=True))

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from markupsafe import Markup
 
 from engine.layout import cell_name
-from grader.games import ScoredGame
+from grader.play.games import ScoredGame
 from grader.site import svg
 from grader.site.model import rules_text
 

@@ -6,13 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from grader.cli import COMMAND_MODULES, build_parser, main
+from grader.cli.main import COMMAND_MODULES, build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_light_command_does_not_import_the_heavy_ones():
-    code = ("import sys; from grader.cli import main; rc = main(['envs', '--tier', 'public']); "
+    code = ("import sys; from grader.cli.main import main; rc = main(['envs', '--tier', 'public']); "
             "heavy = [m for m in ('numba', 'jinja2', 'docker', 'markdown') if m in sys.modules]; "
             "print(rc, heavy, file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

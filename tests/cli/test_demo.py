@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.commands.demo import DEMO_ENVS, DEMO_TIER, demo_field, demo_site_config
-from grader.rounds.score import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
+from grader.cli.commands.demo import DEMO_ENVS, DEMO_TIER, demo_field, demo_site_config
+from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
 from grader.site.builder import can_lead, in_series
 from grader.site.data import RoundSource
 

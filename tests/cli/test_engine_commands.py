@@ -6,7 +6,7 @@ import json
 
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 
 from tests.conftest import DATA
 
@@ -101,7 +101,7 @@ def test_replay_names_each_hostile_line_and_goes_on(capsys, tmp_path):
 def test_envs_takes_a_seed_as_published(capsys, tmp_path):
     """The seeds file publishes a tier seed as text (a hex string, as docs/results.md recommends
     drawing it); `arena envs` lists the tier the rounds drew from it, as `arena round` does."""
-    from grader.rounds.orchestrate import select_envs
+    from grader.rounds.environments import select_envs
 
     published = "3f0c9a1b2c3d4e5f6a7b8c9d0e1f2a3b"
     code, out, err = run(capsys, "envs", "--tier", "final", "--seed", published, "--count", "2", "--format", "json")

@@ -6,9 +6,9 @@ import errno
 
 import pytest
 
-from grader import cli
-from grader.cli import ARENA_FAILED, INPUT_FAILED, main
-from grader.commands import envs as envs_command
+from grader.cli import main as cli
+from grader.cli.main import ARENA_FAILED, INPUT_FAILED, main
+from grader.cli.commands import envs as envs_command
 
 
 def test_help_is_ok():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import SpecError, parse_spec
-from grader.specs import load_spec
+from grader.documents.specs import load_spec
 
 GOOD = {"layout": {"rows": 8, "cols": 8, "obstacles": [[0, 0]]}, "rules": {"win": "most", "capture": "standard"}}
 

@@ -50,7 +50,7 @@ def load_agent_class(name: str) -> type:
 
 
 def env_info(spec: EnvSpec, budget: int) -> dict:
-    """What `prepare` receives: geometry and budget, never the rules (as grader.match builds it)."""
+    """What `prepare` receives: geometry and budget, never the rules (as grader.play.match builds it)."""
     layout = spec.layout
     return {"rows": layout.rows, "cols": layout.cols, "obstacles": [list(c) for c in layout.obstacles],
             "interaction_budget": int(budget), "env_index": 0, "env_count": 1}

@@ -332,13 +332,13 @@ class Act:
 def submission_key() -> str:
     """The repository's ARENA_SUBMISSION_KEY secret: the test session's arena key, which the
     submissions of the tests (tests/github/conftest.py's agent_files) are sealed to."""
-    from grader.sealing import encode_key, private_key
+    from grader.documents.sealing import encode_key, private_key
     return encode_key(bytes(private_key(create=True)))
 
 
 def submission_public_key() -> str:
     """The repository's ARENA_SUBMISSION_PUBLIC_KEY variable: the public half of `submission_key`."""
-    from grader.sealing import encode_key, private_key
+    from grader.documents.sealing import encode_key, private_key
     return encode_key(bytes(private_key(create=True).public_key))
 
 
@@ -362,7 +362,7 @@ def _api(hub, method: str, path: str, token: str, body: dict | None = None) -> t
 
 def arena_setup(scratch: Scratch, hub) -> subprocess.CompletedProcess:
     """`arena github setup --repo arena-org/arena` from the scratch clone, as staff run it."""
-    return subprocess.run([sys.executable, "-m", "grader.cli", "github", "setup", "--repo", REPOSITORY,
+    return subprocess.run([sys.executable, "-m", "grader.cli.main", "github", "setup", "--repo", REPOSITORY,
                            "--checkout", str(scratch.work)], capture_output=True, text=True, timeout=300,
                           env=runner_environ({"GITHUB_TOKEN": STAFF_TOKEN, "GITHUB_API_URL": hub.api,
                                               "PYTHONPATH": str(ROOT)}))

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.accounts import parse_registry
-from grader.competition import parse_competition
+from grader.season.accounts import parse_registry
+from grader.season.competition import parse_competition
 from tests.github.fakehub import OWNER, REPO, FakeGitHub, fill, fixture
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
@@ -84,9 +84,9 @@ def agent_files(handle: str, agent: str = "random_agent", extra: dict[str, bytes
     sealed to `key` (default: this session's arena key), and its manifest."""
     import tempfile
 
-    from grader.kit import write_sealed_package, write_submission_zip
-    from grader.sealing import public_key_text
-    from grader.submission import load_submission
+    from grader.kit.build import write_sealed_package, write_submission_zip
+    from grader.documents.sealing import public_key_text
+    from grader.documents.submission import load_submission
     prefix = f"submissions/{handle}/"
     plain = {k[len(prefix):]: v for k, v in plain_files(handle, agent, extra).items()}
     with tempfile.TemporaryDirectory(prefix="arena-test-package-") as tmp:

@@ -16,11 +16,11 @@ import pytest
 import yaml
 from nacl.public import PrivateKey
 
-from grader.documents import format_time
-from grader import replays
-from grader.seeds import replay_boards
-from grader.history import parse_history
-from grader.sealing import encode_key
+from grader.documents.yaml_io import format_time
+from grader.history import replays
+from grader.rounds.seeds import replay_boards
+from grader.history.owner_history import parse_history
+from grader.documents.sealing import encode_key
 from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
 from tests.kit.test_history import noting_agent
 

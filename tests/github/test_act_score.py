@@ -12,8 +12,8 @@ import subprocess
 import pytest
 import yaml
 
-from grader.documents import format_time
-from grader.quota import Request, RequestLog
+from grader.documents.yaml_io import format_time
+from grader.season.quota import Request, RequestLog
 from tests.github.conftest import ALICE, ROUND_SECRETS, agent_files, comment_payload
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
@@ -36,8 +36,8 @@ def replies(hub, number):
 def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub, scratch, act_docker):
     from nacl.public import PrivateKey
 
-    from grader.history import parse_history
-    from grader.sealing import encode_key
+    from grader.history.owner_history import parse_history
+    from grader.documents.sealing import encode_key
     owner = PrivateKey.generate()  # alice's own key, as her kit keeps it
     merged_submission(scratch, hub, 40, encode_key(bytes(owner.public_key)))
     seen = {"merged": False, "recorded_at_reply": None}

@@ -9,12 +9,12 @@ import os
 import pytest
 import yaml
 
-from grader.accounts import check_change, parse_registry, registry_from_text
-from grader.cli import main
-from grader.competition import load_competition, parse_competition
-from grader.documents import DocumentError
-from grader.quota import parse_log
-from grader.submission import load_submission
+from grader.season.accounts import check_change, parse_registry, registry_from_text
+from grader.cli.main import main
+from grader.season.competition import load_competition, parse_competition
+from grader.documents.yaml_io import DocumentError
+from grader.season.quota import parse_log
+from grader.documents.submission import load_submission
 from pathlib import Path
 
 from tests.github.conftest import ALICE, CONFIG, REGISTRY, STAFF

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 from tests.github.conftest import CONFIG, REGISTRY, agent_files, package_digest, plain_files
 
 
@@ -108,15 +108,15 @@ def test_final_field_with_no_commit_before_the_freeze_says_so(repo, tmp_path, ca
 def test_an_arena_failure_of_the_smoke_gate_drops_nobody(repo, tmp_path, capsys, monkeypatch):
     """The arena failing to smoke-test an entrant is the arena's error (exit 2), never the
     entrant's 'smoke test failed'."""
-    from grader import field as field_mod
-    from grader.smoke import SmokeReport
+    from grader.play import field as field_mod
+    from grader.play.smoke import SmokeReport
 
     def arena_error(folder, sandbox, settings=None, **kwargs):
         return SmokeReport(str(folder), "local", result="arena_error",
                            reason="launch_failed: no docker engine answers")
 
     monkeypatch.setattr(field_mod, "run_smoke", arena_error)
-    monkeypatch.setattr("grader.commands.field.get_sandbox", lambda name: object())
+    monkeypatch.setattr("grader.cli.commands.field.get_sandbox", lambda name: object())
     code = main(["field", "--tier", "ladder", "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
                  "--smoke", "local", "--copy-to", str(tmp_path / "e"), "--out", str(tmp_path / "f.yaml"),
                  "--now", "2026-12-13T12:00:00Z"])

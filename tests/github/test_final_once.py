@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.competition import load_competition, load_invalidations
+from grader.cli.main import main
+from grader.season.competition import load_competition, load_invalidations
 
 from tests.github.conftest import ALICE, CONFIG, REGISTRY, STAFF
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.documents import dump_yaml
+from grader.cli.main import main
+from grader.documents.yaml_io import dump_yaml
 from tests.github.conftest import (AFTER_FREEZE, ALICE, BEFORE_FREEZE, BOB, CAROL, LABEL, STAFF, agent_files,
                                    package_digest, plain_files, pr_event)
 
@@ -303,7 +303,7 @@ def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files
     if bwrap_problem():
         pytest.skip(bwrap_problem())
     from grader.sandbox.local import LocalSandbox
-    from grader.smoke import run_smoke
+    from grader.play.smoke import run_smoke
     original = plain_files("alice")["submissions/alice/agent.py"]
     pull = hub.add_pull(40, ALICE, agent_files("alice", extra={"agent.py": b"import subprocess\n" + original}))
     decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 40, ALICE, pull.head_sha))

@@ -7,9 +7,9 @@ import datetime as dt
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.documents import format_time
-from grader.quota import Request, RequestLog, load_log, write_log
+from grader.cli.main import main
+from grader.documents.yaml_io import format_time
+from grader.season.quota import Request, RequestLog, load_log, write_log
 from tests.github.conftest import ALICE, BOB, CAROL, agent_files, comment_event
 
 pytestmark = pytest.mark.timeout(60)
@@ -191,7 +191,7 @@ def test_a_request_is_replied_to_only_once_recorded_even_when_main_moves(hub, re
                                                                           monkeypatch):
     """A merge lands on main between the decision and the push: the push is refused, the
     request is recorded again on the new main, and the reply comes after the push."""
-    import grader.commands.score as command
+    import grader.cli.commands.score as command
     origin, other = tmp_path / "origin.git", tmp_path / "other"
     _git(tmp_path, "init", "--quiet", "--bare", "-b", "main", str(origin))
     _git(repo_files, "init", "--quiet", "-b", "main")

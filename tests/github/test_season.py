@@ -25,9 +25,9 @@ import pytest
 import yaml
 from nacl.public import PrivateKey
 
-from grader.cli import main
-from grader.history import HistoryError, parse_history
-from grader.sealing import encode_key
+from grader.cli.main import main
+from grader.history.owner_history import HistoryError, parse_history
+from grader.documents.sealing import encode_key
 from tests.github.conftest import LABEL, STAFF, agent_files, comment_event, pr_event
 from tests.github.fakehub import OWNER, REPO
 

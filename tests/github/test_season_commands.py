@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.competition import load_competition
+from grader.cli.main import main
+from grader.season.competition import load_competition
 
 from tests.github.conftest import CONFIG, REGISTRY, STAFF
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 from grader.github.setup import (ENVIRONMENTS, PUSH_KEY_SECRET, PUSH_KEY_TITLE, REPOSITORY_SECRETS, RULESET_NAME,
                                  commands_labels, jobs_runs_on, runner_labels, untaken_jobs)
 from tests.github.fakehub import FakeGitHub
@@ -370,7 +370,7 @@ def test_a_read_only_deploy_key_does_not_push(protected, tmp_path):
 def test_every_arena_command_of_the_deploy_page_parses():
     import shlex
 
-    from grader.cli import build_parser
+    from grader.cli.main import build_parser
     page = (ROOT / "docs" / "deploy.md").read_text()
     lines = []
     for block in re.findall(r"```sh\n(.*?)```", page, re.S):

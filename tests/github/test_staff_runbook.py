@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import build_parser
+from grader.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNBOOK = (ROOT / "docs" / "staff.md").read_text(encoding="utf-8")

@@ -9,9 +9,9 @@ import zipfile
 
 import pytest
 
-from grader.cli import main
-from grader.kit import (KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render)
-from grader.limits import DEFAULT_LIMITS
+from grader.cli.main import main
+from grader.kit.build import (KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render)
+from grader.common.limits import DEFAULT_LIMITS
 from grader.sandbox.image import BASE_IMAGE, NUMPY_VERSION
 from tests.kit.conftest import copy_tree
 
@@ -49,8 +49,8 @@ def test_the_wheel_holds_the_servers_gate(built):
     manifest = json.loads(entries[f"{KIT_FOLDER}/kit.json"])
     wheel = zipfile.ZipFile(io.BytesIO(entries[f"{KIT_FOLDER}/{manifest['wheel']}"]))
     inside = set(wheel.namelist())
-    for module in ("grader/smoke.py", "grader/submission.py", "grader/screening.py", "grader/kit.py",
-                   "grader/runner/runner.py", "grader/runner/wire.py", "engine/data/paper_layouts.json"):
+    for module in ("grader/play/smoke.py", "grader/documents/submission.py", "grader/season/screening.py", "grader/kit/build.py",
+                   "grader/sandboxed/runner.py", "grader/sandboxed/wire.py", "engine/data/paper_layouts.json"):
         assert module in inside
 
 

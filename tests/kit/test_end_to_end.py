@@ -12,7 +12,7 @@ import zipfile
 
 import pytest
 
-from grader.kit import KIT_FOLDER, build_kit
+from grader.kit.build import KIT_FOLDER, build_kit
 from tests.kit.conftest import copy_tree
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -65,7 +65,7 @@ def test_setup_makes_a_fresh_venv_and_prints_what_it_found(kit):
     # The engine is compiled here, a line per board, so the first `make check` need not.
     assert "compiling the arena's engine for the gate's 4 boards" in setup.stderr
     assert "board 4/4 (12x10) ready" in setup.stderr and "... compiled in " in setup.stderr
-    probe = subprocess.run([str(folder / ".venv" / "bin" / "python"), "-c", "import grader.smoke, numba, yaml"],
+    probe = subprocess.run([str(folder / ".venv" / "bin" / "python"), "-c", "import grader.play.smoke, numba, yaml"],
                            capture_output=True, text=True)
     assert probe.returncode == 0, probe.stderr
 
@@ -91,7 +91,7 @@ def test_package_builds_checks_and_seals_submission_zip(kit, tmp_path):
     assert any(line.startswith("make check passed on these exact files") for line in lines)
     assert "To submit it:" in lines and any("submissions/<your handle>/" in line for line in lines)
     # The kit built in this checkout seals to a key this checkout's arena opens.
-    from grader.submission import load_submission
+    from grader.documents.submission import load_submission
     opened = load_submission(folder / "submission", extract_to=tmp_path / "opened")
     assert f"digest: {opened.digest}" in lines
 

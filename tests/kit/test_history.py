@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from grader.cli import main as arena
+from grader.cli.main import main as arena
 
 pytestmark = pytest.mark.slow  # a round in the sandbox
 
@@ -83,7 +83,7 @@ def test_the_owner_lists_and_opens_their_requested_run_and_log(history_repo, cap
 def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, tmp_path, capsys):
     from nacl.public import PrivateKey
 
-    from grader.sealing import encode_key
+    from grader.documents.sealing import encode_key
     _, modules, repo, round_id = history_repo
     other = tmp_path / "other.key"
     other.write_text(encode_key(bytes(PrivateKey.generate())) + "\n")
@@ -99,7 +99,7 @@ def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, 
 def publish_seeds(repo, ladder: str) -> None:
     import datetime as dt
 
-    from grader.seeds import DEFAULT_PATH, PublishedSeeds, write
+    from grader.rounds.seeds import DEFAULT_PATH, PublishedSeeds, write
     write(repo / DEFAULT_PATH, PublishedSeeds(dt.datetime(2030, 1, 2, tzinfo=dt.timezone.utc),
                                               {"ladder": ladder, "final": "another"}))
 
@@ -145,14 +145,14 @@ def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, cap
     assert arena(seal + ["--tier-seed", "tier-8"]) == 1
     assert f"not the seed round {round_id} was generated from" in capsys.readouterr().err
     # A damaged file says so.
-    from grader.history import read_replays, store_replays
+    from grader.history.owner_history import read_replays, store_replays
     store_replays(repo, "alice", round_id, read_replays(repo, "alice", round_id)[:-1])
     assert modules["history"].main(["--from", str(repo), round_id]) == 1
     assert "damaged" in capsys.readouterr().err
 
 
 def test_no_history_yet_says_how_one_comes(kit_scripts, tmp_path, capsys):
-    from grader.sealing import owner_public_key
+    from grader.documents.sealing import owner_public_key
     folder, _, modules = kit_scripts
     owner_public_key(folder / ".arena-owner.key")  # the key is there: what is missing is the history
     assert modules["history"].main(["--from", str(tmp_path), "--handle", "alice"]) == 1

@@ -8,11 +8,11 @@ import textwrap
 
 import pytest
 
-import grader.smoke
-from grader.kit import render_fields, submit_steps
+import grader.play.smoke
+from grader.kit.build import render_fields, submit_steps
 from grader.sandbox import get_sandbox
 from grader.sandbox.image import NUMPY_VERSION
-from grader.smoke import SmokeSettings, run_smoke
+from grader.play.smoke import SmokeSettings, run_smoke
 
 pytestmark = pytest.mark.timeout(300)
 FAILS_LATER = textwrap.dedent("""\
@@ -148,7 +148,7 @@ def test_the_long_check_exercises_play_after_learning(kit_scripts, capsys, monke
     code, out = check(modules, capsys)
     assert code == 0, out  # the gate's 2 self-play games never reach the learned play
     assert "not covered by this check:" in out and "`make check-long` plays 500 self-play games per board" in out
-    monkeypatch.setattr(grader.smoke, "LONG_SETTINGS", SmokeSettings(self_play_games=5, frozen_games=2))
+    monkeypatch.setattr(grader.play.smoke, "LONG_SETTINGS", SmokeSettings(self_play_games=5, frozen_games=2))
     code, out = check(modules, capsys, "--long")
     assert code == 1
     assert "the long check (the server's gate with a round's checkpoints and more self-play)" in out
@@ -188,7 +188,7 @@ def test_a_wrong_return_from_act_says_what_to_return(tmp_path, returned, said):
 
 
 def test_play_names_the_option_it_refuses(kit_scripts, capsys):
-    from grader.errors import OptionError
+    from grader.common.errors import OptionError
 
     play = kit_scripts[2]["play"]
     with pytest.raises(OptionError, match=r"--opponents: oracle \(reference opponents: ") as info:

@@ -10,9 +10,9 @@ import zipfile
 import pytest
 
 from engine import public_tier
-from grader.kit import (KitError, choose_sandbox, kit_excludes, stage_submission, submission_files,
+from grader.kit.build import (KitError, choose_sandbox, kit_excludes, stage_submission, submission_files,
                         write_submission_zip)
-from grader.submission import load_submission
+from grader.documents.submission import load_submission
 from grader.sandbox.local import bwrap_problem
 
 pytestmark = pytest.mark.timeout(180)
@@ -245,8 +245,8 @@ class NoStartSandbox:
 
 def test_a_sandbox_that_cannot_start_is_called_the_arenas_failure(kit_scripts, capsys, monkeypatch):
     _, _, modules = kit_scripts
-    import grader.kit
-    monkeypatch.setattr(grader.kit, "choose_sandbox", lambda name: (NoStartSandbox(), "broken: for the test"))
+    import grader.kit.build
+    monkeypatch.setattr(grader.kit.build, "choose_sandbox", lambda name: (NoStartSandbox(), "broken: for the test"))
     assert modules["check"].main([]) == 1
     out = capsys.readouterr().out
     assert "FAIL on the 6x8 board" in out and "launch_failed: no namespaces here" in out
@@ -264,8 +264,8 @@ def test_package_seals_the_submission_and_only_the_arenas_key_opens_it(kit_scrip
     import yaml
     from nacl.public import PrivateKey
 
-    from grader.sealing import KEY_ENV, encode_key
-    from grader.submission import SubmissionError, load_submission
+    from grader.documents.sealing import KEY_ENV, encode_key
+    from grader.documents.submission import SubmissionError, load_submission
     folder, manifest, modules = kit_scripts
     assert modules["package"].main([]) == 0
     out = capsys.readouterr().out

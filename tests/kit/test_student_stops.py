@@ -11,7 +11,7 @@ import pytest
 
 from nacl.public import PrivateKey
 
-from grader.sealing import OWNER_KEY_FILE, PACKAGE_FILES, encode_key
+from grader.documents.sealing import OWNER_KEY_FILE, PACKAGE_FILES, encode_key
 from tests.kit.test_history import history_repo  # noqa: F401 - the fixture: a requested round in history/
 
 pytestmark = pytest.mark.timeout(300)
@@ -52,7 +52,7 @@ def test_a_newer_kit_carries_the_owner_key_over(kit_scripts, tmp_path, capsys):
     assert f"your key: carried over {old / OWNER_KEY_FILE} into this kit" in out
     assert (folder / OWNER_KEY_FILE).read_text() == (old / OWNER_KEY_FILE).read_text()
     import yaml
-    from grader.sealing import read_key_file
+    from grader.documents.sealing import read_key_file
     manifest = yaml.safe_load((folder / "submission" / "manifest.yaml").read_text())
     assert manifest["owner_key"] == encode_key(bytes(read_key_file(old / OWNER_KEY_FILE).public_key))
 
@@ -138,7 +138,7 @@ def test_history_from_a_forks_clone_fetches_from_the_arenas_repository(history_r
 
 
 def test_the_kit_gives_the_site_and_explains_score_and_the_template_orders_freeze(kit_scripts):
-    from grader.kit import site_address, site_line
+    from grader.kit.build import site_address, site_line
     folder, _, _ = kit_scripts
     assert site_address("https://github.com/Arena-Org/arena") == "https://arena-org.github.io/arena/"
     assert site_line("https://github.com/arena-org/arena").startswith(

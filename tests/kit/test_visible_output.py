@@ -1,10 +1,10 @@
 """The kit's `make check` shows an agent's text, never obeys it: the reason of a failure and the
 end of what the agent printed reach the terminal with their control and format characters made
-visible (grader/visible.py)."""
+visible (grader/common/visible.py)."""
 
 from __future__ import annotations
 
-from grader.smoke import BoardResult, SmokeReport
+from grader.play.smoke import BoardResult, SmokeReport
 
 
 def test_make_check_shows_the_agents_text(kit_scripts, capsys):

@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-import grader.smoke
-from grader.accounts import check_change, registry_from_text
-from grader.limits import DEFAULT_LIMITS
-from grader.kit import NO_REPOSITORY, register_steps, render, render_fields
-from grader.policy import CHECKPOINT, PAIRING, SELF_PLAY
-from grader.rounds.score import MIN_FIELD_FOR_STANDING
+import grader.play.smoke
+from grader.season.accounts import check_change, registry_from_text
+from grader.common.limits import DEFAULT_LIMITS
+from grader.kit.build import NO_REPOSITORY, register_steps, render, render_fields
+from grader.common.policy import CHECKPOINT, PAIRING, SELF_PLAY
+from grader.rounds.aggregates import MIN_FIELD_FOR_STANDING
 from grader.sandbox import get_sandbox
-from grader.smoke import BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
-from grader.submission import SubmissionError, load_submission
+from grader.play.smoke import BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
+from grader.documents.submission import SubmissionError, load_submission
 from tests.kit.test_messages import FAILS_LATER as MESSAGES_FAILS_LATER
 
 pytestmark = pytest.mark.timeout(300)
@@ -129,7 +129,7 @@ def test_the_checkpoint_games_follow_self_play_as_in_a_round():
     self-play; the gate now plays them before and after its self-play, the long check at a
     round's own checkpoints."""
     assert SmokeSettings().checkpoint_points() == (0, 2)
-    long = grader.smoke.LONG_SETTINGS
+    long = grader.play.smoke.LONG_SETTINGS
     assert long.checkpoint_points() == (0, 100, 500) and long.games_vs_random == 20
     assert long.phase_games() == {CHECKPOINT: 60, SELF_PLAY: 500, PAIRING: 20}
     with pytest.raises(ValueError, match="checkpoints"):
@@ -173,14 +173,14 @@ def test_output_that_a_round_would_cut_off_fails_the_short_check(kit_scripts, ca
 def test_the_projection_is_for_the_largest_field_or_the_one_given():
     assert SmokeSettings().round_field() == DEFAULT_LIMITS.largest_field
     assert SmokeSettings(field=MIN_FIELD_FOR_STANDING).round_field() == MIN_FIELD_FOR_STANDING
-    games = grader.smoke.round_games(150)
+    games = grader.play.smoke.round_games(150)
     assert games == {CHECKPOINT: 100, SELF_PLAY: 2000, PAIRING: 20 * 149}
     board = board_with({CHECKPOINT: (4, 60, 5.0, 400), SELF_PLAY: (2, 120, 2.0, 200), PAIRING: (2, 60, 5.0, 100)})
     board.round_field, board.output_bytes = 150, 1000  # 300 of them printed by prepare
     # Acts a game times the mean act, times a round's games of each phase.
-    assert grader.smoke.project_act_seconds(board) == pytest.approx(15 * 100 * 0.005 + 60 * 2000 * 0.002
+    assert grader.play.smoke.project_act_seconds(board) == pytest.approx(15 * 100 * 0.005 + 60 * 2000 * 0.002
                                                                     + 30 * 2980 * 0.005)
-    assert grader.smoke.project_output(board) == 300 + 100 * 100 + 100 * 2000 + 50 * 2980
+    assert grader.play.smoke.project_output(board) == 300 + 100 * 100 + 100 * 2000 + 50 * 2980
 
 
 def test_a_quiet_agent_is_projected_under_the_cap(tmp_path):
@@ -197,7 +197,7 @@ def test_package_honours_the_latest_verdict_of_either_check(kit_scripts, capsys,
     assert check(modules, capsys)[0] == 0
     code, lines = package(modules, capsys)
     assert code == 0 and any(line.startswith("make check passed on these exact files (") for line in lines)
-    monkeypatch.setattr(grader.smoke, "LONG_SETTINGS", SmokeSettings(self_play_games=5, frozen_games=2))
+    monkeypatch.setattr(grader.play.smoke, "LONG_SETTINGS", SmokeSettings(self_play_games=5, frozen_games=2))
     assert check(modules, capsys, "--long")[0] == 1
     code, lines = package(modules, capsys)
     assert code == 1

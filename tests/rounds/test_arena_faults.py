@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 import grader.rounds.play as play
-from grader.agent_handle import AgentHandle
-from grader.faults import Fault, FaultKind
-from grader.limits import DEFAULT_LIMITS
+from grader.play.agent_handle import AgentHandle
+from grader.common.faults import Fault, FaultKind
+from grader.common.limits import DEFAULT_LIMITS
 from grader.rounds.orchestrate import run_round
-from grader.session import HandleSession, open_session
-from grader.verify import verify
+from grader.play.session import HandleSession, open_session
+from grader.verification.verify import verify
 from tests.rounds.conftest import field, small_plan, without_execution
 
 pytestmark = pytest.mark.timeout(120)
@@ -111,7 +111,7 @@ def test_an_agent_over_the_pace_at_the_end_of_its_session_times_out(tmp_path):
     judged at the end of the session, even when the agent never reached the early stop."""
     import dataclasses
 
-    from grader.limits import DEFAULT_LIMITS
+    from grader.common.limits import DEFAULT_LIMITS
     limits = dataclasses.replace(DEFAULT_LIMITS, pace_min_acts=20)
     plan = small_plan(field(("alpha", "Learner"), ("slow", "OverPace"), references=("random",)),
                       envs="random-2 most/standard", limits=limits)

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.limits import DEFAULT_LIMITS
+from grader.cli.main import main
+from grader.common.limits import DEFAULT_LIMITS
 from grader.rounds.capacity import (HOST_SECONDS_PER_MOVE, Board, CapacityError, Machines, env_cost,
                                     plan_capacity, runners_needed, unknown_boards)
-from grader.schedule import default_checkpoints
+from grader.common.schedule import default_checkpoints
 
 EIGHT = Board("eight", 8, 8, 0)  # 60 acts a game; 6.4 ms an act at the pace: 0.384 s a game
 HOST = 60 * HOST_SECONDS_PER_MOVE  # the arena's own time in a game of 60 moves
@@ -160,7 +160,7 @@ def test_assign_shards_is_longest_first_and_deterministic():
 
 
 def test_a_round_its_runner_cannot_hold_in_memory_is_refused_naming_the_need():
-    from grader.limits import MIB
+    from grader.common.limits import MIB
     # 150 entrants: 149 measured at 40 MiB and one at 950 MiB.
     memory = [40 * MIB] * 149 + [950 * MIB]
     tight = plan_capacity([EIGHT], 150, default_checkpoints(2000), 20, 20, 2000,

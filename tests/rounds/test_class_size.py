@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 ROOT = Path(__file__).resolve().parent.parent.parent

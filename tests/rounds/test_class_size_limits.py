@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.limits import DEFAULT_LIMITS, MIB, PACE_SHAPES
+from grader.common.limits import DEFAULT_LIMITS, MIB, PACE_SHAPES
 from grader.rounds.capacity import CapacityError, OPENING_CELLS, plan_of_round
 from grader.rounds.orchestrate import make_plan, run_round
-from grader.schedule import (CANONICAL_BUDGET, CANONICAL_CHECKPOINTS, DEFAULT_GAMES_PER_CHECKPOINT,
+from grader.common.schedule import (CANONICAL_BUDGET, CANONICAL_CHECKPOINTS, DEFAULT_GAMES_PER_CHECKPOINT,
                              DEFAULT_PAIRING_GAMES, session_games)
-from grader.session import parse_entrant, python_entrant
-from grader.verify import verify
+from grader.play.session import parse_entrant, python_entrant
+from grader.verification.verify import verify
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 PACE_AGENT = ROOT / "tests" / "agents" / "pace_fraction"
@@ -115,7 +115,7 @@ def test_agents_at_90_percent_of_the_pace_and_one_at_950_mib_play_with_no_fault(
 
 
 def test_arena_round_reads_the_fields_memory_by_entrant(tmp_path):
-    from grader.commands.round import field_memory
+    from grader.cli.commands.round import field_memory
     entrants = [{"handle": h, "account_id": i, "digest": "d", "path": h, "flags": [], "pace_fraction": None,
                  "memory_bytes": m} for i, (h, m) in enumerate((("ann", 950 * MIB), ("bob", None)))]
     path = tmp_path / "field.yaml"

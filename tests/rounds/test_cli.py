@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 from grader.rounds.plan import commitment
 from grader.sandbox.local import find_bwrap
 
@@ -112,7 +112,7 @@ def test_a_sandboxed_submission_plays_a_round(tmp_path, capsys):
 def test_a_scored_round_refuses_a_host_missing_a_protection(tmp_path, monkeypatch, capsys):
     """`arena doctor` (docs/architecture.md, "The sandbox"): no submission runs in a ladder round on
     a host that lacks a required protection; a public round goes on with a warning naming it."""
-    from grader.commands import round as round_command
+    from grader.cli.commands import round as round_command
     from grader.sandbox.probe import Check
 
     monkeypatch.setattr(round_command, "checks_for",
@@ -178,7 +178,7 @@ def test_the_recorded_command_names_an_agent_as_its_checkout_does(tmp_path, monk
     working folder, relative to it; elsewhere only its last component (no machine path)."""
     import argparse
 
-    from grader.commands import round as round_command
+    from grader.cli.commands import round as round_command
 
     checkout = tmp_path / "arena"
     (checkout / ".git").mkdir(parents=True)

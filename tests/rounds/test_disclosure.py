@@ -8,9 +8,9 @@ import gzip
 
 import pytest
 
-from grader.results import load_games, load_results
+from grader.rounds.results import load_games, load_results
 from grader.rounds.orchestrate import run_round
-from grader.verify import verify
+from grader.verification.verify import verify
 from tests.rounds.agents import OUTPUT_MARKER
 from tests.rounds.conftest import field, small_plan
 
@@ -103,7 +103,7 @@ def results_doc(envs: int = 8, field: int = 8, tier: str = "ladder", requested: 
 
 
 def test_one_rule_says_which_rounds_are_private():
-    from grader.disclosure import private_reasons
+    from grader.season.disclosure import private_reasons
 
     assert private_reasons(results_doc()) == []
     assert private_reasons(results_doc(envs=7)) == ["played on 7 environments, fewer than 8"]
@@ -120,9 +120,9 @@ def test_a_private_round_is_sealed_out_of_rounds_and_only_the_arenas_key_opens_i
     copy does not show its numbers, staff's key opens it whole, another key does not."""
     from nacl.public import PrivateKey
 
-    from grader.cli import main
+    from grader.cli.main import main
     from grader.rounds.publish import WithheldError, release
-    from grader.sealing import private_key
+    from grader.documents.sealing import private_key
 
     rounds = tmp_path / "rounds"
     outcome = run_round(small_plan(field(references=("random", "greedy"))), rounds,
@@ -148,7 +148,7 @@ def outcome_games(path) -> int:
 
 
 def test_a_public_round_stays(tmp_path, capsys):
-    from grader.cli import main
+    from grader.cli.main import main
 
     outcome = run_round(small_plan(field(references=("random", "greedy")), envs="8"), tmp_path / "rounds",
                         tmp_path / "private", command="test")
@@ -159,7 +159,7 @@ def test_a_public_round_stays(tmp_path, capsys):
 
 
 def test_verify_with_the_staff_record_does_not_say_the_games_were_not_replayed(tmp_path, capsys):
-    from grader.cli import main
+    from grader.cli.main import main
 
     plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5")
     outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="x")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parent.parent.parent

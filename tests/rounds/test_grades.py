@@ -8,10 +8,10 @@ import io
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.results import load_results
+from grader.cli.main import main
+from grader.rounds.results import load_results
 from grader.rounds.orchestrate import run_round
-from grader.session import python_entrant
+from grader.play.session import python_entrant
 
 from tests.rounds.conftest import field, small_plan
 
@@ -101,7 +101,7 @@ def test_grades_take_a_folder_in_the_order_played_final_last(two_windows, tmp_pa
     import shutil
     import subprocess
 
-    from grader.grades import chronological
+    from grader.verification.grades import chronological
 
     first, second = two_windows
     repo = tmp_path / "arena"

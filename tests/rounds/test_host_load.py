@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 from grader.rounds.records import read_record, record_path
 from grader.sandbox import pinning
 from grader.sandbox.local import find_bwrap

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grader.metrics import rnd, standing_interval, t_quantile, wilson
+from grader.common.metrics import rnd, standing_interval, t_quantile, wilson
 
 pytestmark = pytest.mark.timeout(120)
 

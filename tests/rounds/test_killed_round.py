@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from grader import owner
+from grader.common import owner
 from grader.sandbox import cgroup
-from grader.submission import EXTRACT_PREFIX
+from grader.documents.submission import EXTRACT_PREFIX
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -98,7 +98,7 @@ def _kill_a_round_then_start_the_doctor(tmp_path: Path, groups: list[Path], env:
     bundle = tmp_path / "random.zip"
     with zipfile.ZipFile(bundle, "w") as z:
         z.write(ROOT / "examples" / "random" / "agent.py", "agent.py")
-    command = [sys.executable, "-m", "grader.cli", "round", "--tier", "public", "--envs",
+    command = [sys.executable, "-m", "grader.cli.main", "round", "--tier", "public", "--envs",
                "random-2 most/standard,standard most/standard,random-2 fewest/standard", "--budget", "2000",
                "--jobs", "2", "--agents", f"zipped={bundle}", f"folder={ROOT / 'examples' / 'random'}",
                "random", "--out", str(tmp_path / "out"), "--private-out", str(tmp_path / "private")]
@@ -133,7 +133,7 @@ def _kill_a_round_then_start_the_doctor(tmp_path: Path, groups: list[Path], env:
         return left + folders
 
     assert leftovers(), "the killed round should have left its cgroups and extraction folder"
-    doctor = subprocess.run([sys.executable, "-m", "grader.cli", "doctor"], capture_output=True, text=True, cwd=ROOT,
+    doctor = subprocess.run([sys.executable, "-m", "grader.cli.main", "doctor"], capture_output=True, text=True, cwd=ROOT,
                             env=env, preexec_fn=enter)
     assert "leftovers of killed arenas" in doctor.stdout and "removed" in doctor.stdout, doctor.stdout
     assert leftovers() == []

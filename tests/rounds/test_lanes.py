@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
-from grader.schedule import pairs
+from grader.common.schedule import pairs
 
 NAMES = [f"a{i}" for i in range(6)]
 

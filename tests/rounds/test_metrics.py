@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from grader.metrics import (Tally, endings_histogram, fit_elo, generalisation_gap, sae, sae_window, spread, standing,
+from grader.common.metrics import (Tally, endings_histogram, fit_elo, generalisation_gap, sae, sae_window, spread, standing,
                             wilson, win_draw_rates)
 
 pytestmark = pytest.mark.timeout(30)

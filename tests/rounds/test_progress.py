@@ -10,7 +10,7 @@ import pytest
 
 import grader.rounds.play as play
 from grader.rounds.orchestrate import run_round
-from grader.schedule import games_per_env
+from grader.common.schedule import games_per_env
 from tests.rounds.conftest import field, small_plan
 from tests.rounds.test_arena_faults import failing_launches
 
@@ -42,7 +42,7 @@ def test_an_abandoned_attempts_games_are_not_counted_twice(tmp_path, monkeypatch
     # bravo's first launch fails the arena's way, after alpha's learning games were reported.
     monkeypatch.setattr(play, "open_session", failing_launches(1, who="bravo"))
     monkeypatch.setattr(play, "PROGRESS_EVERY", 1)
-    monkeypatch.setattr("grader.rounds.runner.PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr("grader.rounds.workers.PROGRESS_SECONDS", 0.0)
     stream = io.StringIO()
     outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="t", stream=stream)
     assert outcome.status == "published"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import grader.rounds.runner as runner
+import grader.rounds.workers as runner
 from grader.rounds.orchestrate import merge_shards, run_round
 from tests.rounds.conftest import field, read_games, small_plan, without_execution
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from grader.documents import dump_yaml
+from grader.documents.yaml_io import dump_yaml
 
 NASTY = [
     "plain", "", " leading space", "trailing space ", "colon: inside", "- dash", "# hash", "quote ' and \"",

@@ -10,11 +10,11 @@ import yaml
 
 from engine import Win, public_tier
 from engine.opponents import Meter, seated_opponent
-from grader.match import play_engine_games, play_game
-from grader.results import load_results
+from grader.play.match import play_engine_games, play_game
+from grader.rounds.results import load_results
 from grader.rounds.orchestrate import run_round
 from grader.rounds.records import read_record, record_path
-from grader.verify import verify
+from grader.verification.verify import verify
 from tests.rounds.conftest import EIGHT, field, small_plan, without_execution
 
 pytestmark = pytest.mark.timeout(180)
@@ -118,7 +118,7 @@ def test_games_file_is_deterministic_gzip(dirs):
 def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path, monkeypatch):
     """A reference entrant's budget self-play is played in one kernel call; the round's
     results are those of playing it game by game."""
-    from grader.session import ReferenceSession, Session
+    from grader.play.session import ReferenceSession, Session
 
     plan = small_plan(field(("alpha", "Learner")), budget=12, checkpoints=(0, 5, 12))
     batched = run_round(plan, tmp_path / "a" / "rounds", tmp_path / "a" / "private", command="test")

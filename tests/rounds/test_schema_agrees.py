@@ -1,4 +1,4 @@
-"""The results schema (grader/data/results-schema.json) is the one source of the round
+"""The results schema (grader/documents/data/results-schema.json) is the one source of the round
 document's shape; the dataclasses that write it must agree with it field for field."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import dataclasses
 import types
 import typing
 
-from grader import results
-from grader.results import RoundResults, schema
+from grader.rounds import results
+from grader.rounds.results import RoundResults, schema
 
 JSON_TYPES = {int: {"integer", "number"}, float: {"number"}, str: {"string"}, bool: {"boolean"},
               dict: {"object"}, list: {"array"}, type(None): {"null"}}

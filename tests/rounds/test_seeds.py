@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
+from grader.cli.main import main
 from tests.site.make_fixtures import FINAL_TIER_SEED, LADDER_TIER_SEED
 
 pytestmark = pytest.mark.timeout(120)
@@ -59,7 +59,7 @@ def test_a_published_seed_binds_an_open_ladder_rounds_environments(tmp_path):
     (from the round's generator pool), and a seed that draws others is a difference naming
     the first environment."""
     from grader.rounds.orchestrate import run_round
-    from grader.verify import Difference, check_published_seed_tier
+    from grader.verification.verify import Difference, check_published_seed_tier
     from tests.rounds.conftest import field, small_plan
     plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", tier_seed="8301",
                       budget=2, checkpoints=(0, 2), ladder_rules="public")

@@ -11,11 +11,11 @@ import pytest
 import yaml
 
 from engine.tiers import POOL_VERSION
-from grader.cli import main
-from grader.results import ResultsError, load_results
+from grader.cli.main import main
+from grader.rounds.results import ResultsError, load_results
 from grader.rounds.orchestrate import run_round
-from grader.files import gzip_bytes
-from grader.verify import Difference, verify
+from grader.common.files import gzip_bytes
+from grader.verification.verify import Difference, verify
 from tests.rounds.conftest import field, small_plan
 
 pytestmark = pytest.mark.timeout(120)
@@ -142,7 +142,7 @@ def test_what_the_file_says_of_the_round_itself_is_checked(published, tmp_path, 
 def forge_numbers(data: dict, lines: list[str]) -> None:
     """What a careful forger does after changing an input of the numbers (a status): recompute
     every number from the games as verify would, so that only the input itself is wrong."""
-    from grader.verify import recompute
+    from grader.verification.verify import recompute
     try:
         got = recompute(data, [json.loads(line) for line in lines[1:]])
     except Difference:
@@ -379,7 +379,7 @@ def test_a_forged_outcome_with_its_digest_is_caught_by_the_replay(faulted):
     an outcome the agent was sent that is not its game's."""
     from engine import parse_spec
     from grader.rounds.records import read_record, record_path
-    from grader.verify import Report, check_kept_self_play
+    from grader.verification.verify import Report, check_kept_self_play
 
     record = read_record(record_path(faulted.parent.parent / "private" / faulted.stem, 0))
     spec = parse_spec(load_results(faulted)["environments"][0]["spec"])  # a public round: its spec is in the file
@@ -475,7 +475,7 @@ def test_an_honest_ladder_round_verifies_with_its_staff_folder(ladder, capsys):
 def test_the_ladder_check_runs_on_arena_verify_private(ladder, tmp_path, monkeypatch, capsys):
     """`arena verify --private` of a real ladder round draws the tier from the plan's seed and
     pool: with a generator that draws nothing of the round's, the same round is refused."""
-    import grader.verify as verify_module
+    import grader.verification.verify as verify_module
     public, private = _staff_copy(ladder, tmp_path)
     monkeypatch.setattr(verify_module, "tier_specs", lambda tier, seed=None, count=None, pool=1: [])
     assert main(["verify", str(public), "--private", str(private)]) != 0
@@ -484,7 +484,7 @@ def test_the_ladder_check_runs_on_arena_verify_private(ladder, tmp_path, monkeyp
 
 
 def test_without_the_staff_folder_a_ladder_round_is_not_drawn_again(ladder, monkeypatch):
-    import grader.verify as verify_module
+    import grader.verification.verify as verify_module
     monkeypatch.setattr(verify_module, "tier_specs", lambda *a, **k: pytest.fail("the tier was drawn"))
     assert any("withholds its rules" in n for n in verify(ladder).notes)
 
@@ -508,7 +508,7 @@ def test_a_plan_without_a_pool_is_drawn_from_the_first_pool(ladder):
     """A plan from before the pool was recorded: its environments are checked against pool 1."""
     import dataclasses
     from grader.rounds.plan import read_plan
-    from grader.verify import check_plan_tier
+    from grader.verification.verify import check_plan_tier
     plan = read_plan(ladder.parent.parent / "private" / ladder.stem / "plan.json")
     check_plan_tier(dataclasses.replace(plan, pool=None))
     with pytest.raises(Difference, match="is not an environment of the ladder tier"):
@@ -519,9 +519,9 @@ def test_final_labels_out_of_their_secret_order_are_refused(monkeypatch, tmp_pat
     """The final's labels are shuffled by a hash of its seeds: with the staff plan, the order is
     the one that secret gives (here the round was labelled in the reverse order)."""
     import grader.rounds.orchestrate as orchestrate
-    from grader.disclosure import PROFILES
+    from grader.season.disclosure import PROFILES
     from grader.rounds.plan import order_envs
-    from grader.verify import check_plan_tier
+    from grader.verification.verify import check_plan_tier
 
     def reversed_order(specs, profile, secret):
         return order_envs([e.spec for e in reversed(order_envs(specs, profile, secret))], PROFILES["open"], secret)

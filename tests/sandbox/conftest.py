@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.agent_handle import AgentHandle
-from grader.limits import DEFAULT_LIMITS
-from grader.submission import load_submission
+from grader.play.agent_handle import AgentHandle
+from grader.common.limits import DEFAULT_LIMITS
+from grader.documents.submission import load_submission
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
 # Short deadlines so a hostile agent costs the suite seconds, not minutes.
@@ -115,7 +115,7 @@ def play(handle: AgentHandle, moves: int = 20) -> list:
 
 def docker_leftovers(sandbox) -> list[str]:
     """This process's containers and FIFO folders still on the host."""
-    from grader import owner
+    from grader.common import owner
     from grader.sandbox.docker import LABEL_OWNER, fifo_root
     containers = sandbox.engine().containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner.tag()}"})
     folders = [p.name for p in fifo_root().glob(owner.tag() + "-*")] if fifo_root().is_dir() else []

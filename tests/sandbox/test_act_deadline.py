@@ -12,8 +12,8 @@ import os
 import threading
 import time
 
-from grader.limits import DEFAULT_LIMITS
-from grader.seat.transport import EXPIRED, ActFrame, PipeTransport
+from grader.common.limits import DEFAULT_LIMITS
+from grader.play.seat.transport import EXPIRED, ActFrame, PipeTransport
 
 from .conftest import board
 

@@ -15,11 +15,11 @@ import time
 
 import pytest
 
-from grader.limits import DEFAULT_LIMITS
-from grader import owner
+from grader.common.limits import DEFAULT_LIMITS
+from grader.common import owner
 from grader.sandbox import image, pinning
 from grader.sandbox.docker import FIFO_MOUNT, LABEL_OWNER, DockerSandbox, fifo_root
-from grader.submission import load_submission
+from grader.documents.submission import load_submission
 from .conftest import AGENTS, ENV_INFO, TEST_LIMITS, board
 
 pytestmark = pytest.mark.timeout(300)
@@ -52,7 +52,7 @@ def test_a_workers_containers_run_on_its_core():
 
 
 def test_doctor_checks_the_policy_from_inside_a_container(docker_sandbox):
-    from grader.commands.doctor import checks_for, missing_required
+    from grader.cli.commands.doctor import checks_for, missing_required
     checks = {c.name: c for c in checks_for("docker")}
     assert not missing_required(list(checks.values())), [c for c in checks.values() if c.required and not c.ok]
     for name in ("unprivileged", "no nested namespaces", "seccomp filter", "read-only root, host hidden",
@@ -77,7 +77,7 @@ def test_cpu_is_read_from_the_containers_cgroup(docker_sandbox):
     a busy machine's wall clock."""
     import dataclasses
 
-    from grader.agent_handle import AgentHandle
+    from grader.play.agent_handle import AgentHandle
     limits = dataclasses.replace(TEST_LIMITS, act_hard_seconds=60.0)  # the act's wall time is the host's business
     with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "cpu_burner"), limits) as handle:
         assert handle.prepare(ENV_INFO) is None
@@ -95,14 +95,14 @@ def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, 
     script = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(ROOT)!r})
-        from grader.agent_handle import AgentHandle
+        from grader.play.agent_handle import AgentHandle
         from grader.sandbox.docker import DockerSandbox
-        from grader.submission import load_submission
+        from grader.documents.submission import load_submission
         handle = AgentHandle.launch(DockerSandbox(), load_submission({str(AGENTS / 'random_agent')!r}))
         print("READY" if handle.fault is None else handle.fault, flush=True)
         time.sleep(600)
     """)
-    from grader.agent_handle import AgentHandle
+    from grader.play.agent_handle import AgentHandle
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     live = AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"))  # this arena's own
     try:
@@ -132,8 +132,8 @@ def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, 
 def test_a_container_the_engine_stops_is_the_arenas_failure_not_the_agents(docker_sandbox):
     """The engine stopping a container (its own shutdown, `docker stop`) is the arena's side:
     `infrastructure`, re-run; an agent's own exit with the same status stays its `eof`."""
-    from grader.agent_handle import AgentHandle
-    from grader.faults import FaultKind
+    from grader.play.agent_handle import AgentHandle
+    from grader.common.faults import FaultKind
     with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"), TEST_LIMITS) as handle:
         assert handle.prepare(ENV_INFO) is None
         handle.process.container.kill()  # SIGKILL: the runner, pid 1 of its namespace, has no SIGTERM handler

@@ -73,9 +73,9 @@ def _state_of(pid: int) -> str:
 ARENA = """
 import sys, time
 sys.path.insert(0, {root!r})
-from grader.agent_handle import AgentHandle
+from grader.play.agent_handle import AgentHandle
 from grader.sandbox.{module} import {cls}
-from grader.submission import load_submission
+from grader.documents.submission import load_submission
 handle = AgentHandle.launch({cls}(), load_submission({agent!r}))
 fault = handle.prepare({env_info!r})
 handle.pause()
@@ -123,7 +123,7 @@ def test_an_arena_killed_while_its_agent_is_frozen_leaves_it_thawed(sandbox, tmp
 def test_a_container_left_frozen_is_thawed_and_removed_by_the_next_arena(docker_sandbox, tmp_path):
     """A dead arena's container still frozen (its guard killed with it) is thawed by the next
     arena's sweep, so the engine's kill ends it and the container goes."""
-    from grader import owner
+    from grader.common import owner
     from grader.sandbox.docker import LABEL_OWNER, sweep_leftovers
 
     # Before the arena dies: the engine's first use sweeps the leftovers of dead arenas, which

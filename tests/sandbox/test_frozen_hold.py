@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from grader.faults import FaultKind
+from grader.common.faults import FaultKind
 from grader.sandbox import frozen
 from .conftest import ENV_INFO, board
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.agent_handle import AgentHandle
-from grader.faults import FaultKind
-from grader.submission import load_submission
+from grader.play.agent_handle import AgentHandle
+from grader.common.faults import FaultKind
+from grader.documents.submission import load_submission
 from .conftest import TEST_LIMITS, board, cpu_rises, play
 
 pytestmark = pytest.mark.timeout(90)

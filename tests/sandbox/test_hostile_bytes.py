@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.faults import FaultKind
-from grader.results import load_results
-from grader.smoke import SmokeSettings, run_smoke
-from grader.verify import verify
+from grader.cli.main import main
+from grader.common.faults import FaultKind
+from grader.rounds.results import load_results
+from grader.play.smoke import SmokeSettings, run_smoke
+from grader.verification.verify import verify
 from .conftest import AGENTS, TEST_LIMITS, play
 
 pytestmark = pytest.mark.timeout(240)
@@ -112,7 +112,7 @@ def test_a_round_with_hostile_agents_publishes_and_verifies(sandbox, tmp_path, c
     (b'{"op": 5}', "a JSON object with a string 'op', got dict"),
 ])
 def test_a_header_that_is_not_a_message_is_a_wire_error(head, message):
-    from grader.protocol import WireError, parse_header
+    from grader.common.protocol import WireError, parse_header
     with pytest.raises(WireError, match=message) as err:
         parse_header(head)
     assert len(str(err.value)) < 400
@@ -121,7 +121,7 @@ def test_a_header_that_is_not_a_message_is_a_wire_error(head, message):
 def test_the_runner_describes_any_exception_an_agent_makes():
     import importlib.util
     spec = importlib.util.spec_from_file_location("arena_runner", Path(__file__).resolve().parents[2]
-                                                  / "grader" / "runner" / "runner.py")
+                                                  / "grader" / "sandboxed" / "runner.py")
     runner = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(runner)
 
@@ -154,7 +154,7 @@ def test_the_runner_describes_any_exception_an_agent_makes():
 
 
 def test_clean_text_makes_any_value_recordable():
-    from grader.faults import Fault, FaultKind, clean_text
+    from grader.common.faults import Fault, FaultKind, clean_text
 
     class BadRepr:
         def __repr__(self):

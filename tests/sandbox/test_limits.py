@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from grader.faults import Fault, FaultKind
-from grader.limits import DEFAULT_LIMITS, Limits
+from grader.common.faults import Fault, FaultKind
+from grader.common.limits import DEFAULT_LIMITS, Limits
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -58,8 +58,8 @@ def test_fault_kinds_and_who_pays():
 
 
 def test_pace_early_stop_and_end_of_session():
-    from grader.seat.ledger import ActStats
-    from grader.policy import pace_fault, pace_stop_fault
+    from grader.play.seat.ledger import ActStats
+    from grader.common.policy import pace_fault, pace_stop_fault
     pace = DEFAULT_LIMITS.pace_seconds(8, 8)
     few = ActStats(count=DEFAULT_LIMITS.pace_min_acts - 1, total_seconds=1e6)
     assert pace_stop_fault(few, (8, 8), DEFAULT_LIMITS) is None and pace_fault(few, (8, 8), DEFAULT_LIMITS) is None

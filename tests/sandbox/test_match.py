@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from engine import Color, Game, public_tier, replay
-from grader.faults import FaultKind
-from grader.limits import DEFAULT_LIMITS
-from grader.match import env_info, outcome_for, play_game
-from grader.policy import Conduct, Verdict
+from grader.common.faults import FaultKind
+from grader.common.limits import DEFAULT_LIMITS
+from grader.play.match import env_info, outcome_for, play_game
+from grader.common.policy import Conduct, Verdict
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -76,9 +76,9 @@ def test_fault_mid_game_is_a_forfeit_not_an_exception(launch, assert_unharmed, s
 
 
 def test_launch_failure_is_the_arenas_fault(tmp_path, spec):
-    from grader.agent_handle import AgentHandle
+    from grader.play.agent_handle import AgentHandle
     from grader.sandbox.local import LocalSandbox
-    from grader.submission import load_submission
+    from grader.documents.submission import load_submission
     from .conftest import AGENTS
     handle = AgentHandle.launch(LocalSandbox(bwrap=str(tmp_path / "no-bwrap")), load_submission(AGENTS / "random_agent"))
     assert handle.fault.kind is FaultKind.LAUNCH_FAILED and not handle.fault.is_agents_fault
@@ -106,7 +106,7 @@ class _Keeper:
 def test_a_seat_keeps_the_views_it_was_given(spec):
     """The engine writes views in place; a seat that does not read views in place (and an in-process
     agent) must still get arrays of its own that later moves do not overwrite."""
-    from grader.agent_handle import AgentHandle
+    from grader.play.agent_handle import AgentHandle
 
     keeper = _Keeper()
     record = play_game(spec, keeper, "random", seed=3)

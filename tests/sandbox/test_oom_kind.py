@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from grader.limits import MIB
+from grader.common.limits import MIB
 from grader.sandbox.cgroup import CGROUP_ROOT, Cgroup
 
 pytestmark = pytest.mark.timeout(60)

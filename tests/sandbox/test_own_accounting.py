@@ -54,7 +54,7 @@ def crowded_uid():
 
 
 def test_idle_processes_of_the_containers_uid_do_not_fail_doctor(docker_sandbox, crowded_uid, monkeypatch):
-    from grader.commands.doctor import missing_required
+    from grader.cli.commands.doctor import missing_required
     from grader.sandbox import docker, probe
     monkeypatch.setattr(docker, "AGENT_UID", crowded_uid)
     checks = {c.name: c for c in probe.docker_checks(docker_sandbox)}
@@ -64,7 +64,7 @@ def test_idle_processes_of_the_containers_uid_do_not_fail_doctor(docker_sandbox,
 
 
 def test_idle_processes_of_the_sandboxs_host_uid_do_not_fail_doctor(local_sandbox, crowded_uid, monkeypatch):
-    from grader.commands.doctor import missing_required
+    from grader.cli.commands.doctor import missing_required
     from grader.sandbox import local, probe
     monkeypatch.setattr(local, "HOST_UID", crowded_uid)
     checks = {c.name: c for c in probe.local_checks(local_sandbox)}
@@ -74,7 +74,7 @@ def test_idle_processes_of_the_sandboxs_host_uid_do_not_fail_doctor(local_sandbo
 
 
 def test_a_limit_on_a_shared_uid_fails_the_check():
-    from grader.limits import DEFAULT_LIMITS
+    from grader.common.limits import DEFAULT_LIMITS
     from grader.sandbox.probe import own_processes_check
     inside = {"pids_max": DEFAULT_LIMITS.pids, "rlimits": {"nproc": DEFAULT_LIMITS.pids}}
     assert not own_processes_check(inside, DEFAULT_LIMITS, own_userns=False).ok

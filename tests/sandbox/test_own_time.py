@@ -1,5 +1,5 @@
 """The pace is the agent's own time: the run-queue delay the host's contention causes is not
-charged (grader.policy.own_act_seconds), and the hard limit still stops an agent that hangs.
+charged (grader.common.policy.own_act_seconds), and the hard limit still stops an agent that hangs.
 
 Contention is made certain, not hoped for: the sandbox is started on one core (it inherits
 this process's affinity; a container, its CPU set) and processes spinning on that same core take turns with it."""
@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from grader.faults import FaultKind
-from grader.limits import DEFAULT_LIMITS
-from grader.policy import hard_extension, own_act_seconds
+from grader.common.faults import FaultKind
+from grader.common.limits import DEFAULT_LIMITS
+from grader.common.policy import hard_extension, own_act_seconds
 from grader.sandbox import pinning, schedstat
 from .conftest import ENV_INFO, board
 

@@ -10,8 +10,8 @@ import os
 import pytest
 
 from engine import public_tier
-from grader.match import env_info, play_game
-from grader.policy import PAIRING
+from grader.play.match import env_info, play_game
+from grader.common.policy import PAIRING
 from grader.sandbox import pinning
 from .conftest import TEST_LIMITS
 

@@ -7,9 +7,9 @@ import time
 import numpy as np
 import pytest
 
-from grader import protocol
-from grader.faults import FaultKind
-from grader.protocol import FrameReader, WireError, encode
+from grader.common import protocol
+from grader.common.faults import FaultKind
+from grader.common.protocol import FrameReader, WireError, encode
 from .conftest import ENV_INFO, board
 
 pytestmark = pytest.mark.timeout(60)
@@ -84,7 +84,7 @@ def test_object_dtypes_never_travel():
 def test_runner_action_frames():
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(protocol.__file__).parent / "runner"))
+    sys.path.insert(0, str(Path(protocol.__file__).parent.parent / "sandboxed"))
     import runner
     for value, expected in [(7, {"op": "action", "action": 7}), (np.int64(9), {"op": "action", "action": 9}),
                             (5000, {"op": "action", "action": 5000})]:
@@ -125,7 +125,7 @@ def test_an_act_frame_sent_from_a_games_views_is_the_frame_built_by_copying():
 
     from engine import Game, public_tier
     from engine.opponents import EngineSeats
-    from grader.seat.transport import ActFrame
+    from grader.play.seat.transport import ActFrame
 
     spec = public_tier()[3]
     game = Game(spec)

@@ -9,8 +9,8 @@ import importlib
 
 import pytest
 
-from grader.faults import FaultKind
-from grader.limits import DEFAULT_LIMITS
+from grader.common.faults import FaultKind
+from grader.common.limits import DEFAULT_LIMITS
 from .conftest import TEST_LIMITS, board, play
 
 pytestmark = pytest.mark.timeout(120)

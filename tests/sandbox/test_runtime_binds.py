@@ -110,7 +110,7 @@ def test_a_folder_someone_else_could_write_is_refused(tmp_path, kind):
 
 
 def test_a_start_with_a_session_folder_not_its_own_is_a_launch_failure(tmp_path, monkeypatch):
-    from grader.limits import DEFAULT_LIMITS
+    from grader.common.limits import DEFAULT_LIMITS
     from grader.sandbox.base import LaunchError
     from grader.sandbox.local import LocalSandbox, bwrap_problem, session_root
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import submission as sub_mod
-from grader.submission import SubmissionError, load_submission
+from grader.documents import submission as sub_mod
+from grader.documents.submission import SubmissionError, load_submission
 
 pytestmark = pytest.mark.timeout(60)
 

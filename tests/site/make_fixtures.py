@@ -43,11 +43,11 @@ PUBLIC8 = ["random", "greedy", "minimax", "carol=examples/greedy", "alice=tests/
 INJECT = """
 import sys
 import grader.rounds.play as play
-from grader.agent_handle import AgentHandle
-from grader.cli import main
-from grader.faults import Fault, FaultKind
-from grader.limits import DEFAULT_LIMITS
-from grader.session import HandleSession, open_session
+from grader.play.agent_handle import AgentHandle
+from grader.cli.main import main
+from grader.common.faults import Fault, FaultKind
+from grader.common.limits import DEFAULT_LIMITS
+from grader.play.session import HandleSession, open_session
 
 left = {"n": 1}
 
@@ -66,7 +66,7 @@ sys.exit(main(sys.argv[1:]))
 
 def arena(args: list[str], inject: bool = False) -> str:
     """Run `arena ARGS` from the repository root; the round id it published."""
-    head = [sys.executable, "-c", INJECT] if inject else [sys.executable, "-m", "grader.cli"]
+    head = [sys.executable, "-c", INJECT] if inject else [sys.executable, "-m", "grader.cli.main"]
     print("$ arena " + " ".join(args), file=sys.stderr, flush=True)
     done = subprocess.run(head + args, cwd=REPO, capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
@@ -92,7 +92,7 @@ def play_rounds() -> dict[str, str]:
 
 
 def write_settings(ids: dict[str, str]) -> None:
-    from grader.competition import Competition, write_competition
+    from grader.season.competition import Competition, write_competition
 
     base = Competition(final_at=dt.datetime(2026, 12, 14, 9, tzinfo=dt.timezone.utc))
     pending = base.final_committed(ids["final"])

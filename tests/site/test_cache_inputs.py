@@ -8,10 +8,10 @@ import dataclasses
 import shutil
 from pathlib import Path
 
-from grader import limits as limits_mod
-from grader.results import check_twin, read_document, twin_path, write_twin
+from grader.common import limits as limits_mod
+from grader.rounds.results import check_twin, read_document, twin_path, write_twin
 from grader.site import build, model
-from grader.site.config import load_site_config
+from grader.season.site_settings import load_site_config
 from tests.site.conftest import site_text
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from grader.cli import main as arena
+from grader.cli.main import main as arena
 from grader.site import build
 from tests.test_bounded_yaml import BOMB
 from tests.site.goldens import FIXTURES

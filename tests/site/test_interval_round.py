@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main as arena
-from grader.metrics import INTERVAL_ENVIRONMENTS_FLOOR
-from grader.results import dump_yaml, load_games
+from grader.cli.main import main as arena
+from grader.common.metrics import INTERVAL_ENVIRONMENTS_FLOOR
+from grader.rounds.results import dump_yaml, load_games
 from grader.site import build
-from grader.verify import recompute
+from grader.verification.verify import recompute
 from tests.site.goldens import DATA_COMMIT, FIXTURES
 
 pytestmark = pytest.mark.timeout(120)

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cli import main as arena
+from grader.cli.main import main as arena
 from grader.site import build
-from grader.site.config import load_site_config
+from grader.season.site_settings import load_site_config
 from grader.site.replays import build_replay
 from grader.site.render import check_out_folder
 from tests.site.conftest import site_text
@@ -143,7 +143,7 @@ def test_missing_inputs_are_said_plainly(tmp_path):
 def test_the_kit_is_linked_when_it_exists(tmp_path):
     kit = tmp_path / "kit"
     kit.mkdir()
-    from grader.sealing import public_key_text
+    from grader.documents.sealing import public_key_text
     key = public_key_text()
     with zipfile.ZipFile(kit / "arena-kit.zip", "w") as z:
         z.writestr("othello-arena-kit/agent.py", "class Agent: pass\n")
@@ -161,7 +161,7 @@ def test_the_kit_is_linked_when_it_exists(tmp_path):
 
 
 def test_rules_page_renders_the_limits_from_the_grader(site_running):
-    from grader.limits import DEFAULT_LIMITS
+    from grader.common.limits import DEFAULT_LIMITS
 
     rules = (site_running / "rules.html").read_text()
     assert "limits-table" not in rules and 'class="limits"' in rules
@@ -244,7 +244,7 @@ def test_the_command_line_builds_the_site(tmp_path, capsys):
 
 
 def test_the_demo_site_names_its_round_on_the_leaderboard(tmp_path):
-    from grader.commands.demo import build_site, demo_site_config
+    from grader.cli.commands.demo import build_site, demo_site_config
 
     round_id = "ladder-51a798c1f2"  # the fixtures' one round that is not private
     config = demo_site_config(tmp_path, round_id)

@@ -7,7 +7,7 @@ import shutil
 import pytest
 import yaml
 
-from grader.results import twin_path, write_twin
+from grader.rounds.results import twin_path, write_twin
 from grader.site.data import SiteDataError, parse_round
 from tests.site.goldens import FIXTURES
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.cli import main as arena
-from grader.kit import submit_steps
+from grader.cli.main import main as arena
+from grader.kit.build import submit_steps
 from grader.site import build
 from tests.site.goldens import DATA_COMMIT, FIXTURES
 from tests.site.test_browser import FLAGS, chromium, serve
@@ -141,8 +141,8 @@ def test_the_per_environment_table_scrolls_to_its_last_column(short_site, tmp_pa
 
 
 def test_a_repository_that_is_not_an_https_address_is_named(tmp_path):
-    from grader.documents import DocumentError
-    from grader.site.config import load_site_config
+    from grader.documents.yaml_io import DocumentError
+    from grader.season.site_settings import load_site_config
 
     config = tmp_path / "site.yaml"
     config.write_text("schema_version: 1\nkit: {repository: 'git@github.com:course/arena.git'}\n")

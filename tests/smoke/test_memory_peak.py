@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 from engine import public_tier
-from grader.field import Field, FieldEntry, read_field_measures
-from grader.limits import MIB
-from grader.smoke import SmokeSettings, run_smoke
+from grader.play.field import Field, FieldEntry, read_field_measures
+from grader.common.limits import MIB
+from grader.play.smoke import SmokeSettings, run_smoke
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -54,8 +54,8 @@ def test_the_field_carries_the_peak_to_the_plan(tmp_path):
 
 
 def test_the_field_takes_each_entrants_peak_from_its_smoke_test(tmp_path, monkeypatch):
-    import grader.field as field_mod
-    from grader.smoke import BoardResult, SmokeReport
+    import grader.play.field as field_mod
+    from grader.play.smoke import BoardResult, SmokeReport
     from tests.github.conftest import REGISTRY, agent_files
 
     root = tmp_path / "main"
@@ -79,7 +79,7 @@ def test_the_field_takes_each_entrants_peak_from_its_smoke_test(tmp_path, monkey
 
 
 def test_arena_smoke_takes_the_field_size_to_project_to(tmp_path, capsys):
-    from grader.cli import main
+    from grader.cli.main import main
     agent = ROOT / "examples" / "random"
     assert main(["smoke", str(agent), "--field-size", "1"]) == 1
     assert "--field-size 1: a round plays 2 to 300 entrants" in capsys.readouterr().err

@@ -10,9 +10,9 @@ import time
 import pytest
 import yaml
 
-from grader.cli import main
-from grader.limits import DEFAULT_LIMITS
-from grader.smoke import SmokeSettings, run_smoke, smoke_boards
+from grader.cli.main import main
+from grader.common.limits import DEFAULT_LIMITS
+from grader.play.smoke import SmokeSettings, run_smoke, smoke_boards
 from grader.sandbox.local import bwrap_problem
 from tests.sandbox.conftest import AGENTS
 
@@ -121,7 +121,7 @@ def test_a_zip_is_smoke_tested_like_a_folder(sandbox, tmp_path):
 def test_the_engine_is_compiled_before_any_boards_clock_starts(sandbox, tmp_path, monkeypatch):
     """A fresh install compiles the kernels at their first game: the gate plays one game of
     reference opponents on every board first, so that time never counts against the agent."""
-    import grader.smoke as smoke
+    import grader.play.smoke as smoke
     order = []
     play_game, play_board = smoke.play_game, smoke._play_board
 

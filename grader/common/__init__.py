@@ -1,0 +1,1 @@
+"""Foundations every layer stands on: errors, files, limits, faults, policy, wire, schedule, metrics."""

@@ -1,0 +1,1 @@
+"""Owners' histories: requested runs and logs sealed to their owners, and replays."""

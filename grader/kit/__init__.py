@@ -1,0 +1,1 @@
+"""The starter kit students download: its build and the helpers its scripts call."""

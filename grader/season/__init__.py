@@ -1,0 +1,1 @@
+"""The season's registries: accounts, the competition's calendar, requests, screening, disclosure."""

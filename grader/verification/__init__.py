@@ -1,0 +1,1 @@
+"""Re-verifying published rounds, appeals' evidence and the grade export."""
