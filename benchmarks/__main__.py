@@ -13,8 +13,9 @@ import benchmarks
 
 
 def main(argv: list[str] | None = None) -> int:
-    names = sorted(m.name[len("bench_"):] for m in pkgutil.iter_modules(benchmarks.__path__)
-                   if m.name.startswith("bench_"))
+    names = sorted(
+        m.name[len("bench_") :] for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")
+    )
     wanted = argv if argv else names
     unknown = set(wanted) - set(names)
     if unknown:

@@ -61,14 +61,17 @@ def play(tmp: Path) -> dict[str, dict]:
     close = AgentHandle.close
 
     def kept(handle: AgentHandle) -> None:
-        phases.append({p: 1e3 * s.mean_seconds for p, s in handle.phase_stats.items() if s.count}
-                      | {p + " queued": 1e3 * s.queued_seconds / s.count for p, s in handle.phase_stats.items() if s.count})
+        phases.append(
+            {p: 1e3 * s.mean_seconds for p, s in handle.phase_stats.items() if s.count}
+            | {p + " queued": 1e3 * s.queued_seconds / s.count for p, s in handle.phase_stats.items() if s.count}
+        )
         close(handle)
 
     AgentHandle.close = kept  # type: ignore[method-assign]
     try:
-        outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
-                            stream=open("/dev/null", "w"))
+        outcome = run_round(
+            plan, tmp / "rounds", tmp / "private", jobs=1, command="bench", stream=open("/dev/null", "w")
+        )
     finally:
         AgentHandle.close = close  # type: ignore[method-assign]
     assert outcome.status == "published", outcome
@@ -80,9 +83,12 @@ def play(tmp: Path) -> dict[str, dict]:
             if game["phase"] == CHECKPOINT:
                 won = game["winner"] is not None and game[game["winner"]] == "adaptive"
                 wins[game["checkpoint"]] = wins.get(game["checkpoint"], 0) + won
-        out[entry.spec.name] = {"wins": wins, "act_ms": act_ms,
-                                "pace_ms": 1e3 * DEFAULT_LIMITS.pace_seconds(entry.spec.layout.rows, entry.spec.layout.cols),
-                                "fault": record.entrants["adaptive"].fault}
+        out[entry.spec.name] = {
+            "wins": wins,
+            "act_ms": act_ms,
+            "pace_ms": 1e3 * DEFAULT_LIMITS.pace_seconds(entry.spec.layout.rows, entry.spec.layout.cols),
+            "fault": record.entrants["adaptive"].fault,
+        }
     return out
 
 
@@ -108,16 +114,23 @@ def main() -> int:
         print(f"bench_adaptive: the local sandbox does not work here ({problem}); skipped", file=sys.stderr)
         return 2
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="bench-adaptive-") as a, tempfile.TemporaryDirectory(prefix="bench-adaptive-") as b:
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-adaptive-") as a,
+        tempfile.TemporaryDirectory(prefix="bench-adaptive-") as b,
+    ):
         quiet = play(Path(a))
         busy, load = loaded(Path(b))
-    print(f"adaptive example, paper tier K = 0.6 (paper-21 .. paper-24), budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES} "
-          f"against random, round seed {SEED!r}, local sandbox, one worker pinned to a core")
+    print(
+        f"adaptive example, paper tier K = 0.6 (paper-21 .. paper-24), budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES} "
+        f"against random, round seed {SEED!r}, local sandbox, one worker pinned to a core"
+    )
     print(f"  quiet, then beside {LOAD_PROCESSES} spinning processes (1-min load average {load:.1f} at the end)")
     head = " ".join(f"{f'win {c}':>8}" for c in CHECKPOINTS)
-    print(f"  {'environment':<34} {'run':<6} {head} {'ms cpoint':>9} {'ms self':>9} {'pace':>6} {'queued':>7}  "
-          "(mean act() per phase, as charged: the wall time less the run-queue delay; queued: the mean delay "
-          "not charged in the checkpoint games)")
+    print(
+        f"  {'environment':<34} {'run':<6} {head} {'ms cpoint':>9} {'ms self':>9} {'pace':>6} {'queued':>7}  "
+        "(mean act() per phase, as charged: the wall time less the run-queue delay; queued: the mean delay "
+        "not charged in the checkpoint games)"
+    )
     for name in quiet:
         for label, run in (("quiet", quiet), ("loaded", busy)):
             r = run[name]
@@ -126,15 +139,24 @@ def main() -> int:
             acts = " ".join(f"{r['act_ms'].get(p, 0.0):>9.2f}" for p in (CHECKPOINT, SELF_PLAY))
             queued = r["act_ms"].get(CHECKPOINT + " queued", 0.0)
             print(f"  {name:<34} {label:<6} {wins} {acts} {r['pace_ms']:>6.1f} {queued:>7.2f}{fault}")
-    verdicts = {label: [(name, (r["fault"] or {}).get("kind")) for name, r in run.items()]
-                for label, run in (("quiet", quiet), ("loaded", busy))}
-    print(f"  verdicts: {'the same' if verdicts['quiet'] == verdicts['loaded'] else 'DIFFERENT'} quiet and loaded "
-          f"({', '.join(n + ': ' + (k or 'no fault') for n, k in verdicts['loaded'])})")
-    total = {label: sum(r["wins"].get(BUDGET, 0) for r in run.values()) for label, run in (("quiet", quiet), ("loaded", busy))}
+    verdicts = {
+        label: [(name, (r["fault"] or {}).get("kind")) for name, r in run.items()]
+        for label, run in (("quiet", quiet), ("loaded", busy))
+    }
+    print(
+        f"  verdicts: {'the same' if verdicts['quiet'] == verdicts['loaded'] else 'DIFFERENT'} quiet and loaded "
+        f"({', '.join(n + ': ' + (k or 'no fault') for n, k in verdicts['loaded'])})"
+    )
+    total = {
+        label: sum(r["wins"].get(BUDGET, 0) for r in run.values())
+        for label, run in (("quiet", quiet), ("loaded", busy))
+    }
     n = GAMES * len(quiet)
-    print(f"  wins at {BUDGET} games: quiet {total['quiet']}/{n}, loaded {total['loaded']}/{n} "
-          f"(before the per-phase pace: {BEFORE_QUIET}/{n} published, {BEFORE_LOADED[0]}/{n} and "
-          f"{BEFORE_LOADED[1]}/{n} re-run under load); {time.perf_counter() - start:.0f} s")
+    print(
+        f"  wins at {BUDGET} games: quiet {total['quiet']}/{n}, loaded {total['loaded']}/{n} "
+        f"(before the per-phase pace: {BEFORE_QUIET}/{n} published, {BEFORE_LOADED[0]}/{n} and "
+        f"{BEFORE_LOADED[1]}/{n} re-run under load); {time.perf_counter() - start:.0f} s"
+    )
     return 0
 
 

@@ -66,8 +66,10 @@ def live_memory(sandbox, example: str) -> float:
     """Mean bytes per live sandbox of `example`, COPIES of them side by side."""
     from grader.play.agent_handle import AgentHandle
     from grader.documents.submission import load_submission
-    handles = [AgentHandle.launch(sandbox, load_submission(ROOT / "examples" / example), DEFAULT_LIMITS)
-               for _ in range(COPIES)]
+
+    handles = [
+        AgentHandle.launch(sandbox, load_submission(ROOT / "examples" / example), DEFAULT_LIMITS) for _ in range(COPIES)
+    ]
     try:
         obs, mask = np.zeros((3, 8, 8), np.float32), np.zeros(64, np.int8)
         mask[[19, 26, 37, 44]] = 1
@@ -91,6 +93,7 @@ def docker_sandbox():
     """The docker sandbox where an engine answers and the image is there, else None (said)."""
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import DockerSandbox
+
     sandbox = DockerSandbox()
     try:
         sandbox.image_record()
@@ -101,12 +104,14 @@ def docker_sandbox():
 
 
 def final_plan(boards: list[Board]) -> list[str]:
-    return plan_capacity(boards, 120, default_checkpoints(2000), 20, 20, 2000, Machines(28, 16, 72.0),
-                         DEFAULT_LIMITS, "docker").lines()
+    return plan_capacity(
+        boards, 120, default_checkpoints(2000), 20, 20, 2000, Machines(28, 16, 72.0), DEFAULT_LIMITS, "docker"
+    ).lines()
 
 
 def main() -> int:
     from grader.sandbox.local import LocalSandbox, bwrap_problem
+
     print(f"live memory of one entrant's sandbox ({COPIES} copies side by side, after prepare() and 20 acts):")
     backends = [] if bwrap_problem() else [LocalSandbox()]
     docker = docker_sandbox()
@@ -117,18 +122,38 @@ def main() -> int:
     print("\n120-entrant final at the pace on 28 runners of 16 cores, every board 8x8 (target: under 4 h):")
     print("\n".join("  " + line for line in final_plan([Board(f"final-{i:02d}", 8, 8, 0) for i in range(1, 29)])))
     print(f"\nthe same, one core a runner (every game one after another, as before; it took more than 34 h):")
-    one_core = plan_capacity([Board(f"final-{i:02d}", 8, 8, 0) for i in range(1, 29)], 120, default_checkpoints(2000),
-                             20, 20, 2000, Machines(28, 1, 72.0), DEFAULT_LIMITS, "docker")
+    one_core = plan_capacity(
+        [Board(f"final-{i:02d}", 8, 8, 0) for i in range(1, 29)],
+        120,
+        default_checkpoints(2000),
+        20,
+        20,
+        2000,
+        Machines(28, 1, 72.0),
+        DEFAULT_LIMITS,
+        "docker",
+    )
     print(f"  wall time {one_core.wall_hours:,.1f} h")
     print(f"\nthe final as drawn from tier seed {SAMPLE_TIER_SEED} (shapes 6x6 to 12x12; the largest sets the time):")
     boards = [Board.of(spec) for spec in tier_specs("final", SAMPLE_TIER_SEED)]
     print("\n".join("  " + line for line in final_plan(boards)))
     print("\nthe floor of finals drawn from other seeds (no sharing of the work ends one sooner):")
     for seed in FLOOR_SEEDS:
-        plan = plan_capacity([Board.of(spec) for spec in tier_specs("final", seed)], 120, default_checkpoints(2000),
-                             20, 20, 2000, Machines(28, 16, 72.0), DEFAULT_LIMITS, "docker")
-        print(f"  seed {seed}: {plan.cpu_hours_at_pace:,.0f} CPU hours, floor {plan.floor_hours:.1f} h, "
-              f"wall {plan.wall_hours:.1f} h")
+        plan = plan_capacity(
+            [Board.of(spec) for spec in tier_specs("final", seed)],
+            120,
+            default_checkpoints(2000),
+            20,
+            20,
+            2000,
+            Machines(28, 16, 72.0),
+            DEFAULT_LIMITS,
+            "docker",
+        )
+        print(
+            f"  seed {seed}: {plan.cpu_hours_at_pace:,.0f} CPU hours, floor {plan.floor_hours:.1f} h, "
+            f"wall {plan.wall_hours:.1f} h"
+        )
     return 0
 
 

@@ -34,6 +34,7 @@ SESSION_ACTS = 2000 * 60 + 5 * 20 * 30 + 29 * 20 * 30
 def start_and_prepare(sandbox, submission, limits) -> tuple[float, float]:
     """(seconds from launch to ready, seconds of prepare) of one session."""
     from grader.play.agent_handle import AgentHandle
+
     info = {"rows": 8, "cols": 8, "obstacles": [], "interaction_budget": 2000, "env_index": 0, "env_count": 1}
     t0 = time.perf_counter()
     handle = AgentHandle.launch(sandbox, submission, limits)
@@ -89,14 +90,18 @@ def main() -> int:
         ready = statistics.median(s for s, _ in starts[name])
         prepared = statistics.median(s + p for s, p in starts[name])
         medians[name] = prepared
-        print(f"start to ready, {label + ':':<18} median {ready * 1e3:.0f} ms; with prepare {prepared * 1e3:.0f} ms "
-              f"(median of {STARTS}, made in turn)")
+        print(
+            f"start to ready, {label + ':':<18} median {ready * 1e3:.0f} ms; with prepare {prepared * 1e3:.0f} ms "
+            f"(median of {STARTS}, made in turn)"
+        )
     print(f"  container start + prepare [{'ok' if medians['docker'] < 1 else 'MISS'}: target under 1 s]")
     session = SESSION_ACTS * DEFAULT_LIMITS.pace_seconds(8, 8) / 10
     share = medians["docker"] / (medians["docker"] + session)
-    print(f"  a round of {ENVS} environments x {AGENTS} agents starts {ENVS * AGENTS} containers: "
-          f"{ENVS * AGENTS * medians['docker']:.0f} s, {share:.2%} of the round for agents at a tenth of the 8x8 pace "
-          f"({session:.0f} s a session)  [{'ok' if share < 0.01 else 'MISS'}: target under 1%]")
+    print(
+        f"  a round of {ENVS} environments x {AGENTS} agents starts {ENVS * AGENTS} containers: "
+        f"{ENVS * AGENTS * medians['docker']:.0f} s, {share:.2%} of the round for agents at a tenth of the 8x8 pace "
+        f"({session:.0f} s a session)  [{'ok' if share < 0.01 else 'MISS'}: target under 1%]"
+    )
     return 0
 
 

@@ -27,8 +27,10 @@ from engine.simulate import random_results
 TARGETS = {(8, 8): 60_000, (12, 10): 20_000}
 ENGINE_GAMES = 30_000
 REFERENCE_SECONDS = 2.0
-COLD_START = ("import time; t = time.perf_counter(); from engine import public_tier, random_stats; "
-              "random_stats(public_tier()[0], 1, 1); print(time.perf_counter() - t)")
+COLD_START = (
+    "import time; t = time.perf_counter(); from engine import public_tier, random_stats; "
+    "random_stats(public_tier()[0], 1, 1); print(time.perf_counter() - t)"
+)
 
 
 def one_core() -> None:
@@ -76,8 +78,11 @@ def main() -> int:
         ref = reference_rate(spec.with_rules(capture="standard"))
         target = TARGETS.get(shape)
         label = f"{shape[0]}x{shape[1]} {spec.layout.name}"
-        print(f"{label:<26}" + "".join(f"{r:>12,.0f}" for r in rates)
-              + f"{ref:>12,.1f}{rates[0] / ref:>8,.0f}x{(f'{target:,}' if target else '-'):>9}")
+        print(
+            f"{label:<26}"
+            + "".join(f"{r:>12,.0f}" for r in rates)
+            + f"{ref:>12,.1f}{rates[0] / ref:>8,.0f}x{(f'{target:,}' if target else '-'):>9}"
+        )
         if target and min(rates) < target:
             missed.append(f"{label}: slowest rule {min(rates):,.0f} < {target:,}")
     standard = public_tier()[0]

@@ -21,8 +21,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 WARM_UP = "from grader.kit.build import warm_up_gate; warm_up_gate()"
-GATE = ("import sys; from grader.sandbox import get_sandbox; from grader.play.smoke import run_smoke; "
-        "r = run_smoke(sys.argv[1], get_sandbox('unsafe', quiet=True)); sys.exit(0 if r.passed else 1)")
+GATE = (
+    "import sys; from grader.sandbox import get_sandbox; from grader.play.smoke import run_smoke; "
+    "r = run_smoke(sys.argv[1], get_sandbox('unsafe', quiet=True)); sys.exit(0 if r.passed else 1)"
+)
 
 
 def timed(code: str, cache: str, *args: str) -> float:
@@ -38,8 +40,10 @@ def main() -> int:
         gate_s = timed(GATE, cache, str(REPO / "examples" / "random"))
     print(f"make setup, compiling the engine for the gate's boards: {compile_s:6.1f} s (once per kit)")
     print(f"first make check after make setup:                    {gate_s:6.1f} s")
-    print(f"baseline, first make check compiling as it went:      {compile_s + gate_s:6.1f} s "
-          f"(the first check is now {compile_s:.1f} s shorter)")
+    print(
+        f"baseline, first make check compiling as it went:      {compile_s + gate_s:6.1f} s "
+        f"(the first check is now {compile_s:.1f} s shorter)"
+    )
     return 0
 
 

@@ -30,6 +30,7 @@ def pairings(sandbox, folder: Path, hold: bool) -> tuple[float, float, float]:
     from grader.play.agent_handle import AgentHandle
     from grader.sandbox import frozen
     from grader.documents.submission import load_submission
+
     restore = frozen.back_to_frozen
     if not hold:
         frozen.back_to_frozen = lambda cgroup, state: None  # type: ignore[assignment]
@@ -59,6 +60,7 @@ def main() -> int:
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import DockerSandbox
     from grader.sandbox.local import LocalSandbox, bwrap_problem
+
     backends = []
     if bwrap_problem() is None:
         backends.append(("local", LocalSandbox()))
@@ -73,9 +75,11 @@ def main() -> int:
             at_freeze, per_pairing, with_hold = pairings(sandbox, folder, hold=True)
             # Without the hold, the helper's processes pile up to the sandbox's limit: no baseline.
             baseline = "-" if agent == "pairing_helper" else f"{1000 * pairings(sandbox, folder, hold=False)[2]:.1f} ms"
-            print(f"{name:6} {agent:15} at freeze {1000 * at_freeze:6.1f} ms; per pairing {1000 * per_pairing:6.2f} ms "
-                  f"of the host's; a pairing of one move {1000 * with_hold:6.1f} ms (without the hold: {baseline})",
-                  flush=True)
+            print(
+                f"{name:6} {agent:15} at freeze {1000 * at_freeze:6.1f} ms; per pairing {1000 * per_pairing:6.2f} ms "
+                f"of the host's; a pairing of one move {1000 * with_hold:6.1f} ms (without the hold: {baseline})",
+                flush=True,
+            )
     return 0
 
 

@@ -42,11 +42,15 @@ def main() -> int:
                 wlo, whi = wilson(rnd(float(np.mean(column))), games)
                 old += wlo <= truth[i] <= whi
                 n += 1
-        print(f"{agents} agents ({det} deterministic), {envs} environments, spread {spread}: coverage "
-              f"{hits / n:.3f} (Wilson over games {old / n:.3f}), mean width {np.mean(widths):.3f}")
+        print(
+            f"{agents} agents ({det} deterministic), {envs} environments, spread {spread}: coverage "
+            f"{hits / n:.3f} (Wilson over games {old / n:.3f}), mean width {np.mean(widths):.3f}"
+        )
         total["new"] += hits
         total["old"] += old
         total["n"] += n
-    print(f"interval coverage: {total['new'] / total['n']:.3f} over {total['n']} intervals (target {TARGET:.2f}); "
-          f"Wilson over games: {total['old'] / total['n']:.3f}; {time.perf_counter() - start:.1f} s")
+    print(
+        f"interval coverage: {total['new'] / total['n']:.3f} over {total['n']} intervals (target {TARGET:.2f}); "
+        f"Wilson over games: {total['old'] / total['n']:.3f}; {time.perf_counter() - start:.1f} s"
+    )
     return 0

@@ -30,6 +30,7 @@ def starts(sandbox, drop: bool) -> list[float]:
     """Seconds from launch to ready of STARTS sessions of the random example, one at a time."""
     from grader.play.agent_handle import AgentHandle
     from grader.documents.submission import load_submission
+
     submission = load_submission(ROOT / "examples" / "random")
     evict = pagecache.evict
     if not drop:
@@ -49,8 +50,10 @@ def starts(sandbox, drop: bool) -> list[float]:
 
 def runtime_files(sandbox) -> tuple[str, ...]:
     from grader.sandbox.base import staged_runner
+
     if sandbox.name == "local":
         from grader.sandbox.local import runtime_binds
+
         return pagecache.files_under(tuple(src for src, _ in runtime_binds()) + (str(staged_runner()),))
     return pagecache.files_under(sandbox.layer_roots() + (str(staged_runner()),))
 
@@ -59,6 +62,7 @@ def main() -> int:
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import DockerSandbox
     from grader.sandbox.local import LocalSandbox, bwrap_problem
+
     backends = [] if bwrap_problem() else [LocalSandbox()]
     docker = DockerSandbox()
     try:
@@ -75,10 +79,12 @@ def main() -> int:
         starts(sandbox, True)  # warm: the first start of a process lists the files and stages copies
         cold = statistics.median(starts(sandbox, True))
         warm = statistics.median(starts(sandbox, False))
-        print(f"{sandbox.name}: {dropped} of {len(files)} runtime files advised in {advise * 1e3:.0f} ms; start to "
-              f"ready {cold * 1e3:.0f} ms with the drop, {warm * 1e3:.0f} ms without (median of {STARTS}): "
-              f"{(cold - warm) * 1e3:.0f} ms a session, {100 * (cold - warm) / session:.2f}% of an 8x8 session at a "
-              f"tenth of the pace ({session:.0f} s)")
+        print(
+            f"{sandbox.name}: {dropped} of {len(files)} runtime files advised in {advise * 1e3:.0f} ms; start to "
+            f"ready {cold * 1e3:.0f} ms with the drop, {warm * 1e3:.0f} ms without (median of {STARTS}): "
+            f"{(cold - warm) * 1e3:.0f} ms a session, {100 * (cold - warm) / session:.2f}% of an 8x8 session at a "
+            f"tenth of the pace ({session:.0f} s)"
+        )
     return 0
 
 

@@ -97,8 +97,11 @@ def _round(jobs: int, mode: str, field: list, folder: Path) -> Run:
     AgentHandle.take_turns = mode != "none"
     # "signals": as on a host whose cgroups have no freezer (a turn is a SIGSTOP or SIGCONT to
     # each process of the group's list, a pause passes of them: how every turn was made before).
-    no_freezer = mock.patch.object(Cgroup, "freeze", lambda self, frozen: False) if mode == "signals" \
+    no_freezer = (
+        mock.patch.object(Cgroup, "freeze", lambda self, frozen: False)
+        if mode == "signals"
         else contextlib.nullcontext()
+    )
     try:
         with no_freezer:
             cpu = resource.getrusage(resource.RUSAGE_SELF)
@@ -125,8 +128,10 @@ def _best(runs: list[Run]) -> Run:
 
 
 def _line(label: str, run: Run) -> str:
-    return (f"  {label}: {run.wall:.1f} s, {run.games} games, {run.games_per_second:.1f} games/s, "
-            f"{run.moves / run.wall:.0f} moves/s; host CPU {run.host_us:.1f} us a move")
+    return (
+        f"  {label}: {run.wall:.1f} s, {run.games} games, {run.games_per_second:.1f} games/s, "
+        f"{run.moves / run.wall:.0f} moves/s; host CPU {run.host_us:.1f} us a move"
+    )
 
 
 def main() -> int:
@@ -152,10 +157,12 @@ def main() -> int:
         load.append(pinning.load_average())
     best = {config: _best(found) for config, found in runs.items()}
     first = best[configs[0]]
-    print(f"one environment ({ENV}, 6x8) of {ENTRANTS} agents in the local sandbox, budget {BUDGET}, "
-          f"checkpoints {CHECKPOINTS} x {GAMES}, pairings of {PAIRING} ({first.pairing_moves} of {first.moves} moves "
-          f"in pairings); best of {REPEATS} runs each; host load average {load[0]} to {load[1]} on {cores} cores "
-          f"[design figure ~{HOST_US_PER_MOVE:g} us of host CPU a move, against the 6.4 ms pace on 8x8]:")
+    print(
+        f"one environment ({ENV}, 6x8) of {ENTRANTS} agents in the local sandbox, budget {BUDGET}, "
+        f"checkpoints {CHECKPOINTS} x {GAMES}, pairings of {PAIRING} ({first.pairing_moves} of {first.moves} moves "
+        f"in pairings); best of {REPEATS} runs each; host load average {load[0]} to {load[1]} on {cores} cores "
+        f"[design figure ~{HOST_US_PER_MOVE:g} us of host CPU a move, against the 6.4 ms pace on 8x8]:"
+    )
     for jobs in sorted({1, cores}):
         plain = best[jobs, "none"]
         cores_text = f"{jobs} core{'s' if jobs > 1 else ''}"
@@ -166,16 +173,23 @@ def main() -> int:
             host = turned.host_us / plain.host_us - 1
             cost = (turned.host - plain.host) * 1e6 / turned.pairing_moves
             ok = speed >= -TURNS_TARGET and host <= TURNS_TARGET
-            verdict = f"[{'ok' if ok else 'MISS'}: target within {TURNS_TARGET:.0%} of the baseline]" \
-                if mode == "freezer" else "[a host without the freezer: what turns cost before it]"
-            print(_line(f"{cores_text}, turns by {mode}", turned)
-                  + f"\n    games/s {speed:+.1%}, host CPU a move {host:+.1%} ({cost:+.1f} us a pairing move)  {verdict}")
+            verdict = (
+                f"[{'ok' if ok else 'MISS'}: target within {TURNS_TARGET:.0%} of the baseline]"
+                if mode == "freezer"
+                else "[a host without the freezer: what turns cost before it]"
+            )
+            print(
+                _line(f"{cores_text}, turns by {mode}", turned)
+                + f"\n    games/s {speed:+.1%}, host CPU a move {host:+.1%} ({cost:+.1f} us a pairing move)  {verdict}"
+            )
     if cores > 1:
         one, most = best[1, "freezer"], best[cores, "freezer"]
         speedup = one.wall / most.wall
         ok = speedup >= SPEEDUP_TARGET * cores
-        print(f"  speed-up on {cores} cores, with turns: {speedup:.2f}x  [{'ok' if ok else 'MISS'}: target at least "
-              f"{SPEEDUP_TARGET * cores:.1f}x, {SPEEDUP_TARGET:g} of the cores; a loaded machine reads lower]")
+        print(
+            f"  speed-up on {cores} cores, with turns: {speedup:.2f}x  [{'ok' if ok else 'MISS'}: target at least "
+            f"{SPEEDUP_TARGET * cores:.1f}x, {SPEEDUP_TARGET:g} of the cores; a loaded machine reads lower]"
+        )
     else:
         print("  one core here: no speed-up to measure")
     bodies = {run.body for found in runs.values() for run in found}
@@ -184,7 +198,9 @@ def main() -> int:
     for (jobs, mode), found in runs.items():
         for number, run in enumerate(found):
             if run.body != runs[configs[0]][0].body:
-                print(f"    {jobs} core(s), {mode}, run {number + 1}: {_first_difference(reference, run.body.splitlines())}")
+                print(
+                    f"    {jobs} core(s), {mode}, run {number + 1}: {_first_difference(reference, run.body.splitlines())}"
+                )
     return 0 if len(bodies) == 1 else 1
 
 

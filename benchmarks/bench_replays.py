@@ -39,11 +39,35 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-replays-") as tmp:
         work = Path(tmp)
         with contextlib.redirect_stdout(io.StringIO()):
-            code = arena(["round", "--tier", "final", "--agents", *(f"{a}={root / 'examples' / a}" for a in AGENTS),
-                          "--envs", str(ENVS), "--budget", "4", "--checkpoints", "0,2,4", "--games-per-checkpoint",
-                          str(PER_GAMES), "--pairing-games", str(PER_GAMES), "--seed", "bench-replays",
-                          "--tier-seed", "bench-tier", "--sandbox", "local", "--out", str(work / "out"),
-                          "--private-out", str(work / "private")])
+            code = arena(
+                [
+                    "round",
+                    "--tier",
+                    "final",
+                    "--agents",
+                    *(f"{a}={root / 'examples' / a}" for a in AGENTS),
+                    "--envs",
+                    str(ENVS),
+                    "--budget",
+                    "4",
+                    "--checkpoints",
+                    "0,2,4",
+                    "--games-per-checkpoint",
+                    str(PER_GAMES),
+                    "--pairing-games",
+                    str(PER_GAMES),
+                    "--seed",
+                    "bench-replays",
+                    "--tier-seed",
+                    "bench-tier",
+                    "--sandbox",
+                    "local",
+                    "--out",
+                    str(work / "out"),
+                    "--private-out",
+                    str(work / "private"),
+                ]
+            )
         if code != 0:
             print(f"the round failed ({code})")
             return 1
@@ -62,8 +86,10 @@ def main() -> int:
         games = sum(len(read_record(p).games) for p in (private / round_id / "envs").glob("env-*.json.gz"))
         per_owner_games = ENVS * (3 * PER_GAMES + (len(AGENTS) - 1) * PER_GAMES)
         for name in AGENTS:
-            print(f"{name:>10}: {per_owner_games} games, {sizes[name]} bytes sealed, "
-                  f"{sizes[name] / per_owner_games:.0f} bytes a game")
+            print(
+                f"{name:>10}: {per_owner_games} games, {sizes[name]} bytes sealed, "
+                f"{sizes[name] / per_owner_games:.0f} bytes a game"
+            )
         print(f"packing: {games} games in {seconds:.1f} s, {1000 * seconds / games:.3f} ms a game")
         start = time.perf_counter()
         specs = [parse_spec(e["spec"]) for e in load_results(private / f"{round_id}.yaml")["environments"]]
@@ -77,12 +103,16 @@ def main() -> int:
         with_self = without + ENVS * BUDGET * self_play
         round_games = ENVS * (FIELD * CHECKPOINTS * PER_GAMES + FIELD * (FIELD - 1) // 2 * PER_GAMES)
         print(f"self-play: {self_play:.0f} bytes a game")
-        print(f"a final of {FIELD} on {ENVS} environments: {owner_games} games an owner, "
-              f"{without / 1e6:.1f} MB an owner without self-play ({FIELD * without / 1e9:.1f} GB the field), "
-              f"{with_self / 1e6:.1f} MB with it ({FIELD * with_self / 1e9:.1f} GB); a history file may take "
-              f"{MAX_FILE_BYTES / 1e6:.1f} MB")
-        print(f"packing them: {round_games} games, about {round_games * seconds / games / 60:.1f} CPU minutes; "
-              f"an owner opening theirs: about {owner_games * opening / 60:.1f} minutes")
+        print(
+            f"a final of {FIELD} on {ENVS} environments: {owner_games} games an owner, "
+            f"{without / 1e6:.1f} MB an owner without self-play ({FIELD * without / 1e9:.1f} GB the field), "
+            f"{with_self / 1e6:.1f} MB with it ({FIELD * with_self / 1e9:.1f} GB); a history file may take "
+            f"{MAX_FILE_BYTES / 1e6:.1f} MB"
+        )
+        print(
+            f"packing them: {round_games} games, about {round_games * seconds / games / 60:.1f} CPU minutes; "
+            f"an owner opening theirs: about {owner_games * opening / 60:.1f} minutes"
+        )
     return 0
 
 

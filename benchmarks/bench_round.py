@@ -75,7 +75,7 @@ LAST_STOP_SANDBOX_START_MS = "8-12"
 PACE_BOARD = (10, 10)  # a middling generated board for the at-pace column
 SPLIT_STARTS = 15  # pairs of starts in and out of the sandbox, in turn, to split a launch
 
-AGENT = '''
+AGENT = """
 import numpy as np
 
 class Agent:
@@ -87,7 +87,7 @@ class Agent:
 
     def observe_outcome(self, outcome):
         pass
-'''
+"""
 
 
 class InProcessRandom:
@@ -121,6 +121,7 @@ def timed_parts(seconds: dict[str, float], targets: list[tuple[object, str, str,
             if charged is not None:
                 seconds["charged"] += charged(result)
             return result
+
         return timed
 
     for (owner, name, label, charged), (_, _, function) in zip(targets, saved):
@@ -180,13 +181,19 @@ def measure(tmp: Path) -> dict:
     start = time.perf_counter()
     try:
         # engine.opponents._play_seated returns (out, moves, the ns charged to each side).
-        with timed_parts(parts, [(Table, "play", "agent games", None),
-                                 (engine.opponents, "_play_seated", "reference games", lambda r: sum(r[2]) * 1e-9),
-                                 (grader.rounds.workers, "write_record", "records", None),
-                                 (grader.rounds.orchestrate, "finished_records", "records", None),
-                                 (grader.rounds.orchestrate, "publish", "publishing", None)]):
-            outcome = run_round(plan, tmp / "rounds", tmp / "private", jobs=1, command="bench",
-                                stream=open("/dev/null", "w"))
+        with timed_parts(
+            parts,
+            [
+                (Table, "play", "agent games", None),
+                (engine.opponents, "_play_seated", "reference games", lambda r: sum(r[2]) * 1e-9),
+                (grader.rounds.workers, "write_record", "records", None),
+                (grader.rounds.orchestrate, "finished_records", "records", None),
+                (grader.rounds.orchestrate, "publish", "publishing", None),
+            ],
+        ):
+            outcome = run_round(
+                plan, tmp / "rounds", tmp / "private", jobs=1, command="bench", stream=open("/dev/null", "w")
+            )
     finally:
         AgentHandle.launch, AgentHandle.close = classmethod(launch), close
     wall = time.perf_counter() - start
@@ -202,9 +209,18 @@ def measure(tmp: Path) -> dict:
     self_play = sum(e.self_play.games for r in records for e in r.entrants.values())
     plies = sum(e.self_play.plies for r in records for e in r.entrants.values()) / max(self_play, 1)
     assert outcome.status == "published"
-    return {"wall": wall, "agent": agent_seconds, "games": scored + self_play, "plies": plies, "agent_moves": sum(moves),
-            "sandboxed": sandboxed, "launches": launches, "warm": warm_seconds, "parts": dict(parts),
-            "sandbox_start": sandbox_start(load_submission(folder)) if sandboxed else 0.0}
+    return {
+        "wall": wall,
+        "agent": agent_seconds,
+        "games": scored + self_play,
+        "plies": plies,
+        "agent_moves": sum(moves),
+        "sandboxed": sandboxed,
+        "launches": launches,
+        "warm": warm_seconds,
+        "parts": dict(parts),
+        "sandbox_start": sandbox_start(load_submission(folder)) if sandboxed else 0.0,
+    }
 
 
 def sandbox_start(submission) -> float:
@@ -224,50 +240,77 @@ def main() -> int:
     share = arena / m["wall"]
     per_game = m["wall"] / m["games"]
     arena_per_game = arena / m["games"]
-    print(f"round: 4 agents ({'one sandboxed' if m['sandboxed'] else 'all in-process'}), {ENVS} public environments, "
-          f"budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES}, pairings of {GAMES}")
-    print(f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies), "
-          f"after a warm-up round of {m['warm']:.1f} s (the kernels' compile caches, the sandbox's binds: not counted)")
+    print(
+        f"round: 4 agents ({'one sandboxed' if m['sandboxed'] else 'all in-process'}), {ENVS} public environments, "
+        f"budget {BUDGET}, checkpoints {CHECKPOINTS} x {GAMES}, pairings of {GAMES}"
+    )
+    print(
+        f"  wall {m['wall']:.1f} s for {m['games']} games ({per_game * 1e3:.2f} ms a game, {m['plies']:.0f} plies), "
+        f"after a warm-up round of {m['warm']:.1f} s (the kernels' compile caches, the sandbox's binds: not counted)"
+    )
     n = max(n, 1)
-    print(f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
-          f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)")
-    print(f"  the sandboxed agent's moves: {m['agent_moves']:,}; arena time per agent move {arena / m['agent_moves'] * 1e6:.1f} us "
-          f"(before the one turn path: {BEFORE_ONE_PATH_US_PER_MOVE} us with the native turns, "
-          f"{BEFORE_PYTHON_US_PER_MOVE} us on the Python path beside them; at the last stop {LAST_STOP_US_PER_MOVE} us)")
-    print(f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
-          f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
-          f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts; {LAST_STOP_SANDBOX_START_MS} ms "
-          f"at the last stop); counting the agents' "
-          f"start as the arena's too: {(arena + startup) / m['wall']:.1%}")
+    print(
+        f"  waiting on agents: {m['agent']:.1f} s for moves and replies, {startup:.1f} s for {len(m['launches'])} "
+        f"agents to start ({startup / n * 1e3:.0f} ms each: interpreter, numpy, agent.py)"
+    )
+    print(
+        f"  the sandboxed agent's moves: {m['agent_moves']:,}; arena time per agent move {arena / m['agent_moves'] * 1e6:.1f} us "
+        f"(before the one turn path: {BEFORE_ONE_PATH_US_PER_MOVE} us with the native turns, "
+        f"{BEFORE_PYTHON_US_PER_MOVE} us on the Python path beside them; at the last stop {LAST_STOP_US_PER_MOVE} us)"
+    )
+    print(
+        f"  in the arena {arena:.1f} s = {share:.1%} of the wall time (target < 10%: "
+        f"{'met' if share < 0.10 else 'NOT met'}), of which {setup:.2f} s starting sandboxes "
+        f"({setup / n * 1e3:.0f} ms each: cgroup, bwrap's namespaces and mounts; {LAST_STOP_SANDBOX_START_MS} ms "
+        f"at the last stop); counting the agents' "
+        f"start as the arena's too: {(arena + startup) / m['wall']:.1%}"
+    )
     parts = {label: m["parts"].get(label, 0.0) for label in ("agent games", "reference games", "records", "publishing")}
     parts |= {"starting sandboxes": setup, "closing sessions": m["parts"].get("closing sessions", 0.0)}
     parts["the rest (scheduling, outcomes, checks)"] = arena - sum(parts.values())
     agent_games = parts["agent games"]
-    print(f"  the arena's time by part: " + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in parts.items())
-          + f" (the agent games: {agent_games / max(m['agent_moves'], 1) * 1e6:.1f} us a move with their set-up)")
+    print(
+        f"  the arena's time by part: "
+        + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in parts.items())
+        + f" (the agent games: {agent_games / max(m['agent_moves'], 1) * 1e6:.1f} us a move with their set-up)"
+    )
     pace = DEFAULT_LIMITS.pace_seconds(*PACE_BOARD)
     at_pace = arena_per_game + m["plies"] * pace  # every move of a game an agent's, at the full pace
-    print(f"full ladder round ({LADDER_ENVS} environments, budget {LADDER_BUDGET}, pairings of {GAMES}); "
-          f"runners of {WORKERS_PER_RUNNER} workers to finish in {NIGHT_SECONDS // 3600} h:")
-    print(f"  {'field':>5} {'games':>13} {'pairing share':>13} {'CPU h (measured)':>17} {'runners':>7} "
-          f"{'CPU h (at pace)':>16} {'runners':>7}")
+    print(
+        f"full ladder round ({LADDER_ENVS} environments, budget {LADDER_BUDGET}, pairings of {GAMES}); "
+        f"runners of {WORKERS_PER_RUNNER} workers to finish in {NIGHT_SECONDS // 3600} h:"
+    )
+    print(
+        f"  {'field':>5} {'games':>13} {'pairing share':>13} {'CPU h (measured)':>17} {'runners':>7} "
+        f"{'CPU h (at pace)':>16} {'runners':>7}"
+    )
     for n in FIELDS:
         per_env = games_per_env(n, LADDER_CHECKPOINTS, GAMES, GAMES, LADDER_BUDGET)
         pairing = n * (n - 1) // 2 * GAMES
         total = per_env * LADDER_ENVS
         fast, slow = total * per_game, total * at_pace
         runners = [max(1, math.ceil(s / (NIGHT_SECONDS * WORKERS_PER_RUNNER))) for s in (fast, slow)]
-        print(f"  {n:>5} {total:>13,} {pairing / per_env:>13.0%} {fast / 3600:>17.1f} {runners[0]:>7} "
-              f"{slow / 3600:>16.1f} {runners[1]:>7}")
+        print(
+            f"  {n:>5} {total:>13,} {pairing / per_env:>13.0%} {fast / 3600:>17.1f} {runners[0]:>7} "
+            f"{slow / 3600:>16.1f} {runners[1]:>7}"
+        )
     per_env = [games_per_env(n, LADDER_CHECKPOINTS, GAMES, GAMES, LADDER_BUDGET) for n in FIELDS]
-    print("  linear in the environments: one more environment costs "
-          + ", ".join(f"{g * per_game / 3600:.2f}" for g in per_env) + " CPU h measured and "
-          + ", ".join(f"{g * at_pace / 3600:.1f}" for g in per_env) + " at pace, for fields of "
-          + ", ".join(str(n) for n in FIELDS))
-    print(f"  arena {arena_per_game * 1e3:.2f} ms a game (engine stepping, checkpoint opponent, records); beside agents "
-          f"that use their pace it would be {arena_per_game / at_pace:.1%} of the wall time")
-    print(f"  (at pace: {pace * 1e3:.0f} ms per act on a {PACE_BOARD[0]}x{PACE_BOARD[1]} board, "
-          f"{m['plies']:.0f} moves a game; a worker also holds all N sandboxes of an environment alive during its pairings)")
+    print(
+        "  linear in the environments: one more environment costs "
+        + ", ".join(f"{g * per_game / 3600:.2f}" for g in per_env)
+        + " CPU h measured and "
+        + ", ".join(f"{g * at_pace / 3600:.1f}" for g in per_env)
+        + " at pace, for fields of "
+        + ", ".join(str(n) for n in FIELDS)
+    )
+    print(
+        f"  arena {arena_per_game * 1e3:.2f} ms a game (engine stepping, checkpoint opponent, records); beside agents "
+        f"that use their pace it would be {arena_per_game / at_pace:.1%} of the wall time"
+    )
+    print(
+        f"  (at pace: {pace * 1e3:.0f} ms per act on a {PACE_BOARD[0]}x{PACE_BOARD[1]} board, "
+        f"{m['plies']:.0f} moves a game; a worker also holds all N sandboxes of an environment alive during its pairings)"
+    )
     return 0
 
 

@@ -29,7 +29,7 @@ STARTS = 12
 # time (26.8 ms the stop before, each shared library a bind of its own).
 LAST_STOP_SHARE_MS = 11.4
 
-AGENT = '''
+AGENT = """
 import numpy as np
 
 class Agent:
@@ -41,10 +41,10 @@ class Agent:
 
     def observe_outcome(self, outcome):
         pass
-'''
+"""
 
 # The bare pipe's child: read one frame's worth of bytes, answer with the reply's bytes.
-ECHO = r'''
+ECHO = r"""
 import os, sys
 n, reply = int(sys.argv[1]), bytes.fromhex(sys.argv[2])
 read, write = os.read, os.write
@@ -56,7 +56,7 @@ while True:
             sys.exit(0)
         got += len(data)
     write(1, reply)
-'''
+"""
 
 
 def _percentiles(samples: list[float]) -> tuple[float, float]:
@@ -89,12 +89,17 @@ def bench_act(handle) -> tuple[float, float]:
 
 def bench_bare_pipe() -> tuple[float, float]:
     from grader.common import protocol
+
     obs, mask = _board()
     frame = protocol.encode_raw(protocol.act_header(ROWS, COLS), obs.tobytes(), mask.tobytes())
     head = b'{"op":"action","action":17}'
     reply = protocol.PREFIX.pack(len(head), 0) + head
-    child = subprocess.Popen([sys.executable, "-I", "-S", "-c", ECHO, str(len(frame)), reply.hex()],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+    child = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", ECHO, str(len(frame)), reply.hex()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        bufsize=0,
+    )
     wfd, rfd = child.stdin.fileno(), child.stdout.fileno()
     clock = time.perf_counter
     times = []
@@ -116,6 +121,7 @@ def bench_bare_pipe() -> tuple[float, float]:
 def start_seconds(sandbox, submission, limits) -> float:
     """Seconds one launch of `submission` takes, until its runner is ready."""
     from grader.play.agent_handle import AgentHandle
+
     t = time.perf_counter()
     handle = AgentHandle.launch(sandbox, submission, limits)
     elapsed = time.perf_counter() - t
@@ -178,12 +184,18 @@ def main() -> int:
     share = sandbox_share(sandboxed, bare) * 1e3
     print(f"sandbox act round trip {ROWS}x{COLS} ({SAMPLES} calls): median {act_med:.1f} us, p99 {act_p99:.1f} us")
     print(f"bare pipe round trip, same bytes:          median {pipe_med:.1f} us, p99 {pipe_p99:.1f} us")
-    print(f"  ratio {ratio:.2f}x  [{'ok' if act_med < 60 and ratio <= 3 else 'MISS'}: target median < 60 us and <= 3x bare]")
-    print(f"start to first reply (numpy imported), median of {STARTS} made in turn: sandbox {start_s:.1f} ms, "
-          f"bare process {start_b:.1f} ms")
-    print(f"  sandbox share {share:.1f} ms (median of the pairs' differences; {LAST_STOP_SHARE_MS} ms at the last stop)  "
-          f"[{'ok' if share < 50 else 'MISS'}: target < 50 ms]"
-          f"  (plus {binds_ms:.0f} ms once per host process to list the runtime's libraries)")
+    print(
+        f"  ratio {ratio:.2f}x  [{'ok' if act_med < 60 and ratio <= 3 else 'MISS'}: target median < 60 us and <= 3x bare]"
+    )
+    print(
+        f"start to first reply (numpy imported), median of {STARTS} made in turn: sandbox {start_s:.1f} ms, "
+        f"bare process {start_b:.1f} ms"
+    )
+    print(
+        f"  sandbox share {share:.1f} ms (median of the pairs' differences; {LAST_STOP_SHARE_MS} ms at the last stop)  "
+        f"[{'ok' if share < 50 else 'MISS'}: target < 50 ms]"
+        f"  (plus {binds_ms:.0f} ms once per host process to list the runtime's libraries)"
+    )
     return 0
 
 

@@ -40,9 +40,13 @@ def main() -> int:
     doc["agents"][0]["name"] = 5
     listed = cpu(lambda: validate(doc, root))
     print(f"one valid results file:   {valid:6.3f} s CPU  [when measured: {BASELINE['predicate']} s]")
-    print(f"  the library alone:      {alone:6.3f} s CPU  [when measured: {BASELINE['library']} s; "
-          f"100 rounds: {alone * 100:.0f} s]")
-    print(f"one invalid file listed:  {listed:6.3f} s CPU  [the hand-written lister: {BASELINE['hand-written lister']} s]")
+    print(
+        f"  the library alone:      {alone:6.3f} s CPU  [when measured: {BASELINE['library']} s; "
+        f"100 rounds: {alone * 100:.0f} s]"
+    )
+    print(
+        f"one invalid file listed:  {listed:6.3f} s CPU  [the hand-written lister: {BASELINE['hand-written lister']} s]"
+    )
     return 0
 
 

@@ -45,8 +45,9 @@ def shard_ratios() -> list[tuple[int, float, float, float]]:
     boards, _ = boards_for("final", None, SAMPLE_TIER_SEED)
     out = []
     for runners in RUNNERS:
-        plan = plan_capacity(boards, ENTRANTS, default_checkpoints(2000), 20, 20, 2000, Machines(runners, CORES),
-                             DEFAULT_LIMITS)
+        plan = plan_capacity(
+            boards, ENTRANTS, default_checkpoints(2000), 20, 20, 2000, Machines(runners, CORES), DEFAULT_LIMITS
+        )
         out.append((runners, plan.wall_hours, plan.bound_hours, plan.ratio))
     return out
 
@@ -76,20 +77,26 @@ def host_seconds_per_move(folder: Path) -> tuple[float, int]:
 
 def main() -> int:
     status = 0
-    print(f"shards by predicted cost: a final of {ENTRANTS} entrants (tier seed {SAMPLE_TIER_SEED}), runners of "
-          f"{CORES} cores, at the pace with {HOST_SECONDS_PER_MOVE * 1e6:.0f} us of host time a move:")
+    print(
+        f"shards by predicted cost: a final of {ENTRANTS} entrants (tier seed {SAMPLE_TIER_SEED}), runners of "
+        f"{CORES} cores, at the pace with {HOST_SECONDS_PER_MOVE * 1e6:.0f} us of host time a move:"
+    )
     for runners, hours, bound, ratio in shard_ratios():
         ok = ratio <= SHARD_RATIO_TARGET
         status |= 0 if ok else 1
-        print(f"  {runners:2d} runners: plan {hours:6.2f} h, bound {bound:6.2f} h, ratio {ratio:.3f} "
-              f"[target <= {SHARD_RATIO_TARGET:.2f}: {'ok' if ok else 'OVER'}]")
+        print(
+            f"  {runners:2d} runners: plan {hours:6.2f} h, bound {bound:6.2f} h, ratio {ratio:.3f} "
+            f"[target <= {SHARD_RATIO_TARGET:.2f}: {'ok' if ok else 'OVER'}]"
+        )
     problem = bwrap_problem()
     if problem:
         print(f"host time per move: skipped, the local sandbox is not usable here ({problem})")
         return status
     with tempfile.TemporaryDirectory(prefix="bench-shards-") as tmp:
         per_move, moves = host_seconds_per_move(Path(tmp))
-    print(f"host time per move: {per_move * 1e6:.1f} us measured over {moves:,} moves (a round of {HOST_FIELD} "
-          f"example agents, local sandbox, one core); the plan reads {HOST_SECONDS_PER_MOVE * 1e6:.0f} us "
-          "(grader/rounds/capacity.py HOST_SECONDS_PER_MOVE)")
+    print(
+        f"host time per move: {per_move * 1e6:.1f} us measured over {moves:,} moves (a round of {HOST_FIELD} "
+        f"example agents, local sandbox, one core); the plan reads {HOST_SECONDS_PER_MOVE * 1e6:.0f} us "
+        "(grader/rounds/capacity.py HOST_SECONDS_PER_MOVE)"
+    )
     return status

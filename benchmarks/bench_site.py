@@ -52,46 +52,114 @@ def synthetic_round(n: int, rng: random.Random) -> dict:
     skill = {name: rng.random() for name in names}
 
     def curve(base: float) -> list[dict]:
-        return [{"games": c, "win_rate": round(min(1.0, base * (0.5 + i / 8)), 4), "draw_rate": round(rng.random() / 4, 4)}
-                for i, c in enumerate(CHECKPOINTS)]
+        return [
+            {"games": c, "win_rate": round(min(1.0, base * (0.5 + i / 8)), 4), "draw_rate": round(rng.random() / 4, 4)}
+            for i, c in enumerate(CHECKPOINTS)
+        ]
 
     def record() -> dict:
         w, d = rng.randint(0, 20), rng.randint(0, 5)
         return {"wins": w, "draws": d, "losses": 40 - w - d, "games": 40}
 
-    envs = [{"label": f"E{j + 1:02d}", "id": None, "name": None, "spec": None, "agents": [
-        {"name": a, "status": "ok" if rng.random() > 0.01 else "timeout", "curve": curve(skill[a]),
-         "sae": round(rng.random(), 4), "score": round(rng.random(), 4), "record": record(),
-         "self_play": {"games": 2000}} for a in names]} for j in range(ENVS)]
+    envs = [
+        {
+            "label": f"E{j + 1:02d}",
+            "id": None,
+            "name": None,
+            "spec": None,
+            "agents": [
+                {
+                    "name": a,
+                    "status": "ok" if rng.random() > 0.01 else "timeout",
+                    "curve": curve(skill[a]),
+                    "sae": round(rng.random(), 4),
+                    "score": round(rng.random(), 4),
+                    "record": record(),
+                    "self_play": {"games": 2000},
+                }
+                for a in names
+            ],
+        }
+        for j in range(ENVS)
+    ]
     order = sorted(names, key=lambda a: -skill[a])
     agents = []
     for rank, a in enumerate(order, 1):
         v = round(skill[a], 4)
-        agents.append({"name": a, "curve": curve(skill[a]), "sae": {"value": v, "b0": 100, "b_max": 2000},
-                       "record": record(), "standing": {"value": v, "rank": rank, "faulted_games": 0,
-                                                        "interval": [max(0.0, v - 0.05), min(1.0, v + 0.05)]},
-                       "elo": round(1000 + 400 * v, 1), "faulted_envs": 0, "faults": dict.fromkeys(FAULTS, 0),
-                       "endings": dict.fromkeys(ENDINGS, 0) | {"no_moves": 1000},
-                       "spread": {"final_win_rate": 0.1, "sae": 0.1, "standing": 0.1}, "generalisation_gap": None})
-    pairwise = [{"a": a, "b": b, "a_wins": 20, "draws": 0, "b_wins": 20, "games": 40}
-                for i, a in enumerate(names) for b in names[i + 1:]]
+        agents.append(
+            {
+                "name": a,
+                "curve": curve(skill[a]),
+                "sae": {"value": v, "b0": 100, "b_max": 2000},
+                "record": record(),
+                "standing": {
+                    "value": v,
+                    "rank": rank,
+                    "faulted_games": 0,
+                    "interval": [max(0.0, v - 0.05), min(1.0, v + 0.05)],
+                },
+                "elo": round(1000 + 400 * v, 1),
+                "faulted_envs": 0,
+                "faults": dict.fromkeys(FAULTS, 0),
+                "endings": dict.fromkeys(ENDINGS, 0) | {"no_moves": 1000},
+                "spread": {"final_win_rate": 0.1, "sae": 0.1, "standing": 0.1},
+                "generalisation_gap": None,
+            }
+        )
+    pairwise = [
+        {"a": a, "b": b, "a_wins": 20, "draws": 0, "b_wins": 20, "games": 40}
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+    ]
     doc = {
         "schema_version": 1,
-        "round": {"id": rid, "tier": "ladder", "status": "complete", "private": False, "research": False,
-                  "standing_published": True, "leaderboard": True, "notes": []},
-        "provenance": {"arena_version": "0.1.0", "commit": "0" * 40, "seed_commitment": "sha256:" + "1" * 64,
-                       "tier_seed_commitment": "sha256:" + "2" * 64,
-                       "config": {"tier": "ladder", "environments": ENVS, "env_ids": None, "budget": 2000,
-                                  "checkpoints": CHECKPOINTS, "games_per_checkpoint": 20, "pairing_games": 20,
-                                  "seed": None, "sandbox": "docker", "disclosure": "staff", "arena_retries": 2,
-                                  "max_arena_faults": 5, "public_round": None},
-                       "limits": {"act_soft_seconds": 1.0}, "execution": {"command": "arena round", "shards": [],
-                                                                          "arena_faults": []}},
+        "round": {
+            "id": rid,
+            "tier": "ladder",
+            "status": "complete",
+            "private": False,
+            "research": False,
+            "standing_published": True,
+            "leaderboard": True,
+            "notes": [],
+        },
+        "provenance": {
+            "arena_version": "0.1.0",
+            "commit": "0" * 40,
+            "seed_commitment": "sha256:" + "1" * 64,
+            "tier_seed_commitment": "sha256:" + "2" * 64,
+            "config": {
+                "tier": "ladder",
+                "environments": ENVS,
+                "env_ids": None,
+                "budget": 2000,
+                "checkpoints": CHECKPOINTS,
+                "games_per_checkpoint": 20,
+                "pairing_games": 20,
+                "seed": None,
+                "sandbox": "docker",
+                "disclosure": "staff",
+                "arena_retries": 2,
+                "max_arena_faults": 5,
+                "public_round": None,
+            },
+            "limits": {"act_soft_seconds": 1.0},
+            "execution": {"command": "arena round", "shards": [], "arena_faults": []},
+        },
         "disclosure": {"profile": "staff", "description": "rules withheld"},
-        "field": [{"name": a, "kind": "submission", "account": a, "digest": "sha256:" + hashlib.sha256(a.encode()).hexdigest()}
-                  for a in names],
-        "agents": agents, "elo": {"published": True, "anchor": None, "note": "an ordering only"},
-        "pairwise": pairwise, "environments": envs,
+        "field": [
+            {
+                "name": a,
+                "kind": "submission",
+                "account": a,
+                "digest": "sha256:" + hashlib.sha256(a.encode()).hexdigest(),
+            }
+            for a in names
+        ],
+        "agents": agents,
+        "elo": {"published": True, "anchor": None, "note": "an ordering only"},
+        "pairwise": pairwise,
+        "environments": envs,
     }
     return doc
 
@@ -132,11 +200,17 @@ def round_ids(start: int, count: int) -> list[str]:
 
 
 def settings(folder: Path, ids: list[str]) -> Path:
-    data = {"schema_version": 1,
-            "series": {"name": "Synthetic term",
-                       "rounds": [{"id": rid, "date": f"2026-10-{1 + i % 28:02d}", "title": f"Round {i + 1}"}
-                                  for i, rid in enumerate(ids)]},
-            "announcement": None, "competition": None}
+    data = {
+        "schema_version": 1,
+        "series": {
+            "name": "Synthetic term",
+            "rounds": [
+                {"id": rid, "date": f"2026-10-{1 + i % 28:02d}", "title": f"Round {i + 1}"} for i, rid in enumerate(ids)
+            ],
+        },
+        "announcement": None,
+        "competition": None,
+    }
     path = folder / "site.yaml"
     path.write_text(dump_yaml(data), encoding="utf-8")
     return path
@@ -156,8 +230,11 @@ def main() -> int:
         kept = kept_history(rng)
         if kept is None:
             rounds.mkdir()
-            print(f"writing a synthetic history of {ROUNDS} rounds x {AGENTS} agents x {ENVS} environments "
-                  "with the arena's writer (a few minutes) ...", file=sys.stderr)
+            print(
+                f"writing a synthetic history of {ROUNDS} rounds x {AGENTS} agents x {ENVS} environments "
+                "with the arena's writer (a few minutes) ...",
+                file=sys.stderr,
+            )
             ids = write_history(rounds, ROUNDS, rng)
         else:
             shutil.copytree(kept / "first", rounds)
@@ -169,9 +246,11 @@ def main() -> int:
         full = build(rounds, out, config=config, cache_dir=cache, data_commit="a" * 40, docs_dir=None, **quiet)
         full_s, full_cpu = time.perf_counter() - t, time.process_time() - cpu
         # CPU time beside wall time: on a shared machine the wall clock also measures the neighbours.
-        print(f"full build:        {full_s:6.2f} s wall, {full_cpu:6.2f} s CPU  ({full.line()}; "
-              f"{size / 1e6:.0f} MB of YAML)  [before: {BASELINE['full']:.1f} s CPU; before the twins: "
-              f"{BASELINE_TWINS['full']:.1f} s CPU]")
+        print(
+            f"full build:        {full_s:6.2f} s wall, {full_cpu:6.2f} s CPU  ({full.line()}; "
+            f"{size / 1e6:.0f} MB of YAML)  [before: {BASELINE['full']:.1f} s CPU; before the twins: "
+            f"{BASELINE_TWINS['full']:.1f} s CPU]"
+        )
         if kept is None:
             ids += write_history(rounds, 1, rng, start=ROUNDS)
         else:
@@ -181,14 +260,18 @@ def main() -> int:
         t, cpu = time.perf_counter(), time.process_time()
         inc = build(rounds, out, config=config, cache_dir=cache, data_commit="b" * 40, docs_dir=None, **quiet)
         inc_s = time.perf_counter() - t
-        print(f"incremental build: {inc_s:6.2f} s wall, {time.process_time() - cpu:6.2f} s CPU  "
-              f"(one more round, new commit: {inc.line()})  [before: {BASELINE['incremental']:.1f} s CPU; "
-              f"before the twins: {BASELINE_TWINS['incremental']:.1f} s CPU]")
+        print(
+            f"incremental build: {inc_s:6.2f} s wall, {time.process_time() - cpu:6.2f} s CPU  "
+            f"(one more round, new commit: {inc.line()})  [before: {BASELINE['incremental']:.1f} s CPU; "
+            f"before the twins: {BASELINE_TWINS['incremental']:.1f} s CPU]"
+        )
         t, cpu = time.perf_counter(), time.process_time()
         same = build(rounds, out, config=config, cache_dir=cache, data_commit="b" * 40, docs_dir=None, **quiet)
-        print(f"unchanged rebuild: {time.perf_counter() - t:6.2f} s wall, {time.process_time() - cpu:6.2f} s CPU  "
-              f"({same.line()})  [before: {BASELINE['unchanged']:.1f} s CPU; before the twins: "
-              f"{BASELINE_TWINS['unchanged']:.1f} s wall]")
+        print(
+            f"unchanged rebuild: {time.perf_counter() - t:6.2f} s wall, {time.process_time() - cpu:6.2f} s CPU  "
+            f"({same.line()})  [before: {BASELINE['unchanged']:.1f} s CPU; before the twins: "
+            f"{BASELINE_TWINS['unchanged']:.1f} s wall]"
+        )
     verdict = "met" if full_cpu < TARGET_SECONDS else "NOT met"
     print(f"target: full build under {TARGET_SECONDS:.0f} s of one core: {verdict} ({full_cpu:.1f} s CPU)")
     return 0

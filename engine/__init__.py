@@ -11,8 +11,20 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "game": ("COLORS", "ENDINGS", "LOST", "PASS", "Color", "Game", "IllegalMoveError", "Outcome", "ReplayError",
-             "Termination", "recorded_moves", "replay"),
+    "game": (
+        "COLORS",
+        "ENDINGS",
+        "LOST",
+        "PASS",
+        "Color",
+        "Game",
+        "IllegalMoveError",
+        "Outcome",
+        "ReplayError",
+        "Termination",
+        "recorded_moves",
+        "replay",
+    ),
     "layout": ("Layout", "make_layout"),
     "opponents": ("OPPONENT_NAMES", "make_opponent"),
     "perft": ("perft", "perft_divide"),

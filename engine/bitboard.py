@@ -102,6 +102,7 @@ def _int_to_words(v: int, n: int) -> tuple:
 # Tuple-producing primitives. Each has a plain-Python body (used with NUMBA_DISABLE_JIT=1)
 # and a numba overload generated for 1, 2 and 3 words, so a 64-cell board pays for one word.
 
+
 def step(a, s):
     """Shift a bitboard by s cells (s > 0 towards higher indices); 0 < |s| < 64."""
     v, s = _words_to_int(a), int(s)
@@ -182,8 +183,7 @@ def _register_overloads() -> None:
     andnots = table(lambda n: _binary_src("a[{i}] & ~b[{i}]", n))
     zero_tuples = table(lambda n: f"def impl(like):\n    return {_tup(['ZERO'] * n)}\n")
     bits = table(_bit_src)
-    rows = table(lambda n: "def impl(masks, r, like):\n    return "
-                 + _tup(f"masks[r, {w}]" for w in range(n)) + "\n")
+    rows = table(lambda n: "def impl(masks, r, like):\n    return " + _tup(f"masks[r, {w}]" for w in range(n)) + "\n")
 
     # The overload's signature must match the implementation's, hence one small function each.
     @overload(step, inline="always")
@@ -227,27 +227,31 @@ def _register_bit_intrinsics() -> None:
     def _ctpop(typingctx, x):
         def codegen(context, builder, signature, args):
             return builder.zext(builder.ctpop(args[0]), context.get_value_type(types.int64))
+
         return types.int64(types.uint64), codegen
 
     @intrinsic
     def _cttz(typingctx, x):
         def codegen(context, builder, signature, args):
-            return builder.zext(builder.cttz(args[0], context.get_constant(types.boolean, True)),
-                                context.get_value_type(types.int64))
+            return builder.zext(
+                builder.cttz(args[0], context.get_constant(types.boolean, True)), context.get_value_type(types.int64)
+            )
+
         return types.int64(types.uint64), codegen
 
     @overload(popcount64, inline="always")
     def _popcount64(x):
         def impl(x):
             return _ctpop(np.uint64(x))
+
         return impl
 
     @overload(lowest_index, inline="always")
     def _lowest_index(x):
         def impl(x):
             return _cttz(np.uint64(x))
-        return impl
 
+        return impl
 
 
 @njit(cache=True)
@@ -427,8 +431,7 @@ def random_games(black, white, masks, shifts, nxt, cap, turn_limit, seeds, out):
     state = np.zeros(1, dtype=np.uint64)
     for i in range(seeds.shape[0]):
         state[0] = seeds[i]
-        b, w, plies, placed, by_limit = random_playout(black, white, 0, 0, masks, shifts, nxt, cap,
-                                                       turn_limit, state)
+        b, w, plies, placed, by_limit = random_playout(black, white, 0, 0, masks, shifts, nxt, cap, turn_limit, state)
         out[i, 0] = popcount(b)
         out[i, 1] = popcount(w)
         out[i, 2] = plies
@@ -471,6 +474,7 @@ def bits_to_int8(a, ncells, out):
 # st: uint64 (3, words) = rows black, white, legal-for-the-side-to-move;
 # meta: int64 [side to move (0 black), placements, termination (-1 running, 0 no moves,
 # 1 turn limit), 1 if the side to move has a legal move].
+
 
 @njit(cache=True)
 def refresh(st, meta, like, masks, shifts, nxt, cap, turn_limit):

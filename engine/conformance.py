@@ -37,8 +37,12 @@ def play_checked(spec: EnvSpec, seed: int) -> tuple[list, list[str]]:
         own_code, opp_code = (1, 2) if game.to_move is Color.BLACK else (2, 1)
         if obs.dtype != np.float32 or obs.shape != (3, spec.layout.rows, spec.layout.cols):
             problems.append(f"{where}: observation is {obs.dtype} {obs.shape}")
-        elif not (np.array_equal(obs[0] == 1, board == own_code) and np.array_equal(obs[1] == 1, board == opp_code)
-                  and np.array_equal(obs[2], obstacles) and obs.sum(axis=0).max() <= 1):
+        elif not (
+            np.array_equal(obs[0] == 1, board == own_code)
+            and np.array_equal(obs[1] == 1, board == opp_code)
+            and np.array_equal(obs[2], obstacles)
+            and obs.sum(axis=0).max() <= 1
+        ):
             problems.append(f"{where}: observation does not match the board")
         if mask.any():
             game.play(player.act(game))

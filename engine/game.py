@@ -18,6 +18,7 @@ from .spec import EnvSpec
 PASS = "pass"
 LOST = "lost"  # the side to move submitted an illegal move and lost its turn
 
+
 class Color(enum.IntEnum):
     BLACK = 0
     WHITE = 1
@@ -82,7 +83,7 @@ class Geometry:
     words: int
     cells: int
     obstacle_plane: np.ndarray  # float32 (rows, cols)
-    obstacle_flat: np.ndarray   # float32 (rows * cols,)
+    obstacle_flat: np.ndarray  # float32 (rows * cols,)
     black0: tuple
     white0: tuple
 
@@ -97,7 +98,13 @@ def geometry(layout: Layout) -> Geometry:
         plane[r, c] = 1.0
     black, white = layout.opening
     return Geometry(
-        masks, shifts, nxt, words, layout.cells, plane, plane.reshape(-1).copy(),
+        masks,
+        shifts,
+        nxt,
+        words,
+        layout.cells,
+        plane,
+        plane.reshape(-1).copy(),
         bb.to_words([r * layout.cols + c for r, c in black], words),
         bb.to_words([r * layout.cols + c for r, c in white], words),
     )
@@ -311,7 +318,7 @@ class Game:
         if cell >= 0:
             self.moves.append(cell)
         if result >= 4:
-            self.moves.extend(recorded_moves(self._turns[:result >> 2]))
+            self.moves.extend(recorded_moves(self._turns[: result >> 2]))
         turn = result & 3
         if turn == state.OVER:
             seats.settle()

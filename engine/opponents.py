@@ -89,8 +89,21 @@ class MinimaxOpponent(Opponent):
     def _choose(self, game: Game) -> int:
         own, opp = game.sides()
         g = game.geo
-        return int(search.minimax_move(own, opp, game.placements, self.param, g.masks, g.shifts, g.nxt,
-                                       game.cap, turn_limit_arg(game.rules), *self.win, self.state))
+        return int(
+            search.minimax_move(
+                own,
+                opp,
+                game.placements,
+                self.param,
+                g.masks,
+                g.shifts,
+                g.nxt,
+                game.cap,
+                turn_limit_arg(game.rules),
+                *self.win,
+                self.state,
+            )
+        )
 
 
 class MctsOpponent(Opponent):
@@ -100,9 +113,22 @@ class MctsOpponent(Opponent):
 
     def _choose(self, game: Game) -> int:
         g = game.geo
-        return int(search.mcts_move(game.black, game.white, int(game.to_move), game.placements,
-                                    self.param, g.masks, g.shifts, g.nxt, game.cap, turn_limit_arg(game.rules),
-                                    *self.win, self.state))
+        return int(
+            search.mcts_move(
+                game.black,
+                game.white,
+                int(game.to_move),
+                game.placements,
+                self.param,
+                g.masks,
+                g.shifts,
+                g.nxt,
+                game.cap,
+                turn_limit_arg(game.rules),
+                *self.win,
+                self.state,
+            )
+        )
 
 
 class EngineSeats:
@@ -115,8 +141,11 @@ class EngineSeats:
     def __init__(self, spec: EnvSpec, black: Opponent | None, white: Opponent | None):
         self.players = (black, white)
         self.held = black is not None or white is not None  # whether any seat is a reference player's
-        self.packed = pack_seats(spec, [search.AGENT if p is None else p.code for p in self.players],
-                                 [0 if p is None else p.param for p in self.players])
+        self.packed = pack_seats(
+            spec,
+            [search.AGENT if p is None else p.code for p in self.players],
+            [0 if p is None else p.param for p in self.players],
+        )
         self.states = np.zeros((2, 1), dtype=np.uint64)
         for i, p in enumerate(self.players):
             if p is not None:
@@ -216,7 +245,8 @@ def _play_seated(spec: EnvSpec, classes: tuple, states: list) -> tuple[np.ndarra
         return out, moves, (0, 0)
     seats = pack_seats(spec, [c.code for c in classes], [c.param for c in classes])
     search.reference_records(  # type: ignore[call-arg]  # a numba dispatcher: mypy sees no signature
-        *game.kernel_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1), out, moves)
+        *game.kernel_args(), seats, np.array(states, dtype=np.uint64).reshape(n, 2, 1), out, moves
+    )
     return out, moves, (int(seats[4]), int(seats[5]))
 
 

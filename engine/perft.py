@@ -20,8 +20,19 @@ def perft(spec: EnvSpec, depth: int) -> int:
     if depth < 0:
         raise DepthError(depth, f"depth must be >= 0, got {depth}")
     geo = geometry(spec.layout)
-    return int(bb.perft(geo.black0, geo.white0, 0, depth, geo.masks, geo.shifts, geo.nxt,
-                        spec.rules.capture.code, turn_limit_arg(spec.rules)))
+    return int(
+        bb.perft(
+            geo.black0,
+            geo.white0,
+            0,
+            depth,
+            geo.masks,
+            geo.shifts,
+            geo.nxt,
+            spec.rules.capture.code,
+            turn_limit_arg(spec.rules),
+        )
+    )
 
 
 def perft_divide(spec: EnvSpec, depth: int) -> dict[str, int]:
@@ -45,6 +56,5 @@ def perft_divide(spec: EnvSpec, depth: int) -> dict[str, int]:
         if game.done:
             out[str(move)] = 1
             continue
-        out[str(move)] = int(bb.perft(own, opp, game.placements, depth - 1, geo.masks, geo.shifts,
-                                      geo.nxt, cap, limit))
+        out[str(move)] = int(bb.perft(own, opp, game.placements, depth - 1, geo.masks, geo.shifts, geo.nxt, cap, limit))
     return out

@@ -33,7 +33,7 @@ class Capture(enum.Enum):
 # direction mask is direction d.
 ALL_DIRECTIONS = 0xFF
 ORTHOGONAL_DIRECTIONS = 0x5A  # bits 1, 3, 4, 6: N, W, E, S
-DIAGONAL_DIRECTIONS = 0xA5    # bits 0, 2, 5, 7
+DIAGONAL_DIRECTIONS = 0xA5  # bits 0, 2, 5, 7
 
 
 @dataclass(frozen=True)
@@ -53,13 +53,15 @@ class CaptureRule:
 
 CAPTURE_RULES: dict[Capture, CaptureRule] = {
     Capture.STANDARD: CaptureRule(0, ALL_DIRECTIONS, None, False, "a run flips in any of the 8 directions"),
-    Capture.ORTHOGONAL: CaptureRule(1, ORTHOGONAL_DIRECTIONS, None, False,
-                                    "a run flips only along rows and columns (N, S, W, E)"),
+    Capture.ORTHOGONAL: CaptureRule(
+        1, ORTHOGONAL_DIRECTIONS, None, False, "a run flips only along rows and columns (N, S, W, E)"
+    ),
     Capture.DIAGONAL: CaptureRule(2, DIAGONAL_DIRECTIONS, None, False, "a run flips only along the 4 diagonals"),
     Capture.SHORT_1: CaptureRule(3, ALL_DIRECTIONS, 1, False, "a run flips only if it has at most 1 opponent disc"),
     Capture.SHORT_2: CaptureRule(4, ALL_DIRECTIONS, 2, False, "a run flips only if it has at most 2 opponent discs"),
-    Capture.LONGEST: CaptureRule(5, ALL_DIRECTIONS, None, True,
-                                 "only the single longest run flips (ties: first of NW, N, NE, W, E, SW, S, SE)"),
+    Capture.LONGEST: CaptureRule(
+        5, ALL_DIRECTIONS, None, True, "only the single longest run flips (ties: first of NW, N, NE, W, E, SW, S, SE)"
+    ),
 }
 
 
@@ -71,9 +73,9 @@ def capture_descriptions() -> dict[str, str]:
 class Win(enum.Enum):
     """How the final disc counts decide the game."""
 
-    MOST = "most"      # more discs wins
+    MOST = "most"  # more discs wins
     FEWEST = "fewest"  # fewer discs wins
-    BAND = "band"      # the paper's threshold condition with k
+    BAND = "band"  # the paper's threshold condition with k
 
     @property
     def code(self) -> int:

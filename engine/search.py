@@ -13,8 +13,24 @@ import time
 import numpy as np
 from numba import njit
 
-from .bitboard import (ONE, ZERO, advance, apply_move, bit, fill_view, flips, legal_moves, lowest_index,
-                       next_random, nonzero, nth_cell, popcount, random_cell, random_playout, row)
+from .bitboard import (
+    ONE,
+    ZERO,
+    advance,
+    apply_move,
+    bit,
+    fill_view,
+    flips,
+    legal_moves,
+    lowest_index,
+    next_random,
+    nonzero,
+    nth_cell,
+    popcount,
+    random_cell,
+    random_playout,
+    row,
+)
 
 WIN_SCORE = 10_000.0
 
@@ -94,8 +110,9 @@ def evaluate(own, opp, win, lo_num, lo_den, hi_num, hi_den) -> float:
 
 
 @njit(cache=True)
-def negamax(own, opp, placements, depth, alpha, beta, masks, shifts, nxt, cap, turn_limit,
-            win, lo_num, lo_den, hi_num, hi_den) -> float:
+def negamax(
+    own, opp, placements, depth, alpha, beta, masks, shifts, nxt, cap, turn_limit, win, lo_num, lo_den, hi_num, hi_den
+) -> float:
     """Alpha-beta value of the position for the side to move (`own`)."""
     over = turn_limit >= 0 and placements >= turn_limit
     moves = legal_moves(own, opp, masks, shifts, cap)
@@ -106,8 +123,24 @@ def negamax(own, opp, placements, depth, alpha, beta, masks, shifts, nxt, cap, t
     if depth == 0:
         return evaluate(own, opp, win, lo_num, lo_den, hi_num, hi_den)
     if not nonzero(moves):  # forced pass
-        return -negamax(opp, own, placements, depth - 1, -beta, -alpha, masks, shifts, nxt, cap,
-                        turn_limit, win, lo_num, lo_den, hi_num, hi_den)
+        return -negamax(
+            opp,
+            own,
+            placements,
+            depth - 1,
+            -beta,
+            -alpha,
+            masks,
+            shifts,
+            nxt,
+            cap,
+            turn_limit,
+            win,
+            lo_num,
+            lo_den,
+            hi_num,
+            hi_den,
+        )
     best = -math.inf
     for w in range(len(moves)):
         x = moves[w]
@@ -115,8 +148,24 @@ def negamax(own, opp, placements, depth, alpha, beta, masks, shifts, nxt, cap, t
             low = x & (~x + ONE)
             x ^= low
             a, b = apply_move(own, opp, w * 64 + lowest_index(low), nxt, cap)
-            v = -negamax(b, a, placements + 1, depth - 1, -beta, -alpha, masks, shifts, nxt, cap,
-                         turn_limit, win, lo_num, lo_den, hi_num, hi_den)
+            v = -negamax(
+                b,
+                a,
+                placements + 1,
+                depth - 1,
+                -beta,
+                -alpha,
+                masks,
+                shifts,
+                nxt,
+                cap,
+                turn_limit,
+                win,
+                lo_num,
+                lo_den,
+                hi_num,
+                hi_den,
+            )
             if v > best:
                 best = v
             if v > alpha:
@@ -127,8 +176,9 @@ def negamax(own, opp, placements, depth, alpha, beta, masks, shifts, nxt, cap, t
 
 
 @njit(cache=True)
-def minimax_move(own, opp, placements, depth, masks, shifts, nxt, cap, turn_limit,
-                 win, lo_num, lo_den, hi_num, hi_den, state) -> int:
+def minimax_move(
+    own, opp, placements, depth, masks, shifts, nxt, cap, turn_limit, win, lo_num, lo_den, hi_num, hi_den, state
+) -> int:
     """The best move at `depth` plies; equal values drawn uniformly with the seeded state."""
     cells = np.empty(256, dtype=np.int64)
     n = cell_list(legal_moves(own, opp, masks, shifts, cap), cells)
@@ -137,8 +187,24 @@ def minimax_move(own, opp, placements, depth, masks, shifts, nxt, cap, turn_limi
     ties = 0
     for i in range(n):
         a, b = apply_move(own, opp, cells[i], nxt, cap)
-        v = -negamax(b, a, placements + 1, depth - 1, -math.inf, math.inf, masks, shifts, nxt, cap,
-                     turn_limit, win, lo_num, lo_den, hi_num, hi_den)
+        v = -negamax(
+            b,
+            a,
+            placements + 1,
+            depth - 1,
+            -math.inf,
+            math.inf,
+            masks,
+            shifts,
+            nxt,
+            cap,
+            turn_limit,
+            win,
+            lo_num,
+            lo_den,
+            hi_num,
+            hi_den,
+        )
         take, ties = take_best(v, best, ties, state)
         if take:
             best = v
@@ -153,16 +219,32 @@ def _store(arr, i, a):
 
 
 @njit(cache=True)
-def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt, cap, turn_limit,
-              win, lo_num, lo_den, hi_num, hi_den, state) -> int:
+def mcts_move(
+    black,
+    white,
+    to_move,
+    placements,
+    iterations,
+    masks,
+    shifts,
+    nxt,
+    cap,
+    turn_limit,
+    win,
+    lo_num,
+    lo_den,
+    hi_num,
+    hi_den,
+    state,
+) -> int:
     """UCT with random playouts; the most visited root child. Deterministic for a state."""
     cap_nodes = iterations + 2
     words = len(black)
     nb = np.zeros((cap_nodes, words), dtype=np.uint64)
     nw = np.zeros((cap_nodes, words), dtype=np.uint64)
     untried = np.zeros((cap_nodes, words), dtype=np.uint64)
-    side = np.zeros(cap_nodes, dtype=np.int64)      # who moves at this node
-    mover = np.zeros(cap_nodes, dtype=np.int64)     # who moved into this node
+    side = np.zeros(cap_nodes, dtype=np.int64)  # who moves at this node
+    mover = np.zeros(cap_nodes, dtype=np.int64)  # who moved into this node
     placed = np.zeros(cap_nodes, dtype=np.int64)
     parent = np.full(cap_nodes, -1, dtype=np.int64)
     first_child = np.full(cap_nodes, -1, dtype=np.int64)
@@ -245,8 +327,18 @@ def mcts_move(black, white, to_move, placements, iterations, masks, shifts, nxt,
                 _store(untried, child, cm)
             node = child
         # Simulation.
-        fb, fw, _, _, _ = random_playout(row(nb, node, like), row(nw, node, like), side[node],
-                                         placed[node], masks, shifts, nxt, cap, turn_limit, state)
+        fb, fw, _, _, _ = random_playout(
+            row(nb, node, like),
+            row(nw, node, like),
+            side[node],
+            placed[node],
+            masks,
+            shifts,
+            nxt,
+            cap,
+            turn_limit,
+            state,
+        )
         result_black = winner_of(popcount(fb), popcount(fw), win, lo_num, lo_den, hi_num, hi_den)
         # Backpropagation, each node scored for the player who moved into it.
         while node >= 0:
@@ -283,19 +375,22 @@ def _register_clock() -> None:
         def codegen(context, builder, signature, args):
             i32, i64 = ir.IntType(32), ir.IntType(64)
             timespec = ir.LiteralStructType([i64, i64])
-            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i32, [i32, timespec.as_pointer()]),
-                                                "clock_gettime")
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(i32, [i32, timespec.as_pointer()]), "clock_gettime"
+            )
             ts = cgutils.alloca_once(builder, timespec)
             builder.call(fn, [ir.Constant(i32, clock_id), ts])
             sec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 0))
             nsec = builder.load(cgutils.gep_inbounds(builder, ts, 0, 1))
             return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+
         return types.int64(), codegen
 
     @overload(monotonic_ns, inline="always")
     def _monotonic_ns():
         def impl():
             return _clock_gettime_ns()
+
         return impl
 
 
@@ -314,8 +409,25 @@ def _view_fits(obs, mask, obstacles) -> bool:
 
 
 @njit(cache=True)
-def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, seats, states, moves_out,
-                 obstacles, obs_black, mask_black, obs_white, mask_white) -> int:
+def engine_turns(
+    st,
+    meta,
+    like,
+    masks,
+    shifts,
+    nxt,
+    cap,
+    turn_limit,
+    first,
+    seats,
+    states,
+    moves_out,
+    obstacles,
+    obs_black,
+    mask_black,
+    obs_white,
+    mask_white,
+) -> int:
     """Play a game's forced passes and its reference players' moves, from the state arrays
     of engine.game.Game, until the game ends or a seat of kind AGENT must move. When
     `first` >= 0 the side to move places there first, and -1 is returned at once, with
@@ -363,11 +475,42 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
         elif kind == GREEDY:
             cell = greedy_move(own, opp, masks, shifts, nxt, cap, state)
         elif kind == MINIMAX:
-            cell = minimax_move(own, opp, meta[1], param, masks, shifts, nxt, cap, turn_limit,
-                                win, lo_num, lo_den, hi_num, hi_den, state)
+            cell = minimax_move(
+                own,
+                opp,
+                meta[1],
+                param,
+                masks,
+                shifts,
+                nxt,
+                cap,
+                turn_limit,
+                win,
+                lo_num,
+                lo_den,
+                hi_num,
+                hi_den,
+                state,
+            )
         else:
-            cell = mcts_move(black, white, side, meta[1], param, masks, shifts, nxt, cap, turn_limit,
-                             win, lo_num, lo_den, hi_num, hi_den, state)
+            cell = mcts_move(
+                black,
+                white,
+                side,
+                meta[1],
+                param,
+                masks,
+                shifts,
+                nxt,
+                cap,
+                turn_limit,
+                win,
+                lo_num,
+                lo_den,
+                hi_num,
+                hi_den,
+                state,
+            )
         seats[4 + side] += monotonic_ns() - start
         moves_out[n] = cell
         n += 1
@@ -382,8 +525,9 @@ def engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, first, sea
 
 
 @njit(cache=True)
-def reference_records(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out,
-                      moves) -> None:
+def reference_records(
+    st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obstacles, seats, states, out, moves
+) -> None:
     """Play len(states) whole games from the opening (st0, meta0) between the two reference
     seats of `seats` (as `engine_turns` packs them), game i with the xorshift states
     states[i] (2, 1): out[i] = (the winner as `winner_of` gives it for black, the plies,
@@ -395,8 +539,25 @@ def reference_records(st0, meta0, like, masks, shifts, nxt, cap, turn_limit, obs
     for i in range(states.shape[0]):
         st = st0.copy()
         meta = meta0.copy()
-        plies = engine_turns(st, meta, like, masks, shifts, nxt, cap, turn_limit, -1, seats, states[i], moves[i],
-                             obstacles, no_obs, no_mask, no_obs, no_mask)
+        plies = engine_turns(
+            st,
+            meta,
+            like,
+            masks,
+            shifts,
+            nxt,
+            cap,
+            turn_limit,
+            -1,
+            seats,
+            states[i],
+            moves[i],
+            obstacles,
+            no_obs,
+            no_mask,
+            no_obs,
+            no_mask,
+        )
         winner, black, white = final_result(st, like, seats)
         out[i, 0] = winner
         out[i, 1] = plies

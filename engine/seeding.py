@@ -25,7 +25,7 @@ def seed_sequence(root: int, count: int) -> np.ndarray:
 
     Vectorised numpy arithmetic wraps modulo 2**64 silently, which is what splitmix64 wants.
     """
-    x = (np.uint64(root & _MASK64) + np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    x = np.uint64(root & _MASK64) + np.arange(1, count + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
     x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     x = x ^ (x >> np.uint64(31))

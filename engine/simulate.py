@@ -43,8 +43,17 @@ def random_results(spec: EnvSpec, games: int, seed: int) -> np.ndarray:
     """int64 (games, 5): black discs, white discs, plies, placements, ended by turn limit."""
     geo = geometry(spec.layout)
     out = np.zeros((games, 5), dtype=np.int64)
-    bb.random_games(geo.black0, geo.white0, geo.masks, geo.shifts, geo.nxt, spec.rules.capture.code,
-                    turn_limit_arg(spec.rules), seed_sequence(seed, games), out)
+    bb.random_games(
+        geo.black0,
+        geo.white0,
+        geo.masks,
+        geo.shifts,
+        geo.nxt,
+        spec.rules.capture.code,
+        turn_limit_arg(spec.rules),
+        seed_sequence(seed, games),
+        out,
+    )
     return out
 
 

@@ -37,31 +37,56 @@ def _words_for(n: int, itemsize: int) -> int:
 class Views:
     """The pieces of one record, as numpy views of it."""
 
-    st: np.ndarray       # uint64 (3, words): black, white, legal cells of the side to move
-    meta: np.ndarray     # int64 (4,): side to move, placements, termination, has a legal move
-    seats: np.ndarray    # int64 (11,): the seats as pack_seats packs them
-    states: np.ndarray   # uint64 (2, 1): each seat's xorshift state
-    turns: np.ndarray    # int64 (2 cells + 2,): the moves of the last kernel call
-    obs: np.ndarray      # float32 (3, cells): the view of the agent to move
-    mask: np.ndarray     # int8 (cells,): its legal cells
+    st: np.ndarray  # uint64 (3, words): black, white, legal cells of the side to move
+    meta: np.ndarray  # int64 (4,): side to move, placements, termination, has a legal move
+    seats: np.ndarray  # int64 (11,): the seats as pack_seats packs them
+    states: np.ndarray  # uint64 (2, 1): each seat's xorshift state
+    turns: np.ndarray  # int64 (2 cells + 2,): the moves of the last kernel call
+    obs: np.ndarray  # float32 (3, cells): the view of the agent to move
+    mask: np.ndarray  # int8 (cells,): its legal cells
 
 
-def layout_record(cap: int, turn_limit: int, masks: np.ndarray, shifts: np.ndarray, nxt: np.ndarray,
-                  obstacles: np.ndarray, st: np.ndarray, meta: np.ndarray) -> np.ndarray:
+def layout_record(
+    cap: int,
+    turn_limit: int,
+    masks: np.ndarray,
+    shifts: np.ndarray,
+    nxt: np.ndarray,
+    obstacles: np.ndarray,
+    st: np.ndarray,
+    meta: np.ndarray,
+) -> np.ndarray:
     """A new record holding these tables and this position (seats zero, no view yet)."""
     words, cells = st.shape[1], obstacles.shape[0]
-    sizes = [(ST, 3 * words), (META, 4), (MASKS, masks.size), (SHIFTS, shifts.size),
-             (NXT, _words_for(nxt.size, 4)), (OBSTACLES, _words_for(cells, 4)), (SEATS, SEATS_LEN),
-             (STATES, 2), (TURNS, 2 * cells + 2), (OBS, _words_for(3 * cells, 4)), (MASK, _words_for(cells, 1))]
+    sizes = [
+        (ST, 3 * words),
+        (META, 4),
+        (MASKS, masks.size),
+        (SHIFTS, shifts.size),
+        (NXT, _words_for(nxt.size, 4)),
+        (OBSTACLES, _words_for(cells, 4)),
+        (SEATS, SEATS_LEN),
+        (STATES, 2),
+        (TURNS, 2 * cells + 2),
+        (OBS, _words_for(3 * cells, 4)),
+        (MASK, _words_for(cells, 1)),
+    ]
     record = np.zeros(HEADER + sum(n for _, n in sizes), dtype=np.int64)
     record[[CAP, TURN_LIMIT, WORDS, CELLS, MASK_ROWS, SHIFTS_LEN, NXT_COLS]] = (
-        cap, turn_limit, words, cells, masks.shape[0], shifts.size, nxt.shape[1])
+        cap,
+        turn_limit,
+        words,
+        cells,
+        masks.shape[0],
+        shifts.size,
+        nxt.shape[1],
+    )
     at = HEADER
     for field, n in sizes:
         record[field] = at
         at += n
-    record[record[MASKS]:record[MASKS] + masks.size].view(np.uint64)[:] = masks.reshape(-1)
-    record[record[SHIFTS]:record[SHIFTS] + shifts.size] = shifts
+    record[record[MASKS] : record[MASKS] + masks.size].view(np.uint64)[:] = masks.reshape(-1)
+    record[record[SHIFTS] : record[SHIFTS] + shifts.size] = shifts
     piece(record, NXT, np.int32, nxt.size)[:] = nxt.reshape(-1)
     piece(record, OBSTACLES, np.float32, cells)[:] = obstacles
     views = views_of(record)
@@ -73,7 +98,7 @@ def layout_record(cap: int, turn_limit: int, masks: np.ndarray, shifts: np.ndarr
 def piece(record: np.ndarray, field: int, dtype, n: int) -> np.ndarray:
     """The first n items of type `dtype` of piece `field` of `record`: a view."""
     start = int(record[field])
-    return record[start:start + _words_for(n, np.dtype(dtype).itemsize)].view(dtype)[:n]
+    return record[start : start + _words_for(n, np.dtype(dtype).itemsize)].view(dtype)[:n]
 
 
 def views_of(record: np.ndarray) -> Views:
@@ -93,7 +118,7 @@ def views_of(record: np.ndarray) -> Views:
 @njit(cache=True, inline="always")
 def _piece(record, field, n):
     start = record[field]
-    return record[start:start + n]
+    return record[start : start + n]
 
 
 @njit(cache=True, inline="always")
@@ -112,10 +137,27 @@ def _record_turns(record, like, first) -> int:
     seats = _piece(record, SEATS, SEATS_LEN)
     states = _piece(record, STATES, 2).view(np.uint64).reshape((2, 1))
     turns = _piece(record, TURNS, 2 * cells + 2)
-    obs = _piece(record, OBS, (3 * cells + 1) // 2).view(np.float32)[:3 * cells].reshape((3, cells))
+    obs = _piece(record, OBS, (3 * cells + 1) // 2).view(np.float32)[: 3 * cells].reshape((3, cells))
     mask = _piece(record, MASK, (cells + 7) // 8).view(np.int8)[:cells]
-    n = engine_turns(st, meta, like, masks, shifts, nxt, record[CAP], record[TURN_LIMIT], first, seats, states,
-                     turns, obstacles, obs, mask, obs, mask)
+    n = engine_turns(
+        st,
+        meta,
+        like,
+        masks,
+        shifts,
+        nxt,
+        record[CAP],
+        record[TURN_LIMIT],
+        first,
+        seats,
+        states,
+        turns,
+        obstacles,
+        obs,
+        mask,
+        obs,
+        mask,
+    )
     if n < 0:
         return -1
     return 4 * n + (OVER if meta[2] >= 0 else meta[0])

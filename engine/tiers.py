@@ -22,6 +22,7 @@ class TierError(ValueError):
         super().__init__(message)
         self.field, self.value = field, value
 
+
 if TYPE_CHECKING:
     from .simulate import PlayStats
 
@@ -49,11 +50,17 @@ class GeneratorPool:
 # A published pool is never edited: a new rule goes into a new version, so a seed keeps
 # the tiers it has already generated under the version it was generated with.
 GENERATOR_POOLS = {
-    1: GeneratorPool(1, (Win.MOST, Win.FEWEST), (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL,
-                                                 Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST)),
-    2: GeneratorPool(2, (Win.MOST, Win.FEWEST), (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL,
-                                                 Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST),
-                     public_excluded=True),
+    1: GeneratorPool(
+        1,
+        (Win.MOST, Win.FEWEST),
+        (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL, Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST),
+    ),
+    2: GeneratorPool(
+        2,
+        (Win.MOST, Win.FEWEST),
+        (Capture.STANDARD, Capture.ORTHOGONAL, Capture.DIAGONAL, Capture.SHORT_1, Capture.SHORT_2, Capture.LONGEST),
+        public_excluded=True,
+    ),
 }
 POOL_VERSION = max(GENERATOR_POOLS)  # what a new tier is generated with
 
@@ -64,8 +71,9 @@ def generator_pool(version: int) -> GeneratorPool:
         return GENERATOR_POOLS[version]
     except KeyError:
         known = ", ".join(map(str, sorted(GENERATOR_POOLS)))
-        raise TierError("pool", version, f"generator pool version {version!r} is unknown "
-                                         f"(this engine has {known})") from None
+        raise TierError(
+            "pool", version, f"generator pool version {version!r} is unknown (this engine has {known})"
+        ) from None
 
 
 @lru_cache(maxsize=1)
@@ -204,8 +212,7 @@ class Generated:
     pool: int = POOL_VERSION
 
 
-def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT,
-                  pool: int = POOL_VERSION) -> Generated:
+def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT, pool: int = POOL_VERSION) -> Generated:
     """`count` screened environments for `ladder` or `final` from `seed`, drawn from generator
     pool version `pool`; deterministic everywhere."""
     if tier not in ("ladder", "final"):
@@ -235,8 +242,7 @@ def generate_tier(tier: str, seed: int, count: int = DEFAULT_GENERATED_COUNT,
     return Generated(tier, accepted, rejected, seed, count, pool)
 
 
-def tier_specs(tier: str, seed: int | None = None, count: int | None = None,
-               pool: int = POOL_VERSION) -> list[EnvSpec]:
+def tier_specs(tier: str, seed: int | None = None, count: int | None = None, pool: int = POOL_VERSION) -> list[EnvSpec]:
     """The environments of a tier; ladder and final need a seed (and draw from `pool`)."""
     if tier == "public":
         specs = public_tier()

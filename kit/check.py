@@ -36,18 +36,30 @@ import kitenv
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="check.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="check.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--setup", action="store_true", help="make (or refresh) .venv/ and print the interpreter and numpy")
-    p.add_argument("--agent", type=Path, default=kitenv.KIT_DIR,
-                   help="the submission to check: a folder with agent.py, or a zip (default: this kit folder)")
-    p.add_argument("--sandbox", choices=kitenv.SANDBOXES, default="auto",
-                   help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
-                        "docker runs it in the grader's own image")
-    p.add_argument("--long", action="store_true",
-                   help="the longer check (make check-long): 20 games against random at 0, 100 and 500 of 500 "
-                        "self-play games, and 20 frozen games per board, so your agent's play after learning, and "
-                        "its pace in each phase, are exercised")
+    p.add_argument(
+        "--agent",
+        type=Path,
+        default=kitenv.KIT_DIR,
+        help="the submission to check: a folder with agent.py, or a zip (default: this kit folder)",
+    )
+    p.add_argument(
+        "--sandbox",
+        choices=kitenv.SANDBOXES,
+        default="auto",
+        help="auto (default): bubblewrap where it works, else none; none runs your agent unisolated; "
+        "docker runs it in the grader's own image",
+    )
+    p.add_argument(
+        "--long",
+        action="store_true",
+        help="the longer check (make check-long): 20 games against random at 0, 100 and 500 of 500 "
+        "self-play games, and 20 frozen games per board, so your agent's play after learning, and "
+        "its pace in each phase, are exercised",
+    )
     p.add_argument("--report", type=Path, help="also write the gate's YAML report (what the server posts) to this file")
     return p.parse_args(argv)
 
@@ -77,8 +89,12 @@ def warm_up() -> None:
     from grader.kit.build import warm_up_gate
     from grader.play.smoke import smoke_boards
 
-    print(f"compiling the arena's engine for the gate's {len(smoke_boards())} boards (once; every later check "
-          "reuses it) ...", file=sys.stderr, flush=True)
+    print(
+        f"compiling the arena's engine for the gate's {len(smoke_boards())} boards (once; every later check "
+        "reuses it) ...",
+        file=sys.stderr,
+        flush=True,
+    )
     seconds = warm_up_gate(log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"  ... compiled in {seconds:.1f} s", file=sys.stderr, flush=True)
 
@@ -99,8 +115,12 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
     if not source.exists():
         return kitenv.fail(FileNotFoundError(f"{args.agent}: no such file or folder"))
     boards = smoke_boards()
-    print(f"readying the arena's engine for {len(boards)} boards (compiled by `make setup`; "
-          "a minute or two only when it was not) ...", file=sys.stderr, flush=True)
+    print(
+        f"readying the arena's engine for {len(boards)} boards (compiled by `make setup`; "
+        "a minute or two only when it was not) ...",
+        file=sys.stderr,
+        flush=True,
+    )
     seconds = warm_up_engine(boards, log=lambda line: print(line, file=sys.stderr, flush=True))
     print(f"  ... ready in {seconds:.1f} s", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix="arena-check-") as tmp:
@@ -127,19 +147,32 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
             make_read_only(target)
         shapes = ", ".join(f"{b.layout.rows}x{b.layout.cols}" for b in boards)
         settings = LONG_SETTINGS if args.long else SmokeSettings()
-        what = ("the long check (the server's gate with a round's checkpoints and more self-play)" if args.long
-                else "the server's smoke gate")
+        what = (
+            "the long check (the server's gate with a round's checkpoints and more self-play)"
+            if args.long
+            else "the server's smoke gate"
+        )
         print(f"{what}, one public environment per board shape ({shapes}): {settings.describe()}", flush=True)
         started = time.monotonic()
-        report = run_smoke(target, sandbox, settings, kit_version=data["version"],
-                           log=lambda line: print(f"  {line}", file=sys.stderr, flush=True))
+        report = run_smoke(
+            target,
+            sandbox,
+            settings,
+            kit_version=data["version"],
+            log=lambda line: print(f"  {line}", file=sys.stderr, flush=True),
+        )
         if before is not None:
             written = changed_files(before, folder_state(target))
             if written and report.result != "arena_error":
-                report = dataclasses.replace(report, result="fail", reason=(
-                    f"your agent wrote beside agent.py ({', '.join(written[:5])}): on the server the "
-                    "submission's folder is read-only and that write fails. Write to a temporary folder "
-                    "(Python's tempfile) or keep it in memory"))
+                report = dataclasses.replace(
+                    report,
+                    result="fail",
+                    reason=(
+                        f"your agent wrote beside agent.py ({', '.join(written[:5])}): on the server the "
+                        "submission's folder is read-only and that write fails. Write to a temporary folder "
+                        "(Python's tempfile) or keep it in memory"
+                    ),
+                )
     print_report(report, time.monotonic() - started)
     if args.report:
         args.report.write_text(dump_yaml(report.to_dict()), encoding="utf-8")
@@ -148,9 +181,11 @@ def run_check(args: argparse.Namespace, data: dict) -> int:
     return 0 if report.passed else 1
 
 
-NOT_COVERED = ("not covered by this check: your win rate, play over the whole 2,000-game budget (the gate plays "
-               "a few games; `make check-long` plays 500 self-play games per board), memory growth over a long "
-               "session, and the grader's own machine's speed: `make play` runs a small round")
+NOT_COVERED = (
+    "not covered by this check: your win rate, play over the whole 2,000-game budget (the gate plays "
+    "a few games; `make check-long` plays 500 self-play games per board), memory growth over a long "
+    "session, and the grader's own machine's speed: `make play` runs a small round"
+)
 
 
 def print_report(report, seconds: float) -> None:
@@ -174,40 +209,64 @@ def print_report(report, seconds: float) -> None:
             first = i == 0
             mean = "-" if phase is None or phase.mean_act_ms is None else f"{phase.mean_act_ms:.3f} ms"
             margin = None if phase is None else phase.margin(b.pace_ms)
-            rows.append((b.shape if first else "", b.env if first else "", name or "-",
-                         "-" if phase is None else str(phase.games), "-" if phase is None else str(phase.acts),
-                         mean, f"{b.pace_ms:.1f} ms", "-" if margin is None else f"{margin:.0%}",
-                         b.result if first else ""))
+            rows.append(
+                (
+                    b.shape if first else "",
+                    b.env if first else "",
+                    name or "-",
+                    "-" if phase is None else str(phase.games),
+                    "-" if phase is None else str(phase.acts),
+                    mean,
+                    f"{b.pace_ms:.1f} ms",
+                    "-" if margin is None else f"{margin:.0%}",
+                    b.result if first else "",
+                )
+            )
     if report.boards:
         widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
         for r in rows:
             print("  " + "  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip())
-        print(f"margin: how far each phase's mean act() is under its pace. The grader judges each phase of an "
-              f"environment on its own mean, and a scored round needs a margin of {ROUND_MARGIN:.0%} here: its "
-              "runner times every call from the frame sent to the reply read, on a machine shared with other agents")
-        tight = [f"{b.shape} {name} ({b.phases[name].margin(b.pace_ms):.0%})" for b in report.boards
-                 for name in b.tight_phases()]
+        print(
+            f"margin: how far each phase's mean act() is under its pace. The grader judges each phase of an "
+            f"environment on its own mean, and a scored round needs a margin of {ROUND_MARGIN:.0%} here: its "
+            "runner times every call from the frame sent to the reply read, on a machine shared with other agents"
+        )
+        tight = [
+            f"{b.shape} {name} ({b.phases[name].margin(b.pace_ms):.0%})"
+            for b in report.boards
+            for name in b.tight_phases()
+        ]
         if tight:
-            print(f"TIGHT: under the pace but inside that margin: {', '.join(tight)}; a round on a busy runner can "
-                  "fault it (timeout): spend less per move")
+            print(
+                f"TIGHT: under the pace but inside that margin: {', '.join(tight)}; a round on a busy runner can "
+                "fault it (timeout): spend less per move"
+            )
         played = [b for b in report.boards if b.round_output_bytes is not None]
         if played:
             field = played[0].round_field
-            print(f"projected to a round's session in a field of {field} entrants (the largest a round plays; the "
-                  "CPU share and the output cap grow with the field's pairings):")
+            print(
+                f"projected to a round's session in a field of {field} entrants (the largest a round plays; the "
+                "CPU share and the output cap grow with the field's pairings):"
+            )
             timed = [b for b in played if b.round_act_seconds is not None]
             if timed:
                 worst = max(timed, key=lambda b: b.round_act_seconds / b.round_cpu_share)
-                print(f"  act() time: up to {worst.round_act_seconds:,.0f} s ({worst.shape}), against that session's "
-                      f"CPU share of {worst.round_cpu_share:,.0f} s")
+                print(
+                    f"  act() time: up to {worst.round_act_seconds:,.0f} s ({worst.shape}), against that session's "
+                    f"CPU share of {worst.round_cpu_share:,.0f} s"
+                )
             worst = max(played, key=lambda b: b.round_output_bytes / b.round_output_cap)
-            print(f"  output: your agent printed {sum(b.output_bytes for b in report.boards):,} bytes in this check; "
-                  f"at that rate a round's session prints up to {worst.round_output_bytes / MIB:,.2f} MiB "
-                  f"({worst.shape}), against that session's {worst.round_output_cap / MIB:,.1f} MiB output cap")
+            print(
+                f"  output: your agent printed {sum(b.output_bytes for b in report.boards):,} bytes in this check; "
+                f"at that rate a round's session prints up to {worst.round_output_bytes / MIB:,.2f} MiB "
+                f"({worst.shape}), against that session's {worst.round_output_cap / MIB:,.1f} MiB output cap"
+            )
         if report.memory_peak_bytes is not None:
-            print(f"memory: peak {report.memory_peak_bytes / MIB:,.0f} MiB resident (of the "
-                  f"{DEFAULT_LIMITS.memory_bytes // MIB} MiB limit); a round keeps every entrant's frozen agent alive "
-                  "together, so the round's capacity plan adds these up")
+            print(
+                f"memory: peak {report.memory_peak_bytes / MIB:,.0f} MiB resident (of the "
+                f"{DEFAULT_LIMITS.memory_bytes // MIB} MiB limit); a round keeps every entrant's frozen agent alive "
+                "together, so the round's capacity plan adds these up"
+            )
     for flag in report.flags:
         print(f"needs staff review: {visible(flag.describe())}")
     if report.flags:
@@ -222,13 +281,17 @@ def print_report(report, seconds: float) -> None:
         return
     print(f"FAIL on the {first.shape} board ({first.env}): {visible(first.reason)}")
     from grader.common.faults import FaultKind
+
     if first.fault and not FaultKind.parse(first.fault["kind"]).is_agents_fault:
-        print("  this is the arena failing to start or run your agent on this machine, not your agent: "
-              "try `python check.py --sandbox none`, and tell staff with this output if it persists")
+        print(
+            "  this is the arena failing to start or run your agent on this machine, not your agent: "
+            "try `python check.py --sandbox none`, and tell staff with this output if it persists"
+        )
     if first.illegal_moves:
         print(f"  illegal moves on this board: {first.illegal_moves}")
-    print("--- what your agent printed on that board (print() and stderr, kept off the protocol channel; "
-          "last lines) ---")
+    print(
+        "--- what your agent printed on that board (print() and stderr, kept off the protocol channel; last lines) ---"
+    )
     print(visible(report.stderr_tail, keep_lines=True) or "(nothing)")
     print("--- end ---")
 
@@ -264,13 +327,19 @@ def remember(report, data: dict, check: str) -> None:
     if not report.digest or report.result not in ("pass", "fail"):
         return  # refused before it had a digest, or the arena failed: no verdict on these files
     checks = kitenv.read_checks()
-    checks[report.digest] = {"version": data["version"], "result": report.result, "check": check,
-                             "reason": report.reason, "when": time.strftime("%Y-%m-%d %H:%M:%S")}
+    checks[report.digest] = {
+        "version": data["version"],
+        "result": report.result,
+        "check": check,
+        "reason": report.reason,
+        "when": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     try:
         kitenv.CHECKS.parent.mkdir(parents=True, exist_ok=True)
         kitenv.CHECKS.write_text(json.dumps(checks, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     except OSError:
         pass  # only a convenience for package.py; the check itself has answered
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -41,17 +41,29 @@ import kitenv
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="history.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="history.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("round", nargs="?", help="a round's id: open it (its curve and your logs)")
-    p.add_argument("--from", dest="source", type=Path, default=Path(os.environ["FROM"]) if os.environ.get("FROM")
-                   else None, help="your clone of the arena's repository, or your history file ($FROM)")
-    p.add_argument("--handle", default=os.environ.get("HANDLE") or None,
-                   help="your handle (default: $HANDLE, else submission/manifest.yaml's)")
+    p.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        default=Path(os.environ["FROM"]) if os.environ.get("FROM") else None,
+        help="your clone of the arena's repository, or your history file ($FROM)",
+    )
+    p.add_argument(
+        "--handle",
+        default=os.environ.get("HANDLE") or None,
+        help="your handle (default: $HANDLE, else submission/manifest.yaml's)",
+    )
     p.add_argument("--key", type=Path, default=None, help="your key (default: .arena-owner.key in this kit folder)")
     p.add_argument("--save", type=Path, help="with ROUND: write its results file and your logs into this folder")
-    p.add_argument("--replays", type=Path, help="with ROUND: write its replays into this folder (default: "
-                                                "replays/<ROUND> in this kit folder)")
+    p.add_argument(
+        "--replays",
+        type=Path,
+        help="with ROUND: write its replays into this folder (default: replays/<ROUND> in this kit folder)",
+    )
     return p.parse_args(argv)
 
 
@@ -69,8 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     from grader.rounds.seeds import published_seeds, replay_boards
 
     if args.source is None:
-        print("say where your history is: python history.py --from <your clone of the arena's repository> "
-              "(make history FROM=...); `git pull` it first", file=sys.stderr)
+        print(
+            "say where your history is: python history.py --from <your clone of the arena's repository> "
+            "(make history FROM=...); `git pull` it first",
+            file=sys.stderr,
+        )
         return 1
     key_file = args.key or kitenv.KIT_DIR / OWNER_KEY_FILE
     try:
@@ -78,13 +93,18 @@ def main(argv: list[str] | None = None) -> int:
         if handle is None:
             manifest_path = kitenv.KIT_DIR / "submission" / MANIFEST_NAME
             if not manifest_path.is_file():
-                print("no handle: give --handle (or HANDLE=...), or run `make package HANDLE=<your handle>` first",
-                      file=sys.stderr)
+                print(
+                    "no handle: give --handle (or HANDLE=...), or run `make package HANDLE=<your handle>` first",
+                    file=sys.stderr,
+                )
                 return 1
             handle = Manifest.from_bytes(manifest_path.read_bytes(), str(manifest_path)).handle
         if not key_file.is_file():
-            print(f"no key at {key_file}: your entries are sealed to the key `make package` made there; "
-                  "without it they cannot be opened", file=sys.stderr)
+            print(
+                f"no key at {key_file}: your entries are sealed to the key `make package` made there; "
+                "without it they cannot be opened",
+                file=sys.stderr,
+            )
             return 1
         key = read_key_file(key_file)
         snapshot, remote = None, "origin"
@@ -98,9 +118,12 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
         path = args.source if args.source.is_file() else history_path(snapshot or args.source, handle)
         if not path.exists():
-            print(f"{handle} has no history yet ({path} does not exist): it gets an entry when a run you "
-                  "asked for with /score has finished; `git pull` your clone of the arena's repository to see a "
-                  "new one (a fork's clone does not carry it)", file=sys.stderr)
+            print(
+                f"{handle} has no history yet ({path} does not exist): it gets an entry when a run you "
+                "asked for with /score has finished; `git pull` your clone of the arena's repository to see a "
+                "new one (a fork's clone does not carry it)",
+                file=sys.stderr,
+            )
             return 1
         history = load_history(path, handle)
         # The replays' inner layer opens with the tier's seed, published in the clone at the end.
@@ -115,10 +138,15 @@ def main(argv: list[str] | None = None) -> int:
                 what = "requested" if listed.kind == "requested" else "staff's round"
                 replays = ""
                 if "replays" in payload:
-                    replays = ("; replays open" if listed.tier in published
-                               else "; replays open when the competition has ended")
-                print(f"{listed.round}  {what}  {listed.tier}  {listed.finished_at:%Y-%m-%d %H:%M}Z  "
-                      f"{summary(payload, handle)}{replays}")
+                    replays = (
+                        "; replays open"
+                        if listed.tier in published
+                        else "; replays open when the competition has ended"
+                    )
+                print(
+                    f"{listed.round}  {what}  {listed.tier}  {listed.finished_at:%Y-%m-%d %H:%M}Z  "
+                    f"{summary(payload, handle)}{replays}"
+                )
             return 0
         entry = history.get(args.round)
         if entry is None:
@@ -160,8 +188,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"history: the replays could not be written: {exc}", file=sys.stderr)
             return 1
         games = sum(len(env["games"]) for env in document["environments"])
-        print(f"replays: {games} game(s) in {len(written)} environment(s) written into {folder} "
-              "(one file per environment)")
+        print(
+            f"replays: {games} game(s) in {len(written)} environment(s) written into {folder} "
+            "(one file per environment)"
+        )
     return 0
 
 
@@ -171,11 +201,13 @@ class FetchError(Exception):
 
 def same_repository(a: str, b: str) -> bool:
     """Whether two git addresses name one GitHub repository (https or ssh, with or without .git)."""
+
     def norm(url: str) -> str:
         url = url.strip().rstrip("/").lower()
         if url.startswith("git@"):
             url = "https://" + url[4:].replace(":", "/", 1)
         return url[:-4] if url.endswith(".git") else url
+
     return norm(a) == norm(b)
 
 
@@ -185,22 +217,32 @@ def arena_snapshot(clone: Path, repository: str | None, handle: str, scratch: Pa
     is not the arena's repository (a fork: students clone their fork to submit) has neither
     the history nor the replays: they are fetched from the arena's address this kit knows."""
     import subprocess
+
     if repository is None or not (clone / ".git").exists():
         return None, "origin"
-    origin = subprocess.run(["git", "-C", str(clone), "remote", "get-url", "origin"], capture_output=True,
-                            text=True, timeout=30)
+    origin = subprocess.run(
+        ["git", "-C", str(clone), "remote", "get-url", "origin"], capture_output=True, text=True, timeout=30
+    )
     if origin.returncode == 0 and same_repository(origin.stdout, repository):
         return None, "origin"
     where = origin.stdout.strip() if origin.returncode == 0 else "no origin"
-    print(f"your clone's origin is {where} (your fork?), not the arena's repository {repository}: your history, the "
-          f"published seeds and your replays are fetched from {repository}")
-    fetched = subprocess.run(["git", "-C", str(clone), "fetch", "--quiet", "--no-tags", repository, "HEAD"],
-                             capture_output=True, text=True, timeout=600)
+    print(
+        f"your clone's origin is {where} (your fork?), not the arena's repository {repository}: your history, the "
+        f"published seeds and your replays are fetched from {repository}"
+    )
+    fetched = subprocess.run(
+        ["git", "-C", str(clone), "fetch", "--quiet", "--no-tags", repository, "HEAD"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if fetched.returncode != 0:
         why = fetched.stderr.strip().splitlines()
-        raise FetchError(f"could not fetch {repository} into {clone}: {why[-1] if why else 'git fetch failed'}. "
-                         f"Check your network, or clone the arena's repository itself (git clone {repository}) "
-                         "and give that clone as FROM")
+        raise FetchError(
+            f"could not fetch {repository} into {clone}: {why[-1] if why else 'git fetch failed'}. "
+            f"Check your network, or clone the arena's repository itself (git clone {repository}) "
+            "and give that clone as FROM"
+        )
     for rel in (f"history/{handle}.yaml", "seeds/published.yaml"):
         blob = subprocess.run(["git", "-C", str(clone), "show", f"FETCH_HEAD:{rel}"], capture_output=True, timeout=60)
         if blob.returncode == 0:

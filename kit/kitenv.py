@@ -42,8 +42,10 @@ def manifest() -> dict:
     try:
         return json.loads(MANIFEST.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise KitSetupError("kit.json is missing: this folder is not a built kit. Download the kit from the "
-                            "arena's Kit page (staff build it with `arena kit build`) and unzip it") from None
+        raise KitSetupError(
+            "kit.json is missing: this folder is not a built kit. Download the kit from the "
+            "arena's Kit page (staff build it with `arena kit build`) and unzip it"
+        ) from None
     except ValueError as exc:
         raise KitSetupError(f"kit.json is damaged ({exc}): download the kit again") from None
 
@@ -68,16 +70,19 @@ def in_kit_venv() -> bool:
 def check_platform(data: dict | None = None) -> None:
     """Refuse, with the way out, what the arena's runner and wheel cannot run on."""
     if os.name == "nt":
-        raise KitSetupError("the arena's runner needs a POSIX system (Linux or macOS). On Windows, use WSL: "
-                            "install Ubuntu from the Microsoft Store, unzip the kit there and run "
-                            "`python3 check.py --setup` in it")
+        raise KitSetupError(
+            "the arena's runner needs a POSIX system (Linux or macOS). On Windows, use WSL: "
+            "install Ubuntu from the Microsoft Store, unzip the kit there and run "
+            "`python3 check.py --setup` in it"
+        )
     if sys.version_info[:2] < MIN_PYTHON:
         grader_python = data["runtime"]["python"] if data else f"{MIN_PYTHON[0]}.{MIN_PYTHON[1]}"
         raise KitSetupError(
             f"this is Python {platform.python_version()}, and the kit needs Python {MIN_PYTHON[0]}.{MIN_PYTHON[1]} "
             f"or newer (the grader runs Python {grader_python}). Install Python 3.11 (python.org, pyenv, or your "
             "package manager, e.g. `sudo apt install python3.11 python3.11-venv`) and run "
-            "`python3.11 check.py --setup`; with make: `make setup PYTHON=python3.11`")
+            "`python3.11 check.py --setup`; with make: `make setup PYTHON=python3.11`"
+        )
 
 
 def stamp_version() -> str | None:
@@ -95,33 +100,44 @@ def _run(argv: list, what: str) -> None:
     print(f"kit setup: {what}", file=sys.stderr, flush=True)
     proc = subprocess.run([str(a) for a in argv], stdout=sys.stderr, stderr=sys.stderr)
     if proc.returncode != 0:
-        raise KitSetupError(f"{what} failed (exit {proc.returncode}); the lines above say why. Without network, "
-                            "pip needs the packages in its cache; behind a proxy, set HTTPS_PROXY")
+        raise KitSetupError(
+            f"{what} failed (exit {proc.returncode}); the lines above say why. Without network, "
+            "pip needs the packages in its cache; behind a proxy, set HTTPS_PROXY"
+        )
 
 
 def setup(data: dict) -> None:
     """Make (or refresh) .venv and install the arena's wheel and the requirements into it."""
     check_platform(data)
     if not venv_python().exists():
-        print(f"kit setup: creating {VENV_DIR.name}/ with Python {platform.python_version()} ({sys.executable})",
-              file=sys.stderr, flush=True)
+        print(
+            f"kit setup: creating {VENV_DIR.name}/ with Python {platform.python_version()} ({sys.executable})",
+            file=sys.stderr,
+            flush=True,
+        )
         try:
             venv.EnvBuilder(with_pip=True, clear=VENV_DIR.exists()).create(str(VENV_DIR))
         except (subprocess.CalledProcessError, OSError) as exc:
             minor = f"{sys.version_info[0]}.{sys.version_info[1]}"
-            raise KitSetupError(f"could not create {VENV_DIR.name}/ ({exc}). On Debian/Ubuntu the venv module is "
-                                f"a package of its own: `sudo apt install python{minor}-venv`") from None
+            raise KitSetupError(
+                f"could not create {VENV_DIR.name}/ ({exc}). On Debian/Ubuntu the venv module is "
+                f"a package of its own: `sudo apt install python{minor}-venv`"
+            ) from None
     py = venv_python()
     wheel = KIT_DIR / data["wheel"]
     if not wheel.is_file():
         raise KitSetupError(f"{data['wheel']} is missing from the kit: download the kit again")
-    _run([py, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", *data["requirements"]],
-         f"installing {', '.join(data['requirements'])}")
+    _run(
+        [py, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", *data["requirements"]],
+        f"installing {', '.join(data['requirements'])}",
+    )
     # --force-reinstall: a new kit ships the same project version with new code, which pip would
     # otherwise call "already satisfied". --no-deps: the requirements above are what the gate
     # needs; the project's server-only dependencies (site, docker SDK, GitHub) are not.
-    _run([py, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--no-deps", "--force-reinstall",
-          wheel], f"installing the arena's gate ({wheel.name})")
+    _run(
+        [py, "-m", "pip", "install", "--disable-pip-version-check", "--quiet", "--no-deps", "--force-reinstall", wheel],
+        f"installing the arena's gate ({wheel.name})",
+    )
     STAMP.write_text(json.dumps({"version": data["version"]}) + "\n", encoding="utf-8")
 
 
@@ -134,14 +150,20 @@ def enter_venv(script: str, force_setup: bool = False) -> dict:
     force_setup = force_setup and not os.environ.get(CHILD_MARK)  # the parent has just done it
     if force_setup or stale:
         if stale and not force_setup:
-            print(f"kit setup: {VENV_DIR.name}/ is missing or was made for another kit; setting it up "
-                  "(what `python check.py --setup` does)", file=sys.stderr, flush=True)
+            print(
+                f"kit setup: {VENV_DIR.name}/ is missing or was made for another kit; setting it up "
+                "(what `python check.py --setup` does)",
+                file=sys.stderr,
+                flush=True,
+            )
         setup(data)
     if in_kit_venv():
         return data
     if os.environ.get(CHILD_MARK):
-        raise KitSetupError(f"{venv_python()} does not run as the kit's .venv; delete the .venv folder and run "
-                            "`python check.py --setup`")
+        raise KitSetupError(
+            f"{venv_python()} does not run as the kit's .venv; delete the .venv folder and run "
+            "`python check.py --setup`"
+        )
     sys.stdout.flush()
     sys.stderr.flush()
     os.environ[CHILD_MARK] = "1"
@@ -171,9 +193,11 @@ def runtime_lines(data: dict) -> list[str]:
     runtime = data["runtime"]
     ours = f"{sys.version_info[0]}.{sys.version_info[1]}"
     base = getattr(sys, "_base_executable", sys.executable)
-    interpreter = (f"interpreter: Python {platform.python_version()} ({platform.python_implementation()}, "
-                   f"{VENV_DIR.name}/ made from {base}); "
-                   f"the grader runs Python {runtime['python']} ({runtime['image']})")
+    interpreter = (
+        f"interpreter: Python {platform.python_version()} ({platform.python_implementation()}, "
+        f"{VENV_DIR.name}/ made from {base}); "
+        f"the grader runs Python {runtime['python']} ({runtime['image']})"
+    )
     if ours != runtime["python"]:
         interpreter += " - a different minor version: keep to what both have"
     numpy_line = f"numpy: {numpy.__version__}; the grader pins numpy {runtime['numpy']}"

@@ -34,18 +34,30 @@ import kitenv
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="package.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--agent", type=Path, default=kitenv.KIT_DIR,
-                   help="the folder holding agent.py (default: this kit folder)")
-    p.add_argument("--out", type=Path, default=kitenv.KIT_DIR / "submission.zip",
-                   help="where the zip goes (default: submission.zip in the kit folder)")
-    p.add_argument("--handle", default=os.environ.get("HANDLE") or None,
-                   help="your account's handle (accounts.yaml), named in the sealed package's manifest "
-                        "(default: $HANDLE, as `make package HANDLE=...` sets it)")
-    p.add_argument("--force", action="store_true",
-                   help="package files on which `make check` failed anyway (the smoke test on your pull "
-                        "request will fail the same way)")
+    p = argparse.ArgumentParser(
+        prog="package.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "--agent", type=Path, default=kitenv.KIT_DIR, help="the folder holding agent.py (default: this kit folder)"
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=kitenv.KIT_DIR / "submission.zip",
+        help="where the zip goes (default: submission.zip in the kit folder)",
+    )
+    p.add_argument(
+        "--handle",
+        default=os.environ.get("HANDLE") or None,
+        help="your account's handle (accounts.yaml), named in the sealed package's manifest "
+        "(default: $HANDLE, as `make package HANDLE=...` sets it)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="package files on which `make check` failed anyway (the smoke test on your pull "
+        "request will fail the same way)",
+    )
     return p.parse_args(argv)
 
 
@@ -56,16 +68,25 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
-    from grader.kit.build import NO_REPOSITORY, KitError, site_line, submission_files, submit_steps, \
-        write_sealed_package, write_submission_zip
+    from grader.kit.build import (
+        NO_REPOSITORY,
+        KitError,
+        site_line,
+        submission_files,
+        submit_steps,
+        write_sealed_package,
+        write_submission_zip,
+    )
     from grader.season.screening import screen
     from grader.documents.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
 
     from grader.common.patterns import HANDLE_RE, HANDLE_RULE
 
     if args.handle is not None and not HANDLE_RE.match(args.handle):
-        print(f"REFUSED: HANDLE={args.handle!r} is not a handle: {HANDLE_RULE}. Give your account's handle as it "
-              "is in the arena's accounts.yaml, e.g. make package HANDLE=bob (not Bob)")
+        print(
+            f"REFUSED: HANDLE={args.handle!r} is not a handle: {HANDLE_RULE}. Give your account's handle as it "
+            "is in the arena's accounts.yaml, e.g. make package HANDLE=bob (not Bob)"
+        )
         return 1
     folder = args.agent.resolve()
     exclude = kitenv.excludes(folder, data)
@@ -75,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
     # so that a refused or unsealed run cannot leave the old agent to be committed.
     stale = clear_package(sealed_dir)
     if stale:
-        print(f"removed the previous sealed package from {sealed_dir.name}/ ({', '.join(stale)}): it held "
-              "your earlier files, not these")
+        print(
+            f"removed the previous sealed package from {sealed_dir.name}/ ({', '.join(stale)}): it held "
+            "your earlier files, not these"
+        )
     if out.parent == folder:
         exclude += [out.name, sealed_dir.name]  # an old package beside agent.py is not part of the new one
     try:
@@ -106,15 +129,19 @@ def main(argv: list[str] | None = None) -> int:
     if verdict == "fail":
         if not args.force:
             out.unlink()
-            print(f"REFUSED: {check} failed on these exact files, so {out.name} was not kept. Fix your agent, "
-                  f"run `{check}` until it passes, then `make package` again "
-                  "(`python package.py --force` packages it anyway)")
+            print(
+                f"REFUSED: {check} failed on these exact files, so {out.name} was not kept. Fix your agent, "
+                f"run `{check}` until it passes, then `make package` again "
+                "(`python package.py --force` packages it anyway)"
+            )
             return 1
         print(f"packaged anyway (--force): a round would fail your agent as {check} did")
     repository = data.get("repository")
     if not args.handle:
-        print(f"NOT SEALED: {sealed_dir.name}/ holds no package now; say your handle to seal these files for a "
-              "pull request: make package HANDLE=<your handle> (python package.py --handle <your handle>)")
+        print(
+            f"NOT SEALED: {sealed_dir.name}/ holds no package now; say your handle to seal these files for a "
+            "pull request: make package HANDLE=<your handle> (python package.py --handle <your handle>)"
+        )
         print_register_steps(repository)
         return 1
     from grader.documents.sealing import OWNER_KEY_FILE, owner_public_key
@@ -128,10 +155,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"REFUSED: {problem}")
             return 1
     owner_key = owner_public_key(key_file)
-    manifest = write_sealed_package(out, submission.digest, args.handle, data["version"], data["submission_key"],
-                                    sealed_dir, owner_key)
-    print(f"sealed to the arena's key {manifest.recipient[:16]}...: {sealed_dir.name}/submission.sealed "
-          f"({manifest.sealed}) and {sealed_dir.name}/manifest.yaml, for submissions/{args.handle}/")
+    manifest = write_sealed_package(
+        out, submission.digest, args.handle, data["version"], data["submission_key"], sealed_dir, owner_key
+    )
+    print(
+        f"sealed to the arena's key {manifest.recipient[:16]}...: {sealed_dir.name}/submission.sealed "
+        f"({manifest.sealed}) and {sealed_dir.name}/manifest.yaml, for submissions/{args.handle}/"
+    )
     if verdict != "fail":
         print(f"OK: {out.name} is a valid submission")
     print_register_steps(repository)
@@ -146,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
 def clear_package(sealed_dir: Path) -> list[str]:
     """Remove a sealed package's files from `sealed_dir`; the names removed."""
     from grader.documents.sealing import PACKAGE_FILES
+
     removed = []
     for name in PACKAGE_FILES:
         if (sealed_dir / name).exists():
@@ -159,6 +190,7 @@ def carry_over_key(key_file: Path) -> str | None:
     key your history is sealed to: carry it over, never make a new one silently. None when done
     (carried over, or a new key is to be made because no earlier kit has one); else why not."""
     import shutil
+
     found = sorted(p for p in key_file.parent.parent.glob(f"*/{key_file.name}") if p.parent != key_file.parent)
     if len(found) == 1:
         shutil.copy2(found[0], key_file)
@@ -167,17 +199,22 @@ def carry_over_key(key_file: Path) -> str | None:
         return None
     if len(found) > 1:
         listed = ", ".join(str(p) for p in found)
-        return (f"this kit has no {key_file.name}, and several kits beside it have one ({listed}). Copy the one of "
-                f"the kit you packaged with into this folder (cp <that kit>/{key_file.name} {key_file.parent}/), "
-                "then run make package again: your history is sealed to that key")
-    print(f"your key: made {key_file} (never packaged). Keep it: your history is sealed to it. When you move to a "
-          f"newer kit, copy {key_file.name} into the new kit's folder with your agent.py")
+        return (
+            f"this kit has no {key_file.name}, and several kits beside it have one ({listed}). Copy the one of "
+            f"the kit you packaged with into this folder (cp <that kit>/{key_file.name} {key_file.parent}/), "
+            "then run make package again: your history is sealed to that key"
+        )
+    print(
+        f"your key: made {key_file} (never packaged). Keep it: your history is sealed to it. When you move to a "
+        f"newer kit, copy {key_file.name} into the new kit's folder with your agent.py"
+    )
     return None
 
 
 def print_register_steps(repository: str | None) -> None:
     """How to get an account, which comes before the first submission's pull request."""
     from grader.kit.build import register_steps
+
     print("Before your first submission, get an account (once):")
     for number, step in enumerate(register_steps(repository), 1):
         print(f"  {number}. {step}")
@@ -193,7 +230,12 @@ def checked_line(digest: str, data: dict) -> tuple[str | None, str, str]:
             return "pass", check, f"{check} passed on these exact files ({last.get('when')}), its latest check"
         reason = f": {last['reason']}" if last.get("reason") else ""
         return "fail", check, f"{check} FAILED on these exact files ({last.get('when')}), its latest check{reason}"
-    return None, "make check", "make check has not been run on these exact files: run it before you open the pull request"
+    return (
+        None,
+        "make check",
+        "make check has not been run on these exact files: run it before you open the pull request",
+    )
+
 
 if __name__ == "__main__":
     sys.exit(main())

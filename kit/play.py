@@ -39,30 +39,48 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#1
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="play.py", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--agent", type=Path, default=kitenv.KIT_DIR,
-                   help="folder with agent.py (default: this kit folder)")
+    p = argparse.ArgumentParser(
+        prog="play.py", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--agent", type=Path, default=kitenv.KIT_DIR, help="folder with agent.py (default: this kit folder)")
     p.add_argument("--name", default="you", help="your entrant's name in the tables (default: you)")
-    p.add_argument("--opponents", default="random,greedy",
-                   help="reference opponents in the round, comma-separated: random, greedy, minimax "
-                        "(default random,greedy)")
-    p.add_argument("--envs", help="N (the public tier's first N) or ids/names, comma-separated "
-                                  "(default: one environment per public layout, each with another rule pair)")
-    p.add_argument("--budget", type=int, default=DEFAULT_BUDGET,
-                   help=f"self-play games per environment (default {DEFAULT_BUDGET})")
-    p.add_argument("--checkpoints",
-                   help=f"games used at which win rate is measured (default {DEFAULT_CHECKPOINTS} for the default "
-                        "budget; else the canonical ones below the budget, then the budget)")
-    p.add_argument("--games-per-checkpoint", type=int, default=10,
-                   help="games per checkpoint (default 10; a round plays 20)")
-    p.add_argument("--pairing-games", type=int, default=10,
-                   help="games per pair, half per colour (default 10; a round plays 20)")
+    p.add_argument(
+        "--opponents",
+        default="random,greedy",
+        help="reference opponents in the round, comma-separated: random, greedy, minimax (default random,greedy)",
+    )
+    p.add_argument(
+        "--envs",
+        help="N (the public tier's first N) or ids/names, comma-separated "
+        "(default: one environment per public layout, each with another rule pair)",
+    )
+    p.add_argument(
+        "--budget", type=int, default=DEFAULT_BUDGET, help=f"self-play games per environment (default {DEFAULT_BUDGET})"
+    )
+    p.add_argument(
+        "--checkpoints",
+        help=f"games used at which win rate is measured (default {DEFAULT_CHECKPOINTS} for the default "
+        "budget; else the canonical ones below the budget, then the budget)",
+    )
+    p.add_argument(
+        "--games-per-checkpoint", type=int, default=10, help="games per checkpoint (default 10; a round plays 20)"
+    )
+    p.add_argument(
+        "--pairing-games", type=int, default=10, help="games per pair, half per colour (default 10; a round plays 20)"
+    )
     p.add_argument("--seed", default="0", help="the round seed (default 0)")
-    p.add_argument("--sandbox", choices=kitenv.SANDBOXES, default="auto",
-                   help="as for check.py (default auto: bubblewrap where it works, else none)")
-    p.add_argument("--out", type=Path, default=kitenv.KIT_DIR / "play-results",
-                   help="folder for curve.svg, results.yaml and logs/ (default play-results)")
+    p.add_argument(
+        "--sandbox",
+        choices=kitenv.SANDBOXES,
+        default="auto",
+        help="as for check.py (default auto: bubblewrap where it works, else none)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=kitenv.KIT_DIR / "play-results",
+        help="folder for curve.svg, results.yaml and logs/ (default play-results)",
+    )
     return p.parse_args(argv)
 
 
@@ -92,8 +110,11 @@ def play(args: argparse.Namespace, data: dict) -> int:
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     unknown = [o for o in opponents if o not in REFERENCE_NAMES]
     if unknown:
-        raise OptionError("--opponents", unknown,
-                          f"--opponents: {', '.join(unknown)} (reference opponents: {', '.join(REFERENCE_NAMES)})")
+        raise OptionError(
+            "--opponents",
+            unknown,
+            f"--opponents: {', '.join(unknown)} (reference opponents: {', '.join(REFERENCE_NAMES)})",
+        )
     if args.name in opponents:
         raise OptionError("--name", args.name, f"--name {args.name!r} is also a reference opponent's name")
     checkpoints = args.checkpoints
@@ -107,11 +128,24 @@ def play(args: argparse.Namespace, data: dict) -> int:
         staged = Path(tmp, args.name)
         stage_submission(folder, staged, kitenv.excludes(folder, data))
         field = [parse_entrant(f"{args.name}={staged}")] + [parse_entrant(o) for o in opponents]
-        plan = make_plan("public", field, envs, args.budget, parse_checkpoints(checkpoints, args.budget),
-                         args.games_per_checkpoint, args.pairing_games, str(args.seed), None, sandbox.name)
-        print(f"round: {len(plan.envs)} environments, {', '.join(plan.names)}; budget {plan.budget}, "
-              f"checkpoints {', '.join(map(str, plan.checkpoints))}, {plan.games_per_checkpoint} games each, "
-              f"{plan.pairing_games} games per pair", flush=True)
+        plan = make_plan(
+            "public",
+            field,
+            envs,
+            args.budget,
+            parse_checkpoints(checkpoints, args.budget),
+            args.games_per_checkpoint,
+            args.pairing_games,
+            str(args.seed),
+            None,
+            sandbox.name,
+        )
+        print(
+            f"round: {len(plan.envs)} environments, {', '.join(plan.names)}; budget {plan.budget}, "
+            f"checkpoints {', '.join(map(str, plan.checkpoints))}, {plan.games_per_checkpoint} games each, "
+            f"{plan.pairing_games} games per pair",
+            flush=True,
+        )
         warm_up_engine([e.spec for e in plan.envs])
         records = []
         started = time.monotonic()
@@ -119,12 +153,19 @@ def play(args: argparse.Namespace, data: dict) -> int:
             env_started = time.monotonic()
             result = play_env(plan, entry, progress(entry.label, args.name, env_started, started), sandbox)
             if isinstance(result, HeldEnv):
-                print(f"the arena failed environment {entry.label} on every attempt (not your agent's fault): "
-                      f"{result.arena_faults}", file=sys.stderr)
+                print(
+                    f"the arena failed environment {entry.label} on every attempt (not your agent's fault): "
+                    f"{result.arena_faults}",
+                    file=sys.stderr,
+                )
                 return 1
             now = time.monotonic()
-            print(f"  {entry.label} ({entry.spec.name}): played in {now - env_started:.1f} s "
-                  f"({now - started:.0f} s since the first environment began)", file=sys.stderr, flush=True)
+            print(
+                f"  {entry.label} ({entry.spec.name}): played in {now - env_started:.1f} s "
+                f"({now - started:.0f} s since the first environment began)",
+                file=sys.stderr,
+                flush=True,
+            )
             records.append(result)
         stderr = {r.label: r.stderr.get(args.name, "") for r in records}
     results, _games = build(plan, records, execution_of("play.py", [], records))
@@ -136,15 +177,18 @@ def play(args: argparse.Namespace, data: dict) -> int:
     logs = save_logs(args.out, results, stderr)
     print(f"plot: {svg_path}")
     print(f"results: {args.out / 'results.yaml'}")
-    print(f"your agent's output (what it printed), one file per environment: {logs}/ "
-          f"({', '.join(p.name for p in sorted(logs.iterdir()))})")
+    print(
+        f"your agent's output (what it printed), one file per environment: {logs}/ "
+        f"({', '.join(p.name for p in sorted(logs.iterdir()))})"
+    )
     mine = next(a for a in results["agents"] if a["name"] == args.name)
     if mine["faulted_envs"]:
         for env in results["environments"]:
             row = next(a for a in env["agents"] if a["name"] == args.name)
             if row["status"] != "ok":
-                print(f"--- your agent's stderr in {env['label']} ({env['name']}), "
-                      f"where it faulted: {row['status']} ---")
+                print(
+                    f"--- your agent's stderr in {env['label']} ({env['name']}), where it faulted: {row['status']} ---"
+                )
                 print(tail(stderr.get(env["label"], "")) or "(nothing)")
                 print("--- end ---")
         return 1
@@ -160,8 +204,9 @@ def save_logs(out: Path, results: dict, stderr: dict[str, str]) -> Path:
         old.unlink()  # a previous run's environments are not this run's
     for env in results["environments"]:
         text = stderr.get(env["label"], "")
-        (folder / f"{env['label']}.log").write_text(text if text else "(your agent printed nothing here)\n",
-                                                   encoding="utf-8")
+        (folder / f"{env['label']}.log").write_text(
+            text if text else "(your agent printed nothing here)\n", encoding="utf-8"
+        )
     return folder
 
 
@@ -187,8 +232,12 @@ def progress(label: str, name: str, env_started: float, started: float):
         now = time.monotonic()
         if now - last[0] >= 3.0:
             last[0] = now
-            print(f"  {label}: {words} ({now - env_started:.0f} s in {label}, {now - started:.0f} s in all)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"  {label}: {words} ({now - env_started:.0f} s in {label}, {now - started:.0f} s in all)",
+                file=sys.stderr,
+                flush=True,
+            )
+
     return report
 
 
@@ -230,12 +279,15 @@ def print_tables(results: dict, name: str) -> None:
     points = [p["games"] for p in agents[0]["curve"]]
     window = agents[0]["sae"]
     sae_head = f"SAE [{window['b0']}, {window['b_max']}]" if window["b0"] is not None else "SAE (no window)"
-    print(f"\nwin rate against the seeded random opponent at each checkpoint, mean over {len(envs)} environments "
-          "(draws apart; checkpoints are games used):")
+    print(
+        f"\nwin rate against the seeded random opponent at each checkpoint, mean over {len(envs)} environments "
+        "(draws apart; checkpoints are games used):"
+    )
     rows = [["entrant", *map(str, points), sae_head, "faulted envs"]]
     for a in agents:
-        rows.append([a["name"], *(fmt(p["win_rate"]) for p in a["curve"]), fmt(a["sae"]["value"], 3),
-                     str(a["faulted_envs"])])
+        rows.append(
+            [a["name"], *(fmt(p["win_rate"]) for p in a["curve"]), fmt(a["sae"]["value"], 3), str(a["faulted_envs"])]
+        )
     print(table(rows))
     print("\ndraw rate at each checkpoint:")
     rows = [["entrant", *map(str, points)]]
@@ -246,8 +298,16 @@ def print_tables(results: dict, name: str) -> None:
     rows = [["env", "name", *map(str, points), "draws", "SAE", "status"]]
     for env in envs:
         row = next(a for a in env["agents"] if a["name"] == name)
-        rows.append([env["label"], env["name"] or "-", *(fmt(p["win_rate"]) for p in row["curve"]),
-                     fmt(row["curve"][-1]["draw_rate"]), fmt(row["sae"], 3), row["status"]])
+        rows.append(
+            [
+                env["label"],
+                env["name"] or "-",
+                *(fmt(p["win_rate"]) for p in row["curve"]),
+                fmt(row["curve"][-1]["draw_rate"]),
+                fmt(row["sae"], 3),
+                row["status"],
+            ]
+        )
     print(table(rows))
     print("\npairings (after freeze, no outcomes sent), over all environments:")
     rows = [["pair", "wins", "draws", "losses", "games"]]
@@ -284,10 +344,12 @@ def curve_svg(results: dict, name: str, width: int = 720, height: int = 420) -> 
     title = f"win rate against random, mean over {len(results['environments'])} environments"
     if window["b0"] is not None:
         title += f" (SAE window [{window['b0']}, {window['b_max']}])"
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{left}" y="22" font-size="14">{esc(title)}</text>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+        f'<text x="{left}" y="22" font-size="14">{esc(title)}</text>',
+    ]
     for i in range(5):
         rate = i / 4
         out.append(f'<line x1="{left}" y1="{y(rate):.1f}" x2="{left + plot_w}" y2="{y(rate):.1f}" stroke="#ddd"/>')
@@ -296,10 +358,13 @@ def curve_svg(results: dict, name: str, width: int = 720, height: int = 420) -> 
         out.append(f'<line x1="{x(games):.1f}" y1="{top}" x2="{x(games):.1f}" y2="{top + plot_h}" stroke="#eee"/>')
         out.append(f'<text x="{x(games):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{games}</text>')
     out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#444"/>')
-    out.append(f'<text x="{left + plot_w / 2:.1f}" y="{height - 10}" text-anchor="middle">'
-               'games used (log scale)</text>')
-    out.append(f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">rate</text>')
+    out.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 10}" text-anchor="middle">games used (log scale)</text>'
+    )
+    out.append(
+        f'<text x="14" y="{top + plot_h / 2:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {top + plot_h / 2:.1f})">rate</text>'
+    )
     ordered = sorted(agents, key=lambda a: a["name"] != name)  # yours first, drawn last (on top)
     for index, agent in reversed(list(enumerate(ordered))):
         colour = PALETTE[index % len(PALETTE)]
@@ -311,8 +376,10 @@ def curve_svg(results: dict, name: str, width: int = 720, height: int = 420) -> 
             width_px = 3 if agent["name"] == name else 2
             out.append(f'<polyline points="{coords}" fill="none" stroke="{colour}" stroke-width="{width_px}"{dash}/>')
             for p in agent["curve"]:
-                out.append(f'<circle cx="{x(p["games"]):.1f}" cy="{y(p[key]):.1f}" r="3" fill="{colour}">'
-                           f'<title>{esc(agent["name"])} {label} at {p["games"]} games: {p[key]:.3f}</title></circle>')
+                out.append(
+                    f'<circle cx="{x(p["games"]):.1f}" cy="{y(p[key]):.1f}" r="3" fill="{colour}">'
+                    f"<title>{esc(agent['name'])} {label} at {p['games']} games: {p[key]:.3f}</title></circle>"
+                )
     legend_x, legend_y = left + plot_w + 16, top + 8
     row = 0
     for index, agent in enumerate(ordered):
@@ -320,8 +387,10 @@ def curve_svg(results: dict, name: str, width: int = 720, height: int = 420) -> 
         entries = [("win rate", "")] + ([("draw rate", ' stroke-dasharray="6 4"')] if agent["name"] == name else [])
         for label, dash in entries:
             ly = legend_y + 18 * row
-            out.append(f'<line x1="{legend_x}" y1="{ly}" x2="{legend_x + 22}" y2="{ly}" stroke="{colour}" '
-                       f'stroke-width="2"{dash}/>')
+            out.append(
+                f'<line x1="{legend_x}" y1="{ly}" x2="{legend_x + 22}" y2="{ly}" stroke="{colour}" '
+                f'stroke-width="2"{dash}/>'
+            )
             out.append(f'<text x="{legend_x + 28}" y="{ly + 4}">{esc(agent["name"])} {label}</text>')
             row += 1
     out.append("</svg>")

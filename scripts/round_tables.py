@@ -47,9 +47,16 @@ def rows_of(doc: dict, agent: str) -> list[dict]:
         if entry is None:
             raise SystemExit(f"{agent!r} did not play {env['label']}")
         rules = env["spec"]["rules"]
-        rows.append({"env": env["name"] or env["label"], "condition": condition(rules),
-                     "rules": f"{condition(rules)} / {rules['capture']}", "status": entry["status"],
-                     "curve": {p["games"]: p for p in entry["curve"]}, "sae": entry["sae"]})
+        rows.append(
+            {
+                "env": env["name"] or env["label"],
+                "condition": condition(rules),
+                "rules": f"{condition(rules)} / {rules['capture']}",
+                "status": entry["status"],
+                "curve": {p["games"]: p for p in entry["curve"]},
+                "sae": entry["sae"],
+            }
+        )
     return rows
 
 
@@ -67,8 +74,7 @@ def tables(doc: dict, agent: str, group: str) -> str:
     checkpoints = doc["provenance"]["config"]["checkpoints"]
     last = checkpoints[-1]
     head = " | ".join(f"win {c}" for c in checkpoints)
-    lines = [f"| {group} | environments | {head} | draw {last} | SAE |",
-             "|---|---|" + "---|" * (len(checkpoints) + 2)]
+    lines = [f"| {group} | environments | {head} | draw {last} | SAE |", "|---|---|" + "---|" * (len(checkpoints) + 2)]
     groups: dict[str, list[dict]] = defaultdict(list)
     for row in rows:
         groups[row[group]].append(row)
@@ -76,10 +82,14 @@ def tables(doc: dict, agent: str, group: str) -> str:
         wins = [pct(mean([m["curve"].get(c, {}).get("win_rate") for m in members])) for c in checkpoints]
         draw = pct(mean([m["curve"].get(last, {}).get("draw_rate") for m in members]))
         sae = mean([m["sae"] for m in members])
-        lines.append(f"| {name} | {len(members)} | {' | '.join(wins)} | {draw} | "
-                     f"{'-' if sae is None else f'{sae:.3f}'} |")
-    lines += ["", f"| environment | status | {head} | draw {last} | SAE |",
-              "|---|---|" + "---|" * (len(checkpoints) + 2)]
+        lines.append(
+            f"| {name} | {len(members)} | {' | '.join(wins)} | {draw} | {'-' if sae is None else f'{sae:.3f}'} |"
+        )
+    lines += [
+        "",
+        f"| environment | status | {head} | draw {last} | SAE |",
+        "|---|---|" + "---|" * (len(checkpoints) + 2),
+    ]
     for row in rows:
         wins = [pct(row["curve"].get(c, {}).get("win_rate")) for c in checkpoints]
         draw = pct(row["curve"].get(last, {}).get("draw_rate"))
@@ -93,12 +103,13 @@ def compare(docs: list[dict], agent: str, group: str) -> str:
     over the rounds with the spread (max - min, percentage points) of each figure."""
     checkpoints = docs[0]["provenance"]["config"]["checkpoints"]
     envs = [sorted(e["id"] for e in doc["environments"]) for doc in docs]
-    if any(doc["provenance"]["config"]["checkpoints"] != checkpoints for doc in docs) or any(e != envs[0] for e in envs):
+    if any(doc["provenance"]["config"]["checkpoints"] != checkpoints for doc in docs) or any(
+        e != envs[0] for e in envs
+    ):
         raise SystemExit("the rounds do not play the same environments at the same checkpoints: nothing to compare")
     last = checkpoints[-1]
     head = " | ".join(f"win {c}" for c in checkpoints)
-    lines = [f"| {group} | round seed | {head} | draw {last} | SAE |",
-             "|---|---|" + "---|" * (len(checkpoints) + 2)]
+    lines = [f"| {group} | round seed | {head} | draw {last} | SAE |", "|---|---|" + "---|" * (len(checkpoints) + 2)]
     per_round = []
     for doc in docs:
         groups: dict[str, list[dict]] = defaultdict(list)
@@ -125,8 +136,11 @@ def compare(docs: list[dict], agent: str, group: str) -> str:
                 summary.append("-")
                 continue
             spread = max(values) - min(values)
-            summary.append(f"{cell(sum(values) / len(values), i)} ({spread:.3f})" if i == len(checkpoints) + 1
-                           else f"{cell(sum(values) / len(values), i)} ({100 * spread:.1f})")
+            summary.append(
+                f"{cell(sum(values) / len(values), i)} ({spread:.3f})"
+                if i == len(checkpoints) + 1
+                else f"{cell(sum(values) / len(values), i)} ({100 * spread:.1f})"
+            )
         lines.append(f"| {name} | mean (spread) | " + " | ".join(summary) + " |")
     return "\n".join(lines) + "\n"
 

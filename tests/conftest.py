@@ -24,6 +24,7 @@ skip_without_jit = pytest.mark.skipif(NO_JIT, reason="deep perft needs the JIT (
 def local_sandbox():
     """The embedded sandbox (bubblewrap); skipped, saying why, where it cannot run."""
     from grader.sandbox.local import LocalSandbox, bwrap_problem
+
     reason = bwrap_problem()
     if reason:
         pytest.skip(reason)
@@ -37,6 +38,7 @@ def docker_engine():
     `dockerd` started for the session (tests/docker_engine.py). Skipped, saying why, only where
     neither is possible: no engine answers and dockerd is not installed, or this is not root."""
     from tests.docker_engine import NoEngine, engine
+
     try:
         with engine() as client:
             yield client
@@ -52,5 +54,6 @@ def docker_sandbox(docker_engine):
 
     from grader.sandbox.docker import DockerSandbox
     from tests.docker_engine import ensure_image
+
     ensure_image(docker_engine, lambda line: print(f"[image] {line}", file=sys.stderr))
     return DockerSandbox()

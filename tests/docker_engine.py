@@ -59,6 +59,7 @@ def engine() -> Iterator:
     share it; an engine a person started, or the machine's own, is never stopped)."""
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import client
+
     try:
         found = client()
     except LaunchError as exc:
@@ -101,6 +102,7 @@ def engine() -> Iterator:
 def ensure_image(c, log) -> None:
     """Build the agents' image where it is missing (as `arena image build` does)."""
     from grader.sandbox import image
+
     with held(Path(tempfile.gettempdir()) / "arena-image-build.lock"):
         try:
             c.images.get(image.IMAGE_TAG)

@@ -16,21 +16,26 @@ from grader.documents.specs import load_spec
 pytestmark = pytest.mark.timeout(60)
 
 # Nine levels of ten aliases each: a billion leaves from a few hundred bytes.
-BOMB = ("a: &a [x, x, x, x, x, x, x, x, x, x]\n"
-        + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(8))
-        + "layout: *i\nrules: {win: most, capture: standard}\n")
+BOMB = (
+    "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(8))
+    + "layout: *i\nrules: {win: most, capture: standard}\n"
+)
 GOOD_SPEC = "layout: {rows: 8, cols: 8, obstacles: []}\nrules: {win: most, capture: standard}\n"
 
 
-@pytest.mark.parametrize("text, message", [
-    (BOMB, "alias bomb"),
-    ("[" * 70 + "]" * 70, "nested"),
-    ("".join(" " * i + "-\n" for i in range(0, 1400, 2)), "nested"),
-    ("[" * 5000 + "]" * 5000, "nested|not valid YAML"),
-    ('{"a": ' * 3000 + "1" + "}" * 3000, "nested|not valid YAML"),
-    ("&a [*a]", "alias of itself"),
-    ("a: [", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (BOMB, "alias bomb"),
+        ("[" * 70 + "]" * 70, "nested"),
+        ("".join(" " * i + "-\n" for i in range(0, 1400, 2)), "nested"),
+        ("[" * 5000 + "]" * 5000, "nested|not valid YAML"),
+        ('{"a": ' * 3000 + "1" + "}" * 3000, "nested|not valid YAML"),
+        ("&a [*a]", "alias of itself"),
+        ("a: [", "not valid YAML"),
+    ],
+)
 def test_unbounded_documents_are_refused(text, message):
     with pytest.raises(DocumentError, match=message):
         load_yaml(text, "doc.yaml")
@@ -48,13 +53,16 @@ def test_aliases_may_share_a_little(tmp_path):
     assert len(load_yaml(text, "doc.yaml")) == 51
 
 
-@pytest.mark.parametrize("content, message", [
-    (BOMB.encode(), "alias bomb"),
-    (("layout: " + "[" * 20000 + "]" * 20000 + "\n").encode(), "not a YAML/JSON spec"),
-    (('{"layout": ' + "[" * 20000 + "]" * 20000 + "}").encode(), "not a YAML/JSON spec"),
-    (b"layout: \xff\xfe\n", "not UTF-8 text: byte 8 is 0xff"),
-    (b"layout: [1, 2\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (BOMB.encode(), "alias bomb"),
+        (("layout: " + "[" * 20000 + "]" * 20000 + "\n").encode(), "not a YAML/JSON spec"),
+        (('{"layout": ' + "[" * 20000 + "]" * 20000 + "}").encode(), "not a YAML/JSON spec"),
+        (b"layout: \xff\xfe\n", "not UTF-8 text: byte 8 is 0xff"),
+        (b"layout: [1, 2\n", "not valid YAML"),
+    ],
+)
 def test_a_hostile_spec_file_is_a_spec_error_naming_the_file(tmp_path, content, message):
     path = tmp_path / "spec.yaml"
     path.write_bytes(content)
@@ -82,6 +90,7 @@ def test_arena_perft_refuses_an_alias_bomb_at_once(tmp_path, capsys):
 def test_the_arenas_own_documents_are_bounded_too(tmp_path):
     """Accounts, competition settings, site settings: grader.documents.yaml_io reads them boundedly."""
     from grader.documents.yaml_io import read_yaml
+
     with pytest.raises(DocumentError, match="accounts.yaml: .*alias bomb"):
         load_yaml(BOMB, "accounts.yaml")
     with pytest.raises(DocumentError, match="nested"):

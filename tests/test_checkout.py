@@ -21,8 +21,10 @@ def installed_elsewhere(tmp_path, monkeypatch):
     tree = tmp_path / "checkout"
     for name in ("pyproject.toml", "engine", "grader"):
         src = ROOT / name
-        shutil.copytree(src, tree / name, ignore=shutil.ignore_patterns("__pycache__")) if src.is_dir() \
-            else (tree.mkdir(parents=True, exist_ok=True), shutil.copy2(src, tree / name))
+        shutil.copytree(src, tree / name, ignore=shutil.ignore_patterns("__pycache__")) if src.is_dir() else (
+            tree.mkdir(parents=True, exist_ok=True),
+            shutil.copy2(src, tree / name),
+        )
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "x"]):
         subprocess.run(["git", *args], cwd=tree, check=True, capture_output=True)
     monkeypatch.chdir(tree)
@@ -31,8 +33,9 @@ def installed_elsewhere(tmp_path, monkeypatch):
 
 def test_a_plain_install_finds_the_checkout_it_runs_in(installed_elsewhere):
     assert checkout.source_tree() == installed_elsewhere.resolve()
-    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=installed_elsewhere, capture_output=True,
-                          text=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=installed_elsewhere, capture_output=True, text=True
+    ).stdout.strip()
     # The running code is this worktree's, which is the checkout's copy: the same files, or -dirty.
     commit = checkout.git_commit()
     assert commit.removesuffix("-dirty") == head

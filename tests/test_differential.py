@@ -103,14 +103,19 @@ def test_kernel_games_replay_in_the_reference(capture):
 
 def test_random_batch_kernel_matches_reference_replays():
     """The batch kernel's final counts equal the reference's for the same random choices."""
-    spec = parse_spec({"layout": {"rows": 7, "cols": 9, "obstacles": [[0, 0], [2, 5]]},
-                       "rules": {"win": "fewest", "capture": "longest"}})
+    spec = parse_spec(
+        {
+            "layout": {"rows": 7, "cols": 9, "obstacles": [[0, 0], [2, 5]]},
+            "rules": {"win": "fewest", "capture": "longest"},
+        }
+    )
     geo = geometry(spec.layout)
     state = np.array([12345], dtype=np.uint64)
     for _ in range(5):
         snapshot = state.copy()
-        b, w, plies, placed, _ = bb.random_playout(geo.black0, geo.white0, 0, 0, geo.masks, geo.shifts, geo.nxt,
-                                                  spec.rules.capture.code, -1, state)
+        b, w, plies, placed, _ = bb.random_playout(
+            geo.black0, geo.white0, 0, 0, geo.masks, geo.shifts, geo.nxt, spec.rules.capture.code, -1, state
+        )
         # Re-draw the same choices through the Python Game and compare.
         game = Game(spec)
         while not game.done:
@@ -131,8 +136,11 @@ def test_turn_limit_counts_placements_like_the_authors_code():
 
     from tests.conftest import DATA
 
-    limited = [json.loads(line) for line in (DATA / "paper_transcripts.jsonl").read_text().splitlines()
-               if '"turn_limit": 10' in line]
+    limited = [
+        json.loads(line)
+        for line in (DATA / "paper_transcripts.jsonl").read_text().splitlines()
+        if '"turn_limit": 10' in line
+    ]
     assert len(limited) == 112  # 2 conditions x 7 layouts x 8 games
     for record in limited:
         spec = parse_spec({"layout": record["layout"], "rules": record["rules"]})

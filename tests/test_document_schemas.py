@@ -55,7 +55,8 @@ def test_handles_and_round_ids_agree_everywhere():
     from grader.history.owner_history import history_path
 
     assert problems_of({"schema_version": 1, "handle": "Upper_Case", "entries": []}, "history") == [
-        "handle: 'Upper_Case' is not a handle: 1-32 lower-case letters, digits and inner hyphens"]
+        "handle: 'Upper_Case' is not a handle: 1-32 lower-case letters, digits and inner hyphens"
+    ]
     with pytest.raises(ValueError, match="is not a handle"):
         history_path(Path("."), "Upper_Case")
     site = {"schema_version": 1, "series": {"rounds": [{"id": "ladder-abc"}]}}

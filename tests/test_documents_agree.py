@@ -18,8 +18,13 @@ def read(path: str) -> str:
 
 def test_no_round_or_smoke_test_asks_for_egress():
     """The code's side of the statement: nothing that plays agents passes a network but "none"."""
-    for path in [*(ROOT / "grader" / "rounds").glob("*.py"), ROOT / "grader" / "smoke.py",
-                 ROOT / "grader" / "self_play.py", ROOT / "grader" / "session.py", ROOT / "grader" / "match.py"]:
+    for path in [
+        *(ROOT / "grader" / "rounds").glob("*.py"),
+        ROOT / "grader" / "smoke.py",
+        ROOT / "grader" / "self_play.py",
+        ROOT / "grader" / "session.py",
+        ROOT / "grader" / "match.py",
+    ]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.keyword) and node.arg == "network":
                 assert isinstance(node.value, ast.Constant) and node.value.value == "none", f"{path}:{node.lineno}"
@@ -53,7 +58,9 @@ def test_the_kit_readme_says_no_network_on_any_tier_and_speaks_of_no_api_key():
 
 def test_the_protocol_judges_the_pace_per_phase_as_the_code_does():
     protocol = read("docs/protocol.md")
-    pace = next(line for line in (ROOT / "docs" / "protocol.md").read_text().splitlines() if line.startswith("| pace |"))
+    pace = next(
+        line for line in (ROOT / "docs" / "protocol.md").read_text().splitlines() if line.startswith("| pace |")
+    )
     assert "mean over each phase" in pace and "over the session" not in pace
     assert "judged on its own mean" in protocol
     policy = (ROOT / "grader" / "policy.py").read_text()

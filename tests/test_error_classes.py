@@ -54,11 +54,14 @@ def test_a_plan_of_another_version_is_named():
     assert info.value.version == 99
 
 
-@pytest.mark.parametrize("argv,option,words", [
-    (["envs", "--tier", "public", "--count", "0"], "--count", "--count must be at least 1, got 0"),
-    (["envs", "--tier", "ladder"], "--seed", "--tier ladder is generated: give --seed"),
-    (["perft", "standard-8x8", "--depth", "-2"], "--depth", "--depth must be >= 0, got -2"),
-])
+@pytest.mark.parametrize(
+    "argv,option,words",
+    [
+        (["envs", "--tier", "public", "--count", "0"], "--count", "--count must be at least 1, got 0"),
+        (["envs", "--tier", "ladder"], "--seed", "--tier ladder is generated: give --seed"),
+        (["perft", "standard-8x8", "--depth", "-2"], "--depth", "--depth must be >= 0, got -2"),
+    ],
+)
 def test_options_exit_1_with_the_same_words(argv, option, words, capsys):
     assert main(argv) == 1
     assert f"arena {argv[0]}: error: {words}" in capsys.readouterr().err
@@ -141,8 +144,18 @@ def test_a_round_without_its_records_names_the_missing_environments():
     from grader.rounds.records import IncompleteRecordsError
     from grader.play.session import parse_entrant
 
-    plan = make_plan("public", [parse_entrant("random"), parse_entrant("greedy")], "random-2 most/standard",
-                     10, [0, 10], 2, 2, "7", None, "local")
+    plan = make_plan(
+        "public",
+        [parse_entrant("random"), parse_entrant("greedy")],
+        "random-2 most/standard",
+        10,
+        [0, 10],
+        2,
+        2,
+        "7",
+        None,
+        "local",
+    )
     with pytest.raises(IncompleteRecordsError, match="the round's environment records are incomplete") as info:
         build(plan, [], {})
     assert info.value.round_id == plan.round_id

@@ -28,4 +28,3 @@ def test_an_unknown_kind_is_named():
     with pytest.raises(FaultKindError, match="unknown fault kind 'meltdown'") as info:
         FaultKind.parse("meltdown")
     assert info.value.name == "meltdown" and isinstance(info.value, ValueError)
-

@@ -44,6 +44,10 @@ def test_a_kept_self_play_game_is_its_seed_moves_forfeit_and_the_outcome_sent():
     sent = outcome_for(record, SELF_PLAY_COLOR)
     doc = KeptGame.of(record, sent).to_doc()
     assert list(doc) == list(KEPT_FIELDS) == ["seed", "moves", "forfeit", "outcome"]
-    assert doc == {"seed": 7, "moves": record.moves, "forfeit": record.forfeit,
-                   "outcome": [sent["winner"], sent["black_discs"], sent["white_discs"]]}
+    assert doc == {
+        "seed": 7,
+        "moves": record.moves,
+        "forfeit": record.forfeit,
+        "outcome": [sent["winner"], sent["black_discs"], sent["white_discs"]],
+    }
     assert dumps_json(KeptGame.from_doc(json.loads(dumps_json(doc))).to_doc()) == dumps_json(doc)

@@ -8,15 +8,31 @@ import datetime as dt
 import pytest
 from nacl.public import PrivateKey
 
-from grader.history.owner_history import History, HistoryError, history_path, load_history, merge, parse_history, seal_entry, \
-    summary, write_history
+from grader.history.owner_history import (
+    History,
+    HistoryError,
+    history_path,
+    load_history,
+    merge,
+    parse_history,
+    seal_entry,
+    summary,
+    write_history,
+)
 from grader.documents.sealing import encode_key
 
 WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
-RESULTS = {"round": {"id": "ladder-0123456789", "tier": "ladder"},
-           "agents": [{"name": "alice", "sae": {"value": 0.5, "b0": 100, "b_max": 2000},
-                       "curve": [{"games": 0, "win_rate": 0.25}, {"games": 2000, "win_rate": 0.75}],
-                       "faults": {"timeout": 1, "eof": 0}}]}
+RESULTS = {
+    "round": {"id": "ladder-0123456789", "tier": "ladder"},
+    "agents": [
+        {
+            "name": "alice",
+            "sae": {"value": 0.5, "b0": 100, "b_max": 2000},
+            "curve": [{"games": 0, "win_rate": 0.25}, {"games": 2000, "win_rate": 0.75}],
+            "faults": {"timeout": 1, "eof": 0},
+        }
+    ],
+}
 
 
 def keys():
@@ -30,8 +46,10 @@ def test_an_entry_opens_with_the_owners_key_and_the_arenas_and_no_other():
     for key in (owner, staff):
         payload = entry.open(key)
         assert payload["log"] == {"L01": "my note\n"} and payload["results"] == RESULTS
-    assert summary(entry.open(owner), "alice") == \
-        "SAE 0.5000 over 100..2000 games; win rate 0.750 at 2000 games; faults timeout 1"
+    assert (
+        summary(entry.open(owner), "alice")
+        == "SAE 0.5000 over 100..2000 games; win rate 0.750 at 2000 games; faults timeout 1"
+    )
     with pytest.raises(HistoryError, match="not to this key"):
         entry.open(PrivateKey.generate())
     text = History("alice", (entry,)).to_yaml()

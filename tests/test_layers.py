@@ -87,7 +87,7 @@ def edges_of(path: Path) -> list[Edge]:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
-                package = package[:len(package) - node.level + 1]
+                package = package[: len(package) - node.level + 1]
                 base = ".".join(package + ([node.module] if node.module else []))
             else:
                 base = node.module or ""
@@ -122,14 +122,19 @@ def layer_of(name: str) -> int | None:
 
 def sibling(edge: Edge) -> bool:
     """A script's import of a file beside it (the runner and the kit run from their folder)."""
-    return (ROOT / edge.path).parent.joinpath(edge.imported.split(".")[0] + ".py").is_file() \
-        and "." not in edge.imported
+    return (ROOT / edge.path).parent.joinpath(
+        edge.imported.split(".")[0] + ".py"
+    ).is_file() and "." not in edge.imported
 
 
 def engine_doors(allow_yaml: bool) -> list[Edge]:
-    return [e for e in edges("engine")
-            if top(e.imported) not in STDLIB | NUMERIC and top(e.imported) != "engine"
-            and not (allow_yaml and top(e.imported) == "yaml")]
+    return [
+        e
+        for e in edges("engine")
+        if top(e.imported) not in STDLIB | NUMERIC
+        and top(e.imported) != "engine"
+        and not (allow_yaml and top(e.imported) == "yaml")
+    ]
 
 
 def grader_upward(allowed: tuple[tuple[str, str], ...]) -> list[Edge]:
@@ -146,8 +151,11 @@ def grader_upward(allowed: tuple[tuple[str, str], ...]) -> list[Edge]:
 
 def test_every_grader_module_has_a_layer():
     packages = [prefix for _, prefixes in GRADER_LAYERS for prefix in prefixes if prefix != "grader"]
-    missing = [name for name in map(module_name, sorted((ROOT / "grader").rglob("*.py")))
-               if name != "grader" and not any(under(name, prefix) for prefix in packages)]
+    missing = [
+        name
+        for name in map(module_name, sorted((ROOT / "grader").rglob("*.py")))
+        if name != "grader" and not any(under(name, prefix) for prefix in packages)
+    ]
     assert not missing, f"modules in no layer of GRADER_LAYERS: {missing}"
 
 
@@ -165,16 +173,19 @@ def test_sandboxed_code_imports_only_the_standard_library_and_numpy():
     candidates = edges("examples") + [e for e in edges("grader") if any(under(e.module, s) for s in SANDBOXED)]
     candidates += [e for e in edges("kit") if e.module == "kit.agent"]
     bad = [e for e in candidates if top(e.imported) not in STDLIB | {"numpy"} and not sibling(e)]
-    assert not bad, "code run inside the sandbox imports only the standard library and numpy:\n" + \
-        "\n".join(map(str, bad))
+    assert not bad, "code run inside the sandbox imports only the standard library and numpy:\n" + "\n".join(
+        map(str, bad)
+    )
 
 
 def test_the_kit_uses_only_what_the_kit_ships():
     kit = edges("kit")
     bad = [e for e in kit if top(e.imported) not in STDLIB | {"numpy", "engine", "grader"} and not sibling(e)]
     bad += [e for e in kit if e.module == "kit.kitenv" and e.top_level and top(e.imported) not in STDLIB]
-    assert not bad, "the kit imports only the standard library, numpy, the arena's wheel and its own files " \
+    assert not bad, (
+        "the kit imports only the standard library, numpy, the arena's wheel and its own files "
         "(kitenv.py: the standard library, at module level):\n" + "\n".join(map(str, bad))
+    )
 
 
 def test_nothing_ships_imports_the_tests_or_the_benchmarks():
@@ -235,8 +246,9 @@ def module_graph(extra: tuple[Edge, ...] = ()) -> dict[str, set[str]]:
 
 def test_no_import_cycles_even_inside_a_layer():
     found = cycles(module_graph())
-    assert not found, "modules that import each other, directly or through others:\n" + \
-        "\n".join(" -> ".join(c) for c in found)
+    assert not found, "modules that import each other, directly or through others:\n" + "\n".join(
+        " -> ".join(c) for c in found
+    )
 
 
 def test_the_checks_see_a_door_open():

@@ -77,8 +77,9 @@ def test_the_engines_differ_exactly_where_float32_k_falls_on_the_winning_side(k)
     # docs/benchmark-spec.md D-2: at a share of exactly k the equation gives a draw; the released
     # engine gives a win where float32(k) lies inside the winning band (below k for k > 1/2,
     # above it for k < 1/2), and only there.
-    rules = parse_spec({"layout": {"rows": 8, "cols": 8, "obstacles": []},
-                        "rules": {"win": "band", "k": k, "capture": "standard"}}).rules
+    rules = parse_spec(
+        {"layout": {"rows": 8, "cols": 8, "obstacles": []}, "rules": {"win": "band", "k": k, "capture": "standard"}}
+    ).rules
     f32 = float(np.float32(k))
     float_wins = f32 < k if k > 0.5 else f32 > k
     labels = {BLACK_WINS: "black", WHITE_WINS: "white", DRAW: "draw"}
@@ -92,7 +93,8 @@ def test_the_engines_differ_exactly_where_float32_k_falls_on_the_winning_side(k)
 
 
 def test_42_of_60_at_k_07_is_the_example_the_spec_gives():
-    rules = parse_spec({"layout": {"rows": 8, "cols": 8, "obstacles": []},
-                        "rules": {"win": "band", "k": 0.7, "capture": "standard"}}).rules
+    rules = parse_spec(
+        {"layout": {"rows": 8, "cols": 8, "obstacles": []}, "rules": {"win": "band", "k": 0.7, "capture": "standard"}}
+    ).rules
     assert winner_code(rules, 42, 18) == DRAW
     assert released_engine_verdict(0.7, 42, 18) == "black"

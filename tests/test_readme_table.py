@@ -24,8 +24,10 @@ def test_the_table_names_the_folders():
     named = table_folders()
     assert len(named) == len(set(named)), f"a folder is named twice: {named}"
     tops = {n.split("/")[0] for n in named}
-    assert tops == tracked_folders(), (f"folders missing from the table: {sorted(tracked_folders() - tops)}; "
-                                       f"named but absent: {sorted(tops - tracked_folders())}")
+    assert tops == tracked_folders(), (
+        f"folders missing from the table: {sorted(tracked_folders() - tops)}; "
+        f"named but absent: {sorted(tops - tracked_folders())}"
+    )
     assert all((ROOT / n).is_dir() for n in named), [n for n in named if not (ROOT / n).is_dir()]
 
 

@@ -33,14 +33,20 @@ def test_a_stale_copy_is_named_with_the_command(tmp_path, capsys):
     root = copy_of_the_files(tmp_path)
     schema = root / registries.SCHEMA
     text = schema.read_text()
-    schema.write_text(text.replace('"kind": {"enum": ["launch_failed", "pipe", "oom", "infrastructure"]}',
-                                   '"kind": {"enum": ["launch_failed", "pipe", "infrastructure"]}'))
+    schema.write_text(
+        text.replace(
+            '"kind": {"enum": ["launch_failed", "pipe", "oom", "infrastructure"]}',
+            '"kind": {"enum": ["launch_failed", "pipe", "infrastructure"]}',
+        )
+    )
     protocol = root / "docs" / "protocol.md"
     protocol.write_text(protocol.read_text().replace("| `pipe` | arena |", "| `pipe` | agent |"))
     assert registries.stale(root) == [registries.SCHEMA, "docs/protocol.md"]
     assert registries.main(["--check", "--root", str(root)]) == 1
-    assert capsys.readouterr().err.strip() == ("copies of the registries are stale in grader/documents/data/results-schema.json, "
-                                               "docs/protocol.md: run `python -m grader.cli.registries --write`")
+    assert capsys.readouterr().err.strip() == (
+        "copies of the registries are stale in grader/documents/data/results-schema.json, "
+        "docs/protocol.md: run `python -m grader.cli.registries --write`"
+    )
     assert registries.main(["--write", "--root", str(root)]) == 0
     assert schema.read_text() == text and registries.stale(root) == []
 
@@ -56,21 +62,27 @@ def test_a_new_kind_lands_in_every_list(monkeypatch):
     assert agents["faults"]["required"][-1] == "new_agent" and list(agents["faults"]["properties"])[-1] == "new_agent"
     status = properties["environments"]["items"]["properties"]["agents"]["items"]["properties"]["status"]["enum"]
     assert status[-1] == "new_agent"
-    assert "| agent | `timeout`, `eof`, `agent_error`, `protocol`, `budget`, `forfeit`, `new_agent` |" \
+    assert (
+        "| agent | `timeout`, `eof`, `agent_error`, `protocol`, `budget`, `forfeit`, `new_agent` |"
         in files["docs/results.md"][1]
+    )
     assert "`infrastructure`, `new_arena` |" in files["docs/results.md"][1]
     # The wrapped object stays wrapped, under its first item, within the schema's width.
     old, new = files[registries.SCHEMA]
     start, end = value_span(new, FAULT_COUNTS)
     lines = new[start:end].splitlines()
     assert len(lines) == 4 and lines[-1].strip() == '"new_agent": {"$ref": "#/$defs/count"}}'
-    assert lines[-1].startswith(" " * 34 + '"') and max(len(line) for line in new.splitlines()) == \
-        max(len(line) for line in old.splitlines())
+    assert lines[-1].startswith(" " * 34 + '"') and max(len(line) for line in new.splitlines()) == max(
+        len(line) for line in old.splitlines()
+    )
 
 
 def test_only_the_value_changes():
     text = '{\n  "a": {"b": [1, 2],   "c": {"enum": ["x"]}},\n  "d": "~/"\n}\n'
-    assert replace_value(text, "/a/c/enum", ["x", "y"]) == '{\n  "a": {"b": [1, 2],   "c": {"enum": ["x", "y"]}},\n  "d": "~/"\n}\n'
+    assert (
+        replace_value(text, "/a/c/enum", ["x", "y"])
+        == '{\n  "a": {"b": [1, 2],   "c": {"enum": ["x", "y"]}},\n  "d": "~/"\n}\n'
+    )
     assert replace_value(text, "/a/b", [1, 2]) == text
     with pytest.raises(PointerError, match="no key 'e' on the way to /a/e"):
         value_span(text, "/a/e")
@@ -93,7 +105,7 @@ def test_the_rules_table_names_every_fault_kind_with_its_payer():
     from grader.common.faults import FaultKind
 
     text = (registries.ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
-    section = text[text.index("### 5.1 Faults, and who pays"):]
+    section = text[text.index("### 5.1 Faults, and who pays") :]
     rows = [line.split("|") for line in section.splitlines() if line.startswith("| `")]
     whose = {kind.strip(" `"): cells[2].strip() for cells in rows for kind in cells[1].split(",")}
     want = {kind.value: "yours" if kind.payer is Payer.AGENT else "the arena's" for kind in FaultKind}

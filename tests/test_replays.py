@@ -15,8 +15,19 @@ from nacl.public import PrivateKey
 
 from engine import LOST, PASS, Game, tier_specs
 from grader.history import replays
-from grader.history.owner_history import History, HistoryError, history_path, merge, open_replays, push_replays, replays_path, \
-    replays_ref, seal_entry, store_replays, write_history
+from grader.history.owner_history import (
+    History,
+    HistoryError,
+    history_path,
+    merge,
+    open_replays,
+    push_replays,
+    replays_path,
+    replays_ref,
+    seal_entry,
+    store_replays,
+    write_history,
+)
 from grader.documents.sealing import encode_key
 
 ROUND = "final-abcdef0123"
@@ -45,12 +56,35 @@ def sources():
     out = []
     for e, spec in enumerate(specs):
         label = f"E{e + 1:02d}"
-        games = [{"env": label, "phase": "checkpoint", "checkpoint": 0, "index": 0, "black": "alice",
-                  "white": "@random", "moves": random_game(spec, rng, lose_at=4)},
-                 {"env": label, "phase": "pairing", "checkpoint": None, "index": 1, "black": "bob", "white": "alice",
-                  "moves": random_game(spec, rng)},
-                 {"env": label, "phase": "pairing", "checkpoint": None, "index": 0, "black": "bob", "white": "carol",
-                  "moves": random_game(spec, rng)}]
+        games = [
+            {
+                "env": label,
+                "phase": "checkpoint",
+                "checkpoint": 0,
+                "index": 0,
+                "black": "alice",
+                "white": "@random",
+                "moves": random_game(spec, rng, lose_at=4),
+            },
+            {
+                "env": label,
+                "phase": "pairing",
+                "checkpoint": None,
+                "index": 1,
+                "black": "bob",
+                "white": "alice",
+                "moves": random_game(spec, rng),
+            },
+            {
+                "env": label,
+                "phase": "pairing",
+                "checkpoint": None,
+                "index": 0,
+                "black": "bob",
+                "white": "carol",
+                "moves": random_game(spec, rng),
+            },
+        ]
         out.append((label, spec, games))
     return out
 
@@ -80,8 +114,10 @@ def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(source
     doc = replays.with_boards(stored, specs_of(sources))
     assert [e["label"] for e in doc["environments"]] == ["E01", "E02", "E03"]
     for (label, spec, games), env in zip(sources, doc["environments"]):
-        assert [(g["phase"], g["index"], g["colour"], g["opponent"]) for g in env["games"]] == \
-            [("checkpoint", 0, "black", "@random"), ("pairing", 1, "white", "bob")]
+        assert [(g["phase"], g["index"], g["colour"], g["opponent"]) for g in env["games"]] == [
+            ("checkpoint", 0, "black", "@random"),
+            ("pairing", 1, "white", "bob"),
+        ]
         for game, kept in zip(games, env["games"]):
             assert kept["moves"] == game["moves"]
             colour = 0 if kept["colour"] == "black" else 1
@@ -91,11 +127,26 @@ def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(source
                 if board.side_to_move == colour and move != PASS:
                     act = next(acts)
                     obs, mask = board.agent_view()
-                    want = ["#" if obs[2].flat[i] else "x" if obs[0].flat[i] else "o" if obs[1].flat[i]
-                            else "+" if mask[i] else "." for i in range(spec.layout.rows * spec.layout.cols)]
+                    want = [
+                        "#"
+                        if obs[2].flat[i]
+                        else "x"
+                        if obs[0].flat[i]
+                        else "o"
+                        if obs[1].flat[i]
+                        else "+"
+                        if mask[i]
+                        else "."
+                        for i in range(spec.layout.rows * spec.layout.cols)
+                    ]
                     assert (act["ply"], act["move"], act["board"]) == (ply, move, "".join(want))
-                (board.pass_turn if move == PASS else board.lose_turn if move == LOST
-                 else lambda m=move: board.play(m))()
+                (
+                    board.pass_turn
+                    if move == PASS
+                    else board.lose_turn
+                    if move == LOST
+                    else lambda m=move: board.play(m)
+                )()
             assert next(acts, None) is None
     assert any(a["move"] == LOST for a in doc["environments"][0]["games"][0]["acts"])
 
@@ -105,9 +156,35 @@ def test_a_replay_names_no_winner_disc_count_or_rule(sources, tmp_path):
     doc = replays.with_boards(stored, specs_of(sources))
     keys = all_keys(doc)
     assert not keys & replays.FORBIDDEN_KEYS, keys & replays.FORBIDDEN_KEYS
-    assert keys == {"schema_version", "round", "tier", "pool", "handle", "board_chars", "own", "opponent", "obstacle",
-                    "empty", "legal", "environments", "label", "env", "rows", "cols", "games", "phase", "checkpoint",
-                    "index", "colour", "opponent", "moves", "acts", "ply", "board", "move"}
+    assert keys == {
+        "schema_version",
+        "round",
+        "tier",
+        "pool",
+        "handle",
+        "board_chars",
+        "own",
+        "opponent",
+        "obstacle",
+        "empty",
+        "legal",
+        "environments",
+        "label",
+        "env",
+        "rows",
+        "cols",
+        "games",
+        "phase",
+        "checkpoint",
+        "index",
+        "colour",
+        "opponent",
+        "moves",
+        "acts",
+        "ply",
+        "board",
+        "move",
+    }
     # The environment's id is stored (the boards are made from it once the seed is published,
     # which makes the tier public); its name and rules are not, and the text names only the label.
     text = repr(stored)
@@ -133,7 +210,9 @@ def test_locked_until_the_seed_is_given_and_only_by_the_right_keys(sources, tmp_
     doc = replays.build(ROUND, "final", "alice", sources, tmp_path)
     blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
     assert b"alice" not in blob and b"@random" not in blob
-    with pytest.raises(replays.ReplaysLocked, match="open when the competition has ended and the final seed is published"):
+    with pytest.raises(
+        replays.ReplaysLocked, match="open when the competition has ended and the final seed is published"
+    ):
         replays.unlock(blob, lock, ROUND, "final", None)
     with pytest.raises(replays.ReplaysError, match="does not open with the published final seed"):
         replays.unlock(blob, lock, ROUND, "final", "ladder-seed")
@@ -159,8 +238,9 @@ def git(repo, *args):
 def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tmp_path):
     owner, staff, stranger = PrivateKey.generate(), PrivateKey.generate(), PrivateKey.generate()
     blob, lock = replays.lock(packed(sources, tmp_path)["alice"], ROUND, "alice", SEED)
-    entry = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
-                       WHEN, None, lock)
+    entry = seal_entry(
+        RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)), WHEN, None, lock
+    )
     stage, origin, repo = tmp_path / "stage", tmp_path / "origin.git", tmp_path / "repo"
     write_history(history_path(stage, "alice"), History("alice").add(entry))
     replays_path(stage, "alice", ROUND).parent.mkdir(parents=True)
@@ -191,8 +271,9 @@ def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tm
     with pytest.raises(HistoryError, match="not to this key"):
         entry.open(stranger)
     # An entry of version 1 (from before replays) still opens, and has none.
-    old = seal_entry(RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)),
-                     WHEN)
+    old = seal_entry(
+        RESULTS, {}, "round", encode_key(bytes(owner.public_key)), encode_key(bytes(staff.public_key)), WHEN
+    )
     assert open_replays(clone, "alice", old, old.open(owner), SEED) is None
     store_replays(clone, "alice", ROUND, blob[:-10])
     with pytest.raises(replays.ReplaysError, match="damaged"):

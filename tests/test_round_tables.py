@@ -27,10 +27,14 @@ def test_groups_average_their_environments():
     assert "| random-2 fewest/short-1 | ok | 50.0% | 50.0% | 50.0% | 0.0% | 0.500 |" in text
 
 
-@pytest.mark.parametrize("rules,label", [({"win": "most", "capture": "standard"}, "majority"),
-                                         ({"win": "band", "k": -0.01, "capture": "standard"}, "minority (K = -0.01)"),
-                                         ({"win": "band", "k": 0.6, "capture": "standard", "turn_limit": 10},
-                                          "K = 0.6, 10 placements")])
+@pytest.mark.parametrize(
+    "rules,label",
+    [
+        ({"win": "most", "capture": "standard"}, "majority"),
+        ({"win": "band", "k": -0.01, "capture": "standard"}, "minority (K = -0.01)"),
+        ({"win": "band", "k": 0.6, "capture": "standard", "turn_limit": 10}, "K = 0.6, 10 placements"),
+    ],
+)
 def test_conditions_are_named_as_the_paper_names_them(rules, label):
     assert round_tables.condition(rules) == label
 

@@ -32,8 +32,15 @@ def test_the_table_names_every_backend():
 
 def test_commands_take_their_choices_from_the_table():
     choices = sandbox_choices()
-    assert set(choices) == {"smoke --sandbox", "field --smoke", "demo --sandbox", "round --sandbox",
-                            "doctor --sandbox", "play --sandbox", "capacity --sandbox"}
+    assert set(choices) == {
+        "smoke --sandbox",
+        "field --smoke",
+        "demo --sandbox",
+        "round --sandbox",
+        "doctor --sandbox",
+        "play --sandbox",
+        "capacity --sandbox",
+    }
     assert choices.pop("play --sandbox") == BACKENDS  # play may be asked for unsafe by name
     assert set(choices.values()) == {ISOLATING}
 
@@ -45,8 +52,9 @@ def test_the_kit_offers_the_isolating_sandboxes():
 
 
 def test_unknown_names_are_named():
-    with pytest.raises(SandboxNameError, match=r"unknown sandbox 'vm'; choose one of \('local', 'docker', 'unsafe'\)") \
-            as info:
+    with pytest.raises(
+        SandboxNameError, match=r"unknown sandbox 'vm'; choose one of \('local', 'docker', 'unsafe'\)"
+    ) as info:
         get_sandbox("vm")
     assert info.value.name == "vm"
     from grader.kit.build import KitError, choose_sandbox

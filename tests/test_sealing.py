@@ -20,8 +20,9 @@ def package(tmp_path):
     files = sorted(p.name for p in agent.iterdir() if p.is_file())
     archive = write_submission_zip(agent, files, tmp_path / "submission.zip")
     digest = load_submission(archive, extract_to=tmp_path / "plain").digest
-    manifest = write_sealed_package(archive, digest, "alice", "2030.01.02-0123456789", sealing.public_key_text(),
-                                    tmp_path / "sealed")
+    manifest = write_sealed_package(
+        archive, digest, "alice", "2030.01.02-0123456789", sealing.public_key_text(), tmp_path / "sealed"
+    )
     return tmp_path / "sealed", manifest
 
 
@@ -75,12 +76,18 @@ def test_a_plain_file_beside_the_package_is_refused_with_how_to_repackage(packag
         load_submission(folder, extract_to=tmp_path / "x")
 
 
-@pytest.mark.parametrize("text,problem", [
-    ("schema_version: 2\n", "schema_version must be 1"),
-    ("schema_version: 1\nhandle: a\nkit_version: v\nsealed: md5:1\ndigest: sha256:x\nrecipient: k\n", "sealed: .md5:1. is not a digest"),
-    ("[1, 2]\n", "schema_version must be 1"),
-    ("schema_version: 1\nhandle: a\n", "kit_version: missing"),
-])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("schema_version: 2\n", "schema_version must be 1"),
+        (
+            "schema_version: 1\nhandle: a\nkit_version: v\nsealed: md5:1\ndigest: sha256:x\nrecipient: k\n",
+            "sealed: .md5:1. is not a digest",
+        ),
+        ("[1, 2]\n", "schema_version must be 1"),
+        ("schema_version: 1\nhandle: a\n", "kit_version: missing"),
+    ],
+)
 def test_a_bad_manifest_names_its_problem(text, problem):
     with pytest.raises(sealing.SealError, match=problem):
         sealing.Manifest.from_bytes(text.encode())
@@ -88,6 +95,7 @@ def test_a_bad_manifest_names_its_problem(text, problem):
 
 def test_staff_open_a_submission_to_review_it(package, tmp_path, capsys):
     from grader.cli.main import main
+
     folder, manifest = package
     assert main(["open-submission", str(folder), "--out", str(tmp_path / "review")]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -100,11 +108,18 @@ def test_staff_open_a_submission_from_a_refs_blobs(package, tmp_path, capsys):
     import subprocess
 
     from grader.cli.main import main
+
     folder, manifest = package
     repo = tmp_path / "repo"
     shutil.copytree(folder, repo / "submissions" / "alice")
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
     for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "alice"]):
         subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env)
     code = main(["open-submission", "alice", "--ref", "main", "--repo-dir", str(repo), "--out", str(tmp_path / "r")])

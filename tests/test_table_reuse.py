@@ -47,8 +47,16 @@ def games(fresh: bool) -> list[dict]:
     kept = make_opponent("greedy", spec, 11)  # its stream lives in the last game's memory
     steady = AgentHandle.in_process(Scripted(seed=1), DEFAULT_LIMITS, "steady")
     sloppy = AgentHandle.in_process(Scripted(illegal_every=2, seed=2), DEFAULT_LIMITS, "sloppy")
-    seatings = [(steady, steady), (steady, kept), (kept, steady), (sloppy, "random"), (sloppy, sloppy),
-                ("random", steady), (steady, steady), (kept, "minimax")]
+    seatings = [
+        (steady, steady),
+        (steady, kept),
+        (kept, steady),
+        (sloppy, "random"),
+        (sloppy, sloppy),
+        ("random", steady),
+        (steady, steady),
+        (kept, "minimax"),
+    ]
     out = []
     for seed, (black, white) in enumerate(seatings):
         if fresh:
@@ -79,4 +87,7 @@ def test_legal_moves_counted_at_once_are_the_moves_judged_one_by_one():
     if record.forfeit:  # the last act was an illegal one that forfeited
         by_one.judge(False, 0)
     assert (handle.conduct.attempts, handle.conduct.illegal_total, handle.conduct.legal_seen) == (
-        by_one.attempts, by_one.illegal_total, by_one.legal_seen)
+        by_one.attempts,
+        by_one.illegal_total,
+        by_one.legal_seen,
+    )

@@ -18,10 +18,14 @@ from grader.common.visible import HIDDEN_CATEGORIES, visible
 # What a hostile agent prints: NUL, BEL, an ESC sequence, DEL, a C1 control (CSI), a
 # right-to-left override and isolate, a BOM, a zero-width space, a line separator, a private
 # use character and a lone surrogate.
-HOSTILE = ("nul\x00 bel\x07 esc\x1b[31mred\x1b[0m del\x7f c1\x9b2J rlo\u202egnp.exe lri\u2066x\u2069 "
-           "bom\ufeff zw\u200b ls\u2028 pua\ue000 sur\udc80 cr\r")
-SHOWN = ("nul\\x00 bel\\x07 esc\\x1b[31mred\\x1b[0m del\\x7f c1\\x9b2J rlo<U+202E>gnp.exe lri<U+2066>x<U+2069> "
-         "bom<U+FEFF> zw<U+200B> ls<U+2028> pua<U+E000> sur<U+DC80> cr\\x0d")
+HOSTILE = (
+    "nul\x00 bel\x07 esc\x1b[31mred\x1b[0m del\x7f c1\x9b2J rlo\u202egnp.exe lri\u2066x\u2069 "
+    "bom\ufeff zw\u200b ls\u2028 pua\ue000 sur\udc80 cr\r"
+)
+SHOWN = (
+    "nul\\x00 bel\\x07 esc\\x1b[31mred\\x1b[0m del\\x7f c1\\x9b2J rlo<U+202E>gnp.exe lri<U+2066>x<U+2069> "
+    "bom<U+FEFF> zw<U+200B> ls<U+2028> pua<U+E000> sur<U+DC80> cr\\x0d"
+)
 
 
 def _hidden_left(text: str) -> list[str]:
@@ -44,15 +48,30 @@ def test_every_code_point_of_the_hidden_categories_is_escaped():
 
 
 def _decision(**kw) -> Decision:
-    base = dict(repository="o/r", number=7, head_sha="a" * 40, action="opened", author=User(1, "student"),
-                kind="submission", verdict="smoke", handle="alice")
+    base = dict(
+        repository="o/r",
+        number=7,
+        head_sha="a" * 40,
+        action="opened",
+        author=User(1, "student"),
+        kind="submission",
+        verdict="smoke",
+        handle="alice",
+    )
     return Decision(**(base | kw))
 
 
 def test_a_pull_requests_comment_and_status_show_the_agents_text():
     from grader.github.pr_report import compose
-    smoke = {"result": "fail", "reason": "refused: " + HOSTILE, "boards": [], "stderr_tail": HOSTILE,
-             "interpreter": "3.11\u202e", "numpy": "2.0\x00"}
+
+    smoke = {
+        "result": "fail",
+        "reason": "refused: " + HOSTILE,
+        "boards": [],
+        "stderr_tail": HOSTILE,
+        "interpreter": "3.11\u202e",
+        "numpy": "2.0\x00",
+    }
     outcome = compose(_decision(notes=["branch feature\u202e-txt.exe"]), smoke)
     for text in (outcome.body, outcome.description):
         assert not _hidden_left(text), _hidden_left(text)
@@ -65,6 +84,7 @@ def test_a_pull_requests_comment_and_status_show_the_agents_text():
 
 def test_the_github_calls_send_no_hidden_character():
     from grader.github.api import Repo
+
     sent = {}
 
     class Comments:
@@ -113,11 +133,14 @@ def test_the_site_shows_every_printed_value(tmp_path: Path):
     from markupsafe import Markup
 
     from grader.site.render import make_environment
+
     env = make_environment(tmp_path)
     page = env.from_string("<p>{{ handle }}</p><pre>{{ tail }}</pre>{{ html }}").render(
-        handle="mallory\u202egnp.exe", tail="a\nb\x1b[2J", html=Markup("<b>bold\u200b</b>"))
+        handle="mallory\u202egnp.exe", tail="a\nb\x1b[2J", html=Markup("<b>bold\u200b</b>")
+    )
     assert page == "<p>mallory&lt;U+202E&gt;gnp.exe</p><pre>a\nb\\x1b[2J</pre><b>bold<U+200B></b>" or (
-        "mallory" in page and not _hidden_left(page)), page
+        "mallory" in page and not _hidden_left(page)
+    ), page
     assert not _hidden_left(page) and "<b>bold" in page and "a\nb" in page
 
 

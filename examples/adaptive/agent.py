@@ -235,8 +235,8 @@ class WinBelief:
     def __init__(self) -> None:
         self.major_wins = 0
         self.minor_wins = 0
-        self.major_win_max = 0.5   # t > this, if major
-        self.minor_win_min = 0.5   # t < this, if minor
+        self.major_win_max = 0.5  # t > this, if major
+        self.minor_win_min = 0.5  # t < this, if minor
         self.draw_major_min = 2.0  # t <= this, if major (smallest majority share that drew)
         self.draw_minor_max = -1.0  # t >= this, if minor (largest minority share that drew)
         self.games = 0
@@ -341,8 +341,7 @@ class Searcher:
                 pos = r * b.stride + c
                 # An axis is closed at this cell if a neighbour along it is a wall: a disc here
                 # cannot be bracketed along that axis. All axes closed: it can never be flipped.
-                closed = sum(1 for dr, dc in axes
-                             if not b.is_cell(r + dr, c + dc) or not b.is_cell(r - dr, c - dc))
+                closed = sum(1 for dr, dc in axes if not b.is_cell(r + dr, c + dc) or not b.is_cell(r - dr, c - dc))
                 if closed == len(axes):
                     weight[pos] = 12
                     corners.append((r, c))
@@ -414,7 +413,7 @@ class Searcher:
             # Steering only late fails: a position that dominates mid-game cannot shed
             # enough discs in the last moves to get back under a narrow band's top.
             off = abs(a - self.target * (a + o))
-            score -= int(off * self.band_weight * filled ** self.band_power)
+            score -= int(off * self.band_weight * filled**self.band_power)
         return score
 
     # -- search ----------------------------------------------------------------------------
@@ -560,8 +559,9 @@ class Searcher:
                 i = total
             else:
                 log_total = math.log(total)
-                i = max(range(len(children)),
-                        key=lambda j: wins[j] / visits[j] + 0.7 * math.sqrt(log_total / visits[j]))
+                i = max(
+                    range(len(children)), key=lambda j: wins[j] / visits[j] + 0.7 * math.sqrt(log_total / visits[j])
+                )
             _, o2, m2 = children[i]
             t0 = time.perf_counter()
             wins[i] += self.playout(o2, m2, rng)
@@ -628,7 +628,7 @@ class Searcher:
         if self.unbounded:
             score += self.sign * (a - o) * 4 * filled * filled
         else:
-            score -= abs(a - self.target * (a + o)) * self.band_weight * filled ** self.band_power
+            score -= abs(a - self.target * (a + o)) * self.band_weight * filled**self.band_power
         return score
 
 

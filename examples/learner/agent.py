@@ -41,8 +41,11 @@ class Agent:
         self.rows = int(env_info["rows"])
         self.cols = int(env_info["cols"])
         self.blocked = {(int(r), int(c)) for r, c in env_info.get("obstacles", [])}
-        self.safety = [sum(1 for dr, dc in LINES if not self.open(r + dr, c + dc) or not self.open(r - dr, c - dc)) ** 2
-                       for r in range(self.rows) for c in range(self.cols)]
+        self.safety = [
+            sum(1 for dr, dc in LINES if not self.open(r + dr, c + dc) or not self.open(r - dr, c - dc)) ** 2
+            for r in range(self.rows)
+            for c in range(self.cols)
+        ]
         self.votes = {"most": 0, "fewest": 0}
         self.rng = random.Random(SEED)  # re-seeded per environment: the same stream in each
 

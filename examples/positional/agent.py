@@ -40,8 +40,11 @@ class Agent:
                 if closed == 4 and self.open(r, c):
                     self.corners.append(r * self.cols + c)
         # For each corner, the playable cells around it.
-        self.guards = {k: [(r + dr) * self.cols + c + dc for dr, dc in NEIGHBOURS if self.open(r + dr, c + dc)]
-                       for k in self.corners for r, c in [divmod(k, self.cols)]}
+        self.guards = {
+            k: [(r + dr) * self.cols + c + dc for dr, dc in NEIGHBOURS if self.open(r + dr, c + dc)]
+            for k in self.corners
+            for r, c in [divmod(k, self.cols)]
+        }
 
     def open(self, r: int, c: int) -> bool:
         """Whether (r, c) is a playable cell: on the board and not an obstacle."""

@@ -69,10 +69,18 @@ class ExitCode:
 # The one table of exit codes: the CLI returns these, `arena --help` and the README show them.
 EXIT_CODES = (
     ExitCode(0, "OK", "done"),
-    ExitCode(1, "INPUT_FAILED", "the input failed: a usage error, a missing or malformed file, an agent or "
-                                "submission that failed, a round that fails verification, a refused request"),
-    ExitCode(2, "ARENA_FAILED", "the arena failed: a full disk, a docker engine or sandbox that does not work, "
-                                "a round held for the arena's faults, an error in the arena's own code"),
+    ExitCode(
+        1,
+        "INPUT_FAILED",
+        "the input failed: a usage error, a missing or malformed file, an agent or "
+        "submission that failed, a round that fails verification, a refused request",
+    ),
+    ExitCode(
+        2,
+        "ARENA_FAILED",
+        "the arena failed: a full disk, a docker engine or sandbox that does not work, "
+        "a round held for the arena's faults, an error in the arena's own code",
+    ),
     ExitCode(130, "INTERRUPTED", "interrupted (Ctrl-C)"),
 )
 OK, INPUT_FAILED, ARENA_FAILED, INTERRUPTED = (e.code for e in EXIT_CODES)
@@ -80,8 +88,9 @@ OK, INPUT_FAILED, ARENA_FAILED, INTERRUPTED = (e.code for e in EXIT_CODES)
 
 def exit_codes_text() -> str:
     """The exit codes as plain lines, for `arena --help`."""
-    return "exit codes:\n" + "\n".join(textwrap.fill(e.meaning, 88, initial_indent=f"  {e.code:<5}",
-                                                     subsequent_indent=" " * 7) for e in EXIT_CODES)
+    return "exit codes:\n" + "\n".join(
+        textwrap.fill(e.meaning, 88, initial_indent=f"  {e.code:<5}", subsequent_indent=" " * 7) for e in EXIT_CODES
+    )
 
 
 def exit_codes_markdown() -> str:
@@ -92,8 +101,12 @@ def exit_codes_markdown() -> str:
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of `command` alone."""
-    parser = argparse.ArgumentParser(prog="arena", description=__doc__.split("\n\n")[0], epilog=exit_codes_text(),
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description=__doc__.split("\n\n")[0],
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module in COMMANDS.items():
@@ -120,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         # A full disk, a read-only folder...: the arena's writes are atomic, so nothing finished
         # is lost, and a round started again with the same arguments resumes.
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"arena {args.command}: the arena failed: {visible(exc.strerror or exc)}{visible(where)}", file=sys.stderr)
+        print(
+            f"arena {args.command}: the arena failed: {visible(exc.strerror or exc)}{visible(where)}", file=sys.stderr
+        )
         return ARENA_FAILED
     except KeyboardInterrupt:
         print(f"arena {args.command}: interrupted", file=sys.stderr)
@@ -129,6 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc(file=sys.stderr)
         print(f"arena {args.command}: the arena failed: {type(exc).__name__}: {visible(exc)}", file=sys.stderr)
         return ARENA_FAILED
+
 
 if __name__ == "__main__":
     sys.exit(main())

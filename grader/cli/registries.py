@@ -60,8 +60,9 @@ def schema_values() -> dict[str, Any]:
         f"{config}/tier/enum": list(TIERS),
         f"{config}/sandbox/enum": list(ISOLATING),
         f"{config}/disclosure/enum": list(PUBLISHED),
-        "/properties/provenance/properties/execution/properties/arena_faults/items/properties/kind/enum":
-            list(kinds(Payer.ARENA)),
+        "/properties/provenance/properties/execution/properties/arena_faults/items/properties/kind/enum": list(
+            kinds(Payer.ARENA)
+        ),
         "/properties/disclosure/properties/profile/enum": list(PROFILES),
         f"{agents}/faults/required": agent,
         f"{agents}/faults/properties": dict.fromkeys(agent, count),
@@ -123,8 +124,10 @@ def replace_block(text: str, name: str, body: str, path: str = "") -> str:
     pattern = re.compile(rf"^([^\n]*generated: {re.escape(name)}\b[^\n]*\n)(.*?)(^[^\n]*end generated)", re.M | re.S)
     found = pattern.findall(text)
     if len(found) != 1:
-        raise RegistryCopyError(path, f"{path}: {len(found)} blocks `generated: {name}` ... `end generated`; "
-                                      "the generator writes exactly one")
+        raise RegistryCopyError(
+            path,
+            f"{path}: {len(found)} blocks `generated: {name}` ... `end generated`; the generator writes exactly one",
+        )
     return pattern.sub(lambda m: m.group(1) + body + m.group(3), text)
 
 
@@ -132,15 +135,18 @@ def replace_block(text: str, name: str, body: str, path: str = "") -> str:
 # identifiers' patterns of grader/common/patterns.py, written into every schema's `$defs` that names one).
 DOCUMENT_SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     "grader/documents/data/accounts.schema.json": dict,
-    "grader/documents/data/competition.schema.json":
-        lambda: {"/properties/final/properties/status/enum": list(FINAL_STATUSES)},
+    "grader/documents/data/competition.schema.json": lambda: {
+        "/properties/final/properties/status/enum": list(FINAL_STATUSES)
+    },
     "grader/documents/data/requests.schema.json": lambda: {"/$defs/request/properties/status/enum": list(STATUSES)},
     "grader/documents/data/seeds.schema.json": dict,
     "grader/documents/data/history.schema.json": dict,
     "grader/documents/data/site.schema.json": dict,
     "grader/documents/data/manifest.schema.json": dict,
-    "grader/documents/data/decision.schema.json":
-        lambda: {"/properties/kind/enum": list(KINDS), "/properties/verdict/enum": list(VERDICTS)},
+    "grader/documents/data/decision.schema.json": lambda: {
+        "/properties/kind/enum": list(KINDS),
+        "/properties/verdict/enum": list(VERDICTS),
+    },
     "grader/documents/data/smoke-report.schema.json": dict,
 }
 
@@ -193,8 +199,9 @@ def stale_message(paths: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """`--check`: 1, naming the stale files, when a copy differs; `--write`: rewrite them."""
-    parser = argparse.ArgumentParser(prog="python -m grader.cli.registries",
-                                     description="Write the copies of the code's registries from them.")
+    parser = argparse.ArgumentParser(
+        prog="python -m grader.cli.registries", description="Write the copies of the code's registries from them."
+    )
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="rewrite every copy from its registry")
     mode.add_argument("--check", action="store_true", help="exit 1 when a copy differs from its registry")

@@ -76,8 +76,9 @@ def git_commit(root: Path | None = None) -> str:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=tree, capture_output=True, text=True, timeout=20)
         if head.returncode != 0:
             return "unknown"
-        status = subprocess.run(["git", "status", "--porcelain", "--", *CODE], cwd=tree,
-                                capture_output=True, text=True, timeout=20)
+        status = subprocess.run(
+            ["git", "status", "--porcelain", "--", *CODE], cwd=tree, capture_output=True, text=True, timeout=20
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
     dirty = bool(status.stdout.strip()) or installed_copy_differs(tree)

@@ -73,17 +73,24 @@ class FaultKindError(ValueError):
 FAULT_ROWS: dict[FaultKind, tuple[Payer, str]] = {
     FaultKind.TIMEOUT: (Payer.AGENT, "no reply by the hard limit, the ceiling, or far over the pace"),
     FaultKind.EOF: (Payer.AGENT, "the runner ended (exit, `sys.exit`, a crash of the interpreter) after `started`"),
-    FaultKind.AGENT_ERROR: (Payer.AGENT, "the agent's code raised (import, `Agent()`, any method), it wrote past the "
-                                         "output cap, or a process of its was killed for memory with the sandbox at "
-                                         "its own memory limit"),
+    FaultKind.AGENT_ERROR: (
+        Payer.AGENT,
+        "the agent's code raised (import, `Agent()`, any method), it wrote past the "
+        "output cap, or a process of its was killed for memory with the sandbox at "
+        "its own memory limit",
+    ),
     FaultKind.PROTOCOL: (Payer.AGENT, "a malformed frame, a non-integer or off-board action, an unexpected reply"),
     FaultKind.BUDGET: (Payer.AGENT, "its processes used more CPU time than the share"),
-    FaultKind.FORFEIT: (Payer.AGENT, "its first 10 moves in the session were illegal (also a game's 3rd illegal move, "
-                                     "in the game record)"),
+    FaultKind.FORFEIT: (
+        Payer.AGENT,
+        "its first 10 moves in the session were illegal (also a game's 3rd illegal move, in the game record)",
+    ),
     FaultKind.LAUNCH_FAILED: (Payer.ARENA, "the sandbox did not start, or ended before `started`"),
     FaultKind.PIPE: (Payer.ARENA, "the host's own pipe operations failed (not a closed pipe: that is `eof`)"),
-    FaultKind.OOM: (Payer.ARENA, "the kernel killed a sandbox process for memory below the sandbox's limit: the host "
-                                 "ran short"),
+    FaultKind.OOM: (
+        Payer.ARENA,
+        "the kernel killed a sandbox process for memory below the sandbox's limit: the host ran short",
+    ),
     FaultKind.INFRASTRUCTURE: (Payer.ARENA, "reserved for the round runner: the grader itself failed"),
 }
 
@@ -110,7 +117,7 @@ def clean_text(value: object, limit: int) -> str:
         except Exception as exc:  # an object whose repr raises: say so, do not fail
             value = f"<unprintable {type(value).__name__}: its repr raised {type(exc).__name__}>"
     if len(value) > limit:
-        value = value[:max(limit - 3, 0)] + "..."
+        value = value[: max(limit - 3, 0)] + "..."
     return _SURROGATES.sub("\ufffd", value)
 
 

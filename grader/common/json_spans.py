@@ -47,18 +47,18 @@ def value_span(text: str, pointer: str) -> tuple[int, int]:
     the offsets of its first character and one past its last."""
     pos = _skip(text, 0)
     for part in _parts(pointer):
-        if text[pos:pos + 1] != "{":
+        if text[pos : pos + 1] != "{":
             raise PointerError(pointer, f"no object holds {part!r} on the way to {pointer}")
         pos = _skip(text, pos + 1)
         while True:
-            if text[pos:pos + 1] != '"':
+            if text[pos : pos + 1] != '"':
                 raise PointerError(pointer, f"no key {part!r} on the way to {pointer}")
             key, pos = _DECODER.raw_decode(text, pos)
             pos = _skip(text, _skip(text, pos) + 1)  # past the colon
             if key == part:
                 break
             pos = _skip(text, _DECODER.raw_decode(text, pos)[1])
-            if text[pos:pos + 1] == ",":
+            if text[pos : pos + 1] == ",":
                 pos = _skip(text, pos + 1)
     return pos, _DECODER.raw_decode(text, pos)[1]
 

@@ -70,7 +70,9 @@ class Limits:
     def __post_init__(self) -> None:
         problems = [f"{name} must be > 0, got {value!r}" for name, value in asdict(self).items() if not value > 0]
         if self.act_hard_seconds < self.act_soft_seconds:
-            problems.append(f"act_hard_seconds ({self.act_hard_seconds}) must be >= act_soft_seconds ({self.act_soft_seconds})")
+            problems.append(
+                f"act_hard_seconds ({self.act_hard_seconds}) must be >= act_soft_seconds ({self.act_soft_seconds})"
+            )
         if self.address_space_bytes < self.memory_bytes:
             problems.append("address_space_bytes must be >= memory_bytes")
         if self.log_keep_bytes > self.output_cap_bytes:
@@ -97,15 +99,21 @@ class Limits:
         if games < 0:
             raise LimitsError([f"games must be >= 0, got {games}"])
         allowance = self.game_allowance(rows, cols) * games
-        return replace(self, cpu_seconds_per_env=round(self.cpu_seconds_per_env + self.cpu_paces_per_game * allowance, 3),
-                       env_wall_seconds=round(self.env_wall_seconds + self.wall_paces_per_game * allowance, 3),
-                       output_cap_bytes=self.output_cap_bytes + self.output_bytes_per_game * games)
+        return replace(
+            self,
+            cpu_seconds_per_env=round(self.cpu_seconds_per_env + self.cpu_paces_per_game * allowance, 3),
+            env_wall_seconds=round(self.env_wall_seconds + self.wall_paces_per_game * allowance, 3),
+            output_cap_bytes=self.output_cap_bytes + self.output_bytes_per_game * games,
+        )
 
     def session_totals(self, rows: int, cols: int, games: int) -> dict[str, float]:
         """{"cpu_seconds", "wall_seconds", "output_bytes"}: the totals of `for_session`."""
         scaled = self.for_session(rows, cols, games)
-        return {"cpu_seconds": scaled.cpu_seconds_per_env, "wall_seconds": scaled.env_wall_seconds,
-                "output_bytes": scaled.output_cap_bytes}
+        return {
+            "cpu_seconds": scaled.cpu_seconds_per_env,
+            "wall_seconds": scaled.env_wall_seconds,
+            "output_bytes": scaled.output_cap_bytes,
+        }
 
     def to_dict(self) -> dict:
         """Plain data for a round's provenance (`limits:` in rounds/*.yaml)."""
@@ -114,46 +122,87 @@ class Limits:
     def rows(self) -> list[tuple[str, str, str]]:
         """(name, value, meaning) rows of the rules page's limits table, in reading order."""
         pace_rows = [
-            (f"act() pace, {shape}", f"{seconds * 1000:.1f} ms mean",
-             f"mean act() time allowed on a {shape} board ({self.pace_seconds_per_cell * 1e3:.2f} ms per cell), "
-             f"in each phase of an environment on its own (the self-play games, the checkpoint games, the "
-             f"pairing games); a phase is judged after {self.pace_min_acts} of its calls, and an agent over "
-             f"{self.pace_stop_factor:g}x the pace in a phase is stopped early (fault `timeout`)")
+            (
+                f"act() pace, {shape}",
+                f"{seconds * 1000:.1f} ms mean",
+                f"mean act() time allowed on a {shape} board ({self.pace_seconds_per_cell * 1e3:.2f} ms per cell), "
+                f"in each phase of an environment on its own (the self-play games, the checkpoint games, the "
+                f"pairing games); a phase is judged after {self.pace_min_acts} of its calls, and an agent over "
+                f"{self.pace_stop_factor:g}x the pace in a phase is stopped early (fault `timeout`)",
+            )
             for shape, seconds in self.pace_table().items()
         ]
         return pace_rows + [
-            ("act() soft limit", f"{self.act_soft_seconds:g} s", "a reply slower than this is recorded as an overrun, not a fault"),
-            ("act() hard limit", f"{self.act_hard_seconds:g} s", "no reply by then: the sandbox is killed, fault `timeout`"),
-            ("environment ceiling", f"{self.env_wall_seconds:g} s + {self.wall_paces_per_game:g} x pace x cells a game",
-             "wall time of one environment session (paused while the round plays other entrants): the base, plus for "
-             f"every game the session plays {self.wall_paces_per_game:g} times the board's pace times its cells, so "
-             f"that it grows with the field's pairings ({self._example('wall_seconds', ' s')}); past it, fault `timeout`"),
-            ("CPU share", f"{self.cpu_seconds_per_env:g} CPU s + {self.cpu_paces_per_game:g} x pace x cells a game",
-             "CPU time of all your processes in one environment: the base, plus for every game the session plays "
-             f"{self.cpu_paces_per_game:g} times the board's pace times its cells (more than a game's acts at the pace "
-             f"take), so that an agent inside the pace in every phase stays inside it at any field size "
-             f"({self._example('cpu_seconds', ' CPU s')}); past it, fault `budget`"),
+            (
+                "act() soft limit",
+                f"{self.act_soft_seconds:g} s",
+                "a reply slower than this is recorded as an overrun, not a fault",
+            ),
+            (
+                "act() hard limit",
+                f"{self.act_hard_seconds:g} s",
+                "no reply by then: the sandbox is killed, fault `timeout`",
+            ),
+            (
+                "environment ceiling",
+                f"{self.env_wall_seconds:g} s + {self.wall_paces_per_game:g} x pace x cells a game",
+                "wall time of one environment session (paused while the round plays other entrants): the base, plus for "
+                f"every game the session plays {self.wall_paces_per_game:g} times the board's pace times its cells, so "
+                f"that it grows with the field's pairings ({self._example('wall_seconds', ' s')}); past it, fault `timeout`",
+            ),
+            (
+                "CPU share",
+                f"{self.cpu_seconds_per_env:g} CPU s + {self.cpu_paces_per_game:g} x pace x cells a game",
+                "CPU time of all your processes in one environment: the base, plus for every game the session plays "
+                f"{self.cpu_paces_per_game:g} times the board's pace times its cells (more than a game's acts at the pace "
+                f"take), so that an agent inside the pace in every phase stays inside it at any field size "
+                f"({self._example('cpu_seconds', ' CPU s')}); past it, fault `budget`",
+            ),
             ("CPU cores", f"{self.cpu_cores:g}", "CPU quota of the sandbox; more threads do not buy more"),
-            ("start and prepare()", f"{self.prepare_seconds:g} s", "import of agent.py, Agent() and each prepare() call"),
+            (
+                "start and prepare()",
+                f"{self.prepare_seconds:g} s",
+                "import of agent.py, Agent() and each prepare() call",
+            ),
             ("memory", size_text(self.memory_bytes), "resident memory of the sandbox (no swap)"),
-            ("address space", size_text(self.address_space_bytes), "virtual memory per process; a larger allocation raises MemoryError"),
+            (
+                "address space",
+                size_text(self.address_space_bytes),
+                "virtual memory per process; a larger allocation raises MemoryError",
+            ),
             ("processes and threads", str(self.pids), "counted together: 'can't start new thread' means this limit"),
             ("open files", str(self.open_files), "file descriptors per process"),
             ("/tmp", size_text(self.tmpfs_bytes), "the only writable place; private, emptied for every environment"),
-            ("output", f"{size_text(self.output_cap_bytes)} + {size_text(self.output_bytes_per_game)} a game",
-             "stdout and stderr together in one environment: the base, plus this much for every game the session "
-             f"plays ({self._example('output_bytes', '')}); past it the sandbox is killed, fault `agent_error`"),
+            (
+                "output",
+                f"{size_text(self.output_cap_bytes)} + {size_text(self.output_bytes_per_game)} a game",
+                "stdout and stderr together in one environment: the base, plus this much for every game the session "
+                f"plays ({self._example('output_bytes', '')}); past it the sandbox is killed, fault `agent_error`",
+            ),
             ("log kept", size_text(self.log_keep_bytes), "how much of your output is kept for you (never published)"),
-            ("illegal moves", str(self.illegal_moves_per_game), "per game; each costs the turn, this many forfeit the game"),
-            ("never legal", str(self.never_legal_attempts), "if your first this-many moves in an environment are all illegal, you forfeit it"),
-            ("largest field", str(self.largest_field), "the most entrants a round plays; the smoke test and "
-             "`make check` project each phase of a session to a field this large"),
+            (
+                "illegal moves",
+                str(self.illegal_moves_per_game),
+                "per game; each costs the turn, this many forfeit the game",
+            ),
+            (
+                "never legal",
+                str(self.never_legal_attempts),
+                "if your first this-many moves in an environment are all illegal, you forfeit it",
+            ),
+            (
+                "largest field",
+                str(self.largest_field),
+                "the most entrants a round plays; the smoke test and "
+                "`make check` project each phase of a session to a field this large",
+            ),
         ]
 
     def _example(self, total: str, unit: str) -> str:
         """The limit's total for a session of a canonical round on a 12x10 board, at a field
         of 8 and at the largest field, as the table prints it."""
         from grader.common.schedule import session_games
+
         parts = []
         for field in (8, self.largest_field):
             value = self.session_totals(12, 10, session_games(field))[total]

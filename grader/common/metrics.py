@@ -214,8 +214,9 @@ def standing(env_scores: list[float | None]) -> float | None:
     return rnd(mean(counted)) if counted else None
 
 
-def fit_elo(players: list[str], pairs: dict[tuple[str, str], Tally], anchor: str | None = None,
-            prior_draws: float = 1.0) -> dict[str, float | None]:
+def fit_elo(
+    players: list[str], pairs: dict[tuple[str, str], Tally], anchor: str | None = None, prior_draws: float = 1.0
+) -> dict[str, float | None]:
     """Elo ratings fitted to pairwise scores (Bradley-Terry by minorisation-maximisation).
 
     `pairs[(a, b)]` is a's tally against b (each unordered pair once). Every pair that met

@@ -30,7 +30,7 @@ def _start_time(pid: int) -> str | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat[stat.rindex(")") + 2:].split()[19]
+    return stat[stat.rindex(")") + 2 :].split()[19]
 
 
 def tag(pid: int | None = None) -> str:
@@ -56,7 +56,7 @@ def owner_of(name: str, prefix: str) -> str | None:
     not one the arena makes (then it is never touched)."""
     if not name.startswith(prefix):
         return None
-    tag = name[len(prefix):].rsplit("-", 1)[0]
+    tag = name[len(prefix) :].rsplit("-", 1)[0]
     return tag if tag.count(".") == 2 else None
 
 

@@ -33,5 +33,11 @@ COMMIT_RE = re.compile(COMMIT)
 REQUEST_ID_RE = re.compile(REQUEST_ID)
 
 # Each pattern by the name the schemas give it under `$defs` (grader/cli/registries.py writes them).
-BY_NAME = {"handle": HANDLE, "login": LOGIN, "round_id": ROUND_ID, "digest": DIGEST, "commit": COMMIT,
-           "request_id": REQUEST_ID}
+BY_NAME = {
+    "handle": HANDLE,
+    "login": LOGIN,
+    "round_id": ROUND_ID,
+    "digest": DIGEST,
+    "commit": COMMIT,
+    "request_id": REQUEST_ID,
+}

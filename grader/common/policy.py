@@ -92,8 +92,12 @@ class Conduct:
 # The phases of a session the pace judges apart, and how a message names each. A session
 # outside a round (a game of `arena play`, a test) has one phase, SESSION.
 SELF_PLAY, CHECKPOINT, PAIRING, SESSION = "self-play", "checkpoint", "pairing", "session"
-PHASES = {SELF_PLAY: "the self-play games", CHECKPOINT: "the checkpoint games", PAIRING: "the pairing games",
-          SESSION: "the session"}
+PHASES = {
+    SELF_PLAY: "the self-play games",
+    CHECKPOINT: "the checkpoint games",
+    PAIRING: "the pairing games",
+    SESSION: "the session",
+}
 
 # The faults a session can be given at its end, after its last game: the CPU share read then
 # (`budget`) and the pace of a phase judged on its whole mean (`timeout`). An entrant with one
@@ -133,9 +137,12 @@ def pace_stop_fault(stats, shape: tuple[int, int], limits: Limits, phase: str = 
     pace = limits.pace_seconds(*shape)
     mean = stats.total_seconds / stats.count
     if mean > limits.pace_stop_factor * pace:
-        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.1f} ms over {stats.count} calls{_phase_text(phase)} "
-                                        f"is more than {limits.pace_stop_factor:g}x the {shape[0]}x{shape[1]} pace "
-                                        f"of {pace * 1e3:.1f} ms")
+        return Fault(
+            FaultKind.TIMEOUT,
+            f"mean act() {mean * 1e3:.1f} ms over {stats.count} calls{_phase_text(phase)} "
+            f"is more than {limits.pace_stop_factor:g}x the {shape[0]}x{shape[1]} pace "
+            f"of {pace * 1e3:.1f} ms",
+        )
     return None
 
 
@@ -147,14 +154,20 @@ def pace_fault(stats, shape: tuple[int, int], limits: Limits, phase: str = SESSI
     pace = limits.pace_seconds(*shape)
     mean = stats.total_seconds / stats.count
     if mean > pace:
-        return Fault(FaultKind.TIMEOUT, f"mean act() {mean * 1e3:.2f} ms over {stats.count} calls{_phase_text(phase)}; "
-                                        f"the {shape[0]}x{shape[1]} pace is {pace * 1e3:.2f} ms (each phase of an "
-                                        "environment is judged on its own mean)")
+        return Fault(
+            FaultKind.TIMEOUT,
+            f"mean act() {mean * 1e3:.2f} ms over {stats.count} calls{_phase_text(phase)}; "
+            f"the {shape[0]}x{shape[1]} pace is {pace * 1e3:.2f} ms (each phase of an "
+            "environment is judged on its own mean)",
+        )
     return None
 
 
 def not_an_int(type_name: str, text: str) -> str:
     """The fault detail for an act() that returned something other than an int, with the fix."""
-    hint = ("a missing `return` in act()?" if type_name == "NoneType" else
-            "return the cell's index as a Python int, e.g. int(row * cols + col)")
+    hint = (
+        "a missing `return` in act()?"
+        if type_name == "NoneType"
+        else "return the cell's index as a Python int, e.g. int(row * cols + col)"
+    )
     return f"act() returned {type_name} {text}, not an int: {hint}"

@@ -50,9 +50,11 @@ def sae_warning(points: list[int]) -> str | None:
     nonzero = [b for b in points if b > 0]
     if len(nonzero) >= 2:
         return None
-    return (f"checkpoints {','.join(map(str, points))} have {len(nonzero)} non-zero checkpoint"
-            f"{'' if len(nonzero) == 1 else 's'}: every agent's SAE will be \"no SAE\" (the window needs two); "
-            "give --checkpoints with two or more, e.g. 0,10,100, or a budget above 100")
+    return (
+        f"checkpoints {','.join(map(str, points))} have {len(nonzero)} non-zero checkpoint"
+        f'{"" if len(nonzero) == 1 else "s"}: every agent\'s SAE will be "no SAE" (the window needs two); '
+        "give --checkpoints with two or more, e.g. 0,10,100, or a budget above 100"
+    )
 
 
 def check_checkpoints(points: list[int], budget: int) -> None:
@@ -62,8 +64,10 @@ def check_checkpoints(points: list[int], budget: int) -> None:
     if any(b <= a for a, b in zip(points, points[1:])):
         raise ScheduleError(f"--checkpoints must increase strictly, got {points}")
     if points[-1] != budget:
-        raise ScheduleError(f"the last checkpoint must be the budget ({budget}), got {points[-1]}: "
-                            "budget games after the last checkpoint would be measured by nothing")
+        raise ScheduleError(
+            f"the last checkpoint must be the budget ({budget}), got {points[-1]}: "
+            "budget games after the last checkpoint would be measured by nothing"
+        )
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -126,7 +130,7 @@ class Pairing:
 def pairs(names: list[str]) -> list[tuple[str, str]]:
     """Every unordered pair of the field, each as (a, b) with a < b, in sorted order."""
     ordered = sorted(names)
-    return [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1:]]
+    return [(a, b) for i, a in enumerate(ordered) for b in ordered[i + 1 :]]
 
 
 def pairing_games(a: str, b: str, games: int) -> list[Pairing]:
@@ -136,16 +140,19 @@ def pairing_games(a: str, b: str, games: int) -> list[Pairing]:
     return [Pairing(a, b, i) for i in range(games)]
 
 
-def session_games(field_size: int, checkpoints: list[int] | tuple[int, ...] = CANONICAL_CHECKPOINTS,
-                  per_checkpoint: int = DEFAULT_GAMES_PER_CHECKPOINT, per_pairing: int = DEFAULT_PAIRING_GAMES,
-                  budget: int = CANONICAL_BUDGET) -> int:
+def session_games(
+    field_size: int,
+    checkpoints: list[int] | tuple[int, ...] = CANONICAL_CHECKPOINTS,
+    per_checkpoint: int = DEFAULT_GAMES_PER_CHECKPOINT,
+    per_pairing: int = DEFAULT_PAIRING_GAMES,
+    budget: int = CANONICAL_BUDGET,
+) -> int:
     """Games one agent's session of an environment plays in a field of `field_size`: its
     checkpoint games, its budget's self-play, and its pairing games against every other entrant."""
     return len(checkpoints) * per_checkpoint + budget + max(0, field_size - 1) * per_pairing
 
 
-def games_per_env(field_size: int, checkpoints: list[int], per_checkpoint: int, per_pairing: int,
-                  budget: int) -> int:
+def games_per_env(field_size: int, checkpoints: list[int], per_checkpoint: int, per_pairing: int, budget: int) -> int:
     """Games one environment plays: per agent the checkpoints and the budget, then the pairings."""
     learning = field_size * (len(checkpoints) * per_checkpoint + budget)
     return learning + field_size * (field_size - 1) // 2 * per_pairing

@@ -22,8 +22,21 @@ import jsonschema
 DATA = Path(__file__).resolve().parent / "data"
 ANNOTATIONS = {"$schema", "$id", "$comment", "title", "description", "$defs", "examples", "default"}
 # The keywords the fast predicate implements: a schema with any other is checked by the library alone.
-PREDICATE_KEYWORDS = {"type", "properties", "required", "additionalProperties", "items", "enum", "const",
-                      "minimum", "maximum", "minItems", "maxItems", "pattern", "$ref"}
+PREDICATE_KEYWORDS = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "minItems",
+    "maxItems",
+    "pattern",
+    "$ref",
+}
 
 
 class SchemaError(ValueError):
@@ -132,7 +145,9 @@ def _words(error: jsonschema.ValidationError, prefix: str, document: Any) -> lis
     if kind == "pattern":
         # A pattern with a title (grader/common/patterns.py's identifiers) is named by it, not shown as a regex.
         title = schema.get("title")
-        return [f"{where}: {_short(value)} is not {title}" if title else f"{where}: {_short(value)} does not match {rule!r}"]
+        return [
+            f"{where}: {_short(value)} is not {title}" if title else f"{where}: {_short(value)} does not match {rule!r}"
+        ]
     if kind == "minLength":
         return [f"{where}: must not be empty" if rule == 1 else f"{where}: needs at least {rule} characters"]
     if kind == "minItems":
@@ -163,7 +178,7 @@ def _resolve(ref: str, root: dict) -> dict:
     if not ref.startswith("#/$defs/"):
         raise SchemaError(f"only local #/$defs references are supported, got {ref!r}")
     try:
-        return root["$defs"][ref[len("#/$defs/"):]]
+        return root["$defs"][ref[len("#/$defs/") :]]
     except KeyError:
         raise SchemaError(f"unresolved reference {ref!r}") from None
 
@@ -187,10 +202,13 @@ def _matched(regex: re.Pattern, seen: set, value: str) -> bool:
 
 
 _TYPE_TESTS = {
-    "null": "{v} is None", "boolean": "({v} is True or {v} is False)", "string": "isinstance({v}, str)",
+    "null": "{v} is None",
+    "boolean": "({v} is True or {v} is False)",
+    "string": "isinstance({v}, str)",
     "integer": "(isinstance({v}, int) and {v} is not True and {v} is not False)",
     "number": "(isinstance({v}, (int, float)) and {v} is not True and {v} is not False)",
-    "array": "isinstance({v}, list)", "object": "isinstance({v}, dict)",
+    "array": "isinstance({v}, list)",
+    "object": "isinstance({v}, dict)",
 }
 
 
@@ -249,8 +267,11 @@ class _Generator:
                 out.append(f"{pad}if {v} not in {self.const(options)}:\n{pad}    return False\n")
             else:
                 out.append(f"{pad}if not _among({v}, {self.const(options)}):\n{pad}    return False\n")
-        number = "" if sure({"integer", "number"}) else \
-            f"isinstance({v}, (int, float)) and {v} is not True and {v} is not False and "
+        number = (
+            ""
+            if sure({"integer", "number"})
+            else f"isinstance({v}, (int, float)) and {v} is not True and {v} is not False and "
+        )
         if "minimum" in schema:
             out.append(f"{pad}if {number}{v} < {self.const(schema['minimum'])}:\n{pad}    return False\n")
         if "maximum" in schema:
@@ -260,8 +281,9 @@ class _Generator:
             # string once matched is remembered, and searched again only when new.
             regex, seen = self.const(re.compile(schema["pattern"])), self.const(set())
             string = "" if sure({"string"}) else f"isinstance({v}, str) and "
-            out.append(f"{pad}if {string}{v} not in {seen} and not _matched({regex}, {seen}, {v}):\n"
-                       f"{pad}    return False\n")
+            out.append(
+                f"{pad}if {string}{v} not in {seen} and not _matched({regex}, {seen}, {v}):\n{pad}    return False\n"
+            )
         # The lines of a list's (an object's) checks, at `inner` depth: one level in under an
         # `isinstance` test, or at this node's depth when the type test has made sure of it.
         as_list = sure({"array"})
@@ -296,14 +318,14 @@ class _Generator:
         if exact:  # exactly these keys, every one required: one comparison, in C
             obj_lines.append(f"{ipad}if {v}.keys() != {self.const(frozenset(props))}:\n{ipad}    return False\n")
         elif required:  # every required key at once, in C; then each is read by subscript
-            obj_lines.append(f"{ipad}if not {v}.keys() >= {self.const(frozenset(required))}:\n"
-                             f"{ipad}    return False\n")
+            obj_lines.append(f"{ipad}if not {v}.keys() >= {self.const(frozenset(required))}:\n{ipad}    return False\n")
         for key, (item, lines) in checked.items():
             if key in required:
                 obj_lines.append(f"{ipad}{item} = {v}[{key!r}]\n" + "".join(lines))
             else:
-                obj_lines.append(f"{ipad}{item} = {v}.get({key!r}, MISSING)\n"
-                                 f"{ipad}if {item} is not MISSING:\n" + "".join(lines))
+                obj_lines.append(
+                    f"{ipad}{item} = {v}.get({key!r}, MISSING)\n{ipad}if {item} is not MISSING:\n" + "".join(lines)
+                )
         known = self.const(frozenset(props))
         if extra is False and not exact:
             obj_lines.append(f"{ipad}if not {known}.issuperset({v}):\n{ipad}    return False\n")
@@ -311,8 +333,9 @@ class _Generator:
             key, item = self.var(), self.var()
             lines = self.node(extra, item, inner + 2)
             if lines:
-                obj_lines.append(f"{ipad}for {key}, {item} in {v}.items():\n"
-                                 f"{ipad}    if {key} not in {known}:\n" + "".join(lines))
+                obj_lines.append(
+                    f"{ipad}for {key}, {item} in {v}.items():\n{ipad}    if {key} not in {known}:\n" + "".join(lines)
+                )
         if obj_lines:
             out.append(("" if as_dict else f"{pad}if isinstance({v}, dict):\n") + "".join(obj_lines))
         return out

@@ -37,9 +37,11 @@ KEY_ENV = "ARENA_SUBMISSION_KEY"
 PUBLIC_KEY_ENV = "ARENA_SUBMISSION_PUBLIC_KEY"
 KEY_FILE = "arena-submission.key"
 MAX_MANIFEST_BYTES = 16 * 1024
-REPACKAGE = ("submissions are sealed: run `make package HANDLE=<your handle>` with the current kit (the arena's "
-             "Kit page) and commit the two files of its `submission/` folder (manifest.yaml and submission.sealed) "
-             "in place of the plain files")
+REPACKAGE = (
+    "submissions are sealed: run `make package HANDLE=<your handle>` with the current kit (the arena's "
+    "Kit page) and commit the two files of its `submission/` folder (manifest.yaml and submission.sealed) "
+    "in place of the plain files"
+)
 
 
 class SealError(ValueError):
@@ -67,8 +69,9 @@ def _decode_key(text: str, what: str) -> bytes:
 def key_path() -> Path:
     """This user's submission key file, outside any repository: in `ARENA_CONFIG_DIR`, else
     the arena's folder of the user's configuration."""
-    folder = os.environ.get("ARENA_CONFIG_DIR") or \
-        str(Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "arena")
+    folder = os.environ.get("ARENA_CONFIG_DIR") or str(
+        Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config") / "arena"
+    )
     return Path(folder) / KEY_FILE
 
 
@@ -81,8 +84,10 @@ def private_key(create: bool = False) -> PrivateKey:
     path = key_path()
     if not path.exists():
         if not create:
-            raise SealError(f"no submission key: {KEY_ENV} is unset and this user has no key file "
-                            f"({KEY_FILE}); `arena kit build` makes one, and its kit seals to it")
+            raise SealError(
+                f"no submission key: {KEY_ENV} is unset and this user has no key file "
+                f"({KEY_FILE}); `arena kit build` makes one, and its kit seals to it"
+            )
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         key = PrivateKey.generate()
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -156,8 +161,9 @@ class Manifest:
                 problems.append(str(exc))
         if problems:
             raise SealError(f"{source}: " + "; ".join(problems))
-        return cls(doc["handle"], doc["kit_version"], doc["sealed"], doc["digest"], doc["recipient"],
-                   doc.get("owner_key"))
+        return cls(
+            doc["handle"], doc["kit_version"], doc["sealed"], doc["digest"], doc["recipient"], doc.get("owner_key")
+        )
 
 
 def seal(plain: bytes, recipient: str) -> bytes:
@@ -171,13 +177,16 @@ def open_sealed(sealed: bytes, manifest: Manifest, key: PrivateKey | None = None
         raise SealError(f"{SEALED_NAME}: its digest is {sha256(sealed)}, the manifest says {manifest.sealed}")
     key = key or private_key()
     if encode_key(bytes(key.public_key)) != manifest.recipient:
-        raise SealError(f"{SEALED_NAME}: sealed to another arena's key ({manifest.recipient[:12]}...), not this "
-                        f"one's ({encode_key(bytes(key.public_key))[:12]}...): package it with this arena's kit")
+        raise SealError(
+            f"{SEALED_NAME}: sealed to another arena's key ({manifest.recipient[:12]}...), not this "
+            f"one's ({encode_key(bytes(key.public_key))[:12]}...): package it with this arena's kit"
+        )
     try:
         return SealedBox(key).decrypt(sealed)
     except CryptoError:
-        raise SealError(f"{SEALED_NAME}: does not open with this arena's key (damaged, or not sealed by the kit)") \
-            from None
+        raise SealError(
+            f"{SEALED_NAME}: does not open with this arena's key (damaged, or not sealed by the kit)"
+        ) from None
 
 
 def is_package(folder: Path) -> bool:
@@ -192,10 +201,12 @@ def read_package(folder: Path) -> tuple[Manifest, bytes]:
     extra = [n for n in names if n not in PACKAGE_FILES]
     missing = [n for n in PACKAGE_FILES if n not in names]
     if extra or missing:
-        raise SealError(f"{folder.name}: a sealed submission holds exactly {' and '.join(PACKAGE_FILES)}"
-                        + (f"; missing {', '.join(missing)}" if missing else "")
-                        + (f"; also holds {', '.join(extra[:5])}" if extra else "")
-                        + (f" ({REPACKAGE})" if "agent.py" in extra else ""))
+        raise SealError(
+            f"{folder.name}: a sealed submission holds exactly {' and '.join(PACKAGE_FILES)}"
+            + (f"; missing {', '.join(missing)}" if missing else "")
+            + (f"; also holds {', '.join(extra[:5])}" if extra else "")
+            + (f" ({REPACKAGE})" if "agent.py" in extra else "")
+        )
     for name in PACKAGE_FILES:
         if (folder / name).is_symlink() or not (folder / name).is_file():
             raise SealError(f"{name}: not a regular file")

@@ -90,8 +90,9 @@ def _open_package(source: Path, folder: Path) -> Submission:
     _check_agent(folder / "agent.py")
     submission = Submission(path=folder.resolve(), digest=_digest(folder, files), files=files)
     if submission.digest != manifest.digest:
-        raise SubmissionError(f"{source.name}: opened, its files' digest is {submission.digest}, the manifest says "
-                              f"{manifest.digest}")
+        raise SubmissionError(
+            f"{source.name}: opened, its files' digest is {submission.digest}, the manifest says {manifest.digest}"
+        )
     return submission
 
 
@@ -118,12 +119,15 @@ def _scan_folder(folder: Path) -> tuple[str, ...]:
         for name in dirs + names:
             _check_name(Path(root, name).relative_to(folder).as_posix())
         if dirs and len(Path(root).relative_to(folder).parts) >= MAX_DEPTH:  # before os.walk goes deeper
-            raise SubmissionError(f"{Path(root, dirs[0]).relative_to(folder).as_posix()[:200]}...: folders nested "
-                                  f"more than {MAX_DEPTH} deep")
+            raise SubmissionError(
+                f"{Path(root, dirs[0]).relative_to(folder).as_posix()[:200]}...: folders nested "
+                f"more than {MAX_DEPTH} deep"
+            )
         for name in dirs:
             if Path(root, name).is_symlink():
-                raise SubmissionError(f"{Path(root, name).relative_to(folder).as_posix()}: "
-                                      "symbolic links are not allowed in a submission")
+                raise SubmissionError(
+                    f"{Path(root, name).relative_to(folder).as_posix()}: symbolic links are not allowed in a submission"
+                )
         # Every entry is checked before any is counted, so a bad entry is named even past the caps.
         sizes = []
         for name in names:
@@ -155,12 +159,16 @@ def missing_agent(files: list[str]) -> str:
     is when it sits a folder or more too deep (a kit folder copied in whole, say)."""
     found = sorted((f for f in files if PurePosixPath(f).name == "agent.py"), key=lambda f: (f.count("/"), f))
     if not found:
-        return ("no agent.py at the top of the submission, nor in its folders (in a pull request: the top is "
-                "submissions/<your handle>/)")
+        return (
+            "no agent.py at the top of the submission, nor in its folders (in a pull request: the top is "
+            "submissions/<your handle>/)"
+        )
     inner = PurePosixPath(found[0]).parent.as_posix()
     # Short: a pull request's comment shows the first 300 characters of it.
-    return (f"no agent.py at the top of the submission, but there is {found[0]}: move what is in {inner}/ up to "
-            "the top (in a pull request: into submissions/<your handle>/ itself)")
+    return (
+        f"no agent.py at the top of the submission, but there is {found[0]}: move what is in {inner}/ up to "
+        "the top (in a pull request: into submissions/<your handle>/ itself)"
+    )
 
 
 def agent_methods(folder: Path) -> set[str] | None:
@@ -182,8 +190,10 @@ def _check_name(rel: str) -> None:
     except UnicodeEncodeError:
         raise SubmissionError(f"{shown_name(rel)}: a file name that is not UTF-8") from None
     if size > MAX_PATH_BYTES:
-        raise SubmissionError(f"{rel[:100]}...: a path of {size} bytes inside the submission, over "
-                              f"{MAX_PATH_BYTES}: shorten its folders' names or nest them less")
+        raise SubmissionError(
+            f"{rel[:100]}...: a path of {size} bytes inside the submission, over "
+            f"{MAX_PATH_BYTES}: shorten its folders' names or nest them less"
+        )
 
 
 def parse_python(source: bytes, rel: str) -> ast.Module:
@@ -230,8 +240,7 @@ def _digest(folder: Path, files: tuple[str, ...]) -> str:
 
 
 # What a damaged or unusual zip raises while it is read: its bytes are data, so each is a refusal.
-_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, UnicodeDecodeError,
-               OSError)
+_ZIP_ERRORS = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, UnicodeDecodeError, OSError)
 
 
 def _extract_zip(archive: Path, dest: Path) -> None:
@@ -282,7 +291,7 @@ def _check_members(archive: Path, members: list[zipfile.ZipInfo]) -> None:
             raise SubmissionError(f"{archive.name}: {name[:200]!r}...: folders nested more than {MAX_DEPTH} deep")
         above = path.split("/")[:-1]
         for i in range(len(above)):
-            folders.add("/".join(above[:i + 1]))
+            folders.add("/".join(above[: i + 1]))
         if info.is_dir():
             folders.add(path)
         elif path in files:
@@ -293,8 +302,10 @@ def _check_members(archive: Path, members: list[zipfile.ZipInfo]) -> None:
         if total > MAX_TOTAL_BYTES:
             raise SubmissionError(f"{archive.name}: unpacks to more than {MAX_TOTAL_BYTES // 2**20} MiB")
         if info.file_size > 1024 * 1024 and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            raise SubmissionError(f"{archive.name}: {name!r} compresses {info.file_size // max(info.compress_size, 1)}:1, "
-                                  f"a zip bomb (limit {MAX_RATIO}:1)")
+            raise SubmissionError(
+                f"{archive.name}: {name!r} compresses {info.file_size // max(info.compress_size, 1)}:1, "
+                f"a zip bomb (limit {MAX_RATIO}:1)"
+            )
     clash = sorted(files & folders)
     if clash:
         raise SubmissionError(f"{archive.name}: {clash[0]!r} is both a file and a folder")
@@ -323,8 +334,12 @@ def _flatten_top_folder(archive: Path, dest: Path) -> None:
     the folder's entries move up. The folder is renamed out of the way first, since it may
     hold an entry of its own name."""
     entries = [p for p in dest.iterdir() if p.name not in IGNORED_DIRS and p.name != "__MACOSX"]
-    if (dest / "agent.py").exists() or len(entries) != 1 or not entries[0].is_dir() \
-            or not (entries[0] / "agent.py").exists():
+    if (
+        (dest / "agent.py").exists()
+        or len(entries) != 1
+        or not entries[0].is_dir()
+        or not (entries[0] / "agent.py").exists()
+    ):
         return
     inner = entries[0].rename(dest / f".arena-top-{os.getpid()}")
     for item in sorted(inner.iterdir()):
@@ -350,8 +365,10 @@ def extraction_folder() -> Path:
 
 def sweep_extractions() -> list[str]:
     """Remove the extraction folders of arenas that no longer run; the names removed."""
-    return [f"folder {name}" for name in
-            owner.sweep(Path(tempfile.gettempdir()), EXTRACT_PREFIX, lambda p: shutil.rmtree(p))]
+    return [
+        f"folder {name}"
+        for name in owner.sweep(Path(tempfile.gettempdir()), EXTRACT_PREFIX, lambda p: shutil.rmtree(p))
+    ]
 
 
 @functools.cache

@@ -40,8 +40,9 @@ class DocumentError(ValueError):
         self.source = source
         self.problems = list(problems)
         self.heading = heading
-        shown = self.problems[:_SHOWN] + ([f"... and {len(self.problems) - _SHOWN} more"]
-                                          if len(self.problems) > _SHOWN else [])
+        shown = self.problems[:_SHOWN] + (
+            [f"... and {len(self.problems) - _SHOWN} more"] if len(self.problems) > _SHOWN else []
+        )
         if heading:
             message = f"{source}: {heading}:\n  " + "\n  ".join(shown)
         elif len(self.problems) < 2:
@@ -63,7 +64,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
         line = key_node.start_mark.line + 1
         if key in seen:
             raise yaml.constructor.ConstructorError(
-                None, None, f"key {key!r} appears twice (lines {seen[key]} and {line})", key_node.start_mark)
+                None, None, f"key {key!r} appears twice (lines {seen[key]} and {line})", key_node.start_mark
+            )
         seen[key] = line
     return loader.construct_mapping(node, deep=deep)
 
@@ -120,8 +122,10 @@ def _check_node(root: yaml.Node) -> str | None:
     if depth[id(root)] > MAX_DEPTH:  # a shared node first met high up may sit deeper elsewhere
         return f"nested more than {MAX_DEPTH} levels deep (through its aliases)"
     if total - distinct > MAX_ALIAS_NODES:
-        return (f"its aliases expand {distinct} nodes to {total}, more than the {MAX_ALIAS_NODES} "
-                "extra nodes allowed (an alias bomb?)")
+        return (
+            f"its aliases expand {distinct} nodes to {total}, more than the {MAX_ALIAS_NODES} "
+            "extra nodes allowed (an alias bomb?)"
+        )
     return None
 
 
@@ -140,8 +144,9 @@ def load_yaml(text: str | bytes, source: str, heading: str | None = None) -> Any
     except yaml.YAMLError as exc:
         raise DocumentError(source, [f"(file): not valid YAML: {exc}"], heading) from None
     except RecursionError:
-        raise DocumentError(source, [f"(file): nested too deeply to read (the limit is {MAX_DEPTH} levels)"],
-                            heading) from None
+        raise DocumentError(
+            source, [f"(file): nested too deeply to read (the limit is {MAX_DEPTH} levels)"], heading
+        ) from None
     finally:
         loader.dispose()
 
@@ -174,8 +179,9 @@ def decode_text(blob: bytes, source: str, heading: str | None = None) -> str:
     try:
         return blob.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DocumentError(source, [f"not UTF-8 text: byte {exc.start} is {exc.object[exc.start]:#04x}"],
-                            heading) from None
+        raise DocumentError(
+            source, [f"not UTF-8 text: byte {exc.start} is {exc.object[exc.start]:#04x}"], heading
+        ) from None
 
 
 _DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
@@ -186,8 +192,7 @@ def dump_yaml(data: Any, width: int = 80, flow: bool | None = False) -> str:
     (libyaml's emitter when PyYAML has it, four times faster; its text differs from PyYAML's
     only in escaping characters beyond the BMP: the same data either way). `flow=None` writes
     innermost collections in flow style (`arena envs`: a layout's cells on one line)."""
-    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=flow,
-                     width=width)
+    return yaml.dump(data, Dumper=_DUMPER, sort_keys=False, allow_unicode=True, default_flow_style=flow, width=width)
 
 
 def parse_time(value: Any, where: str, problems: list[str]) -> dt.datetime | None:

@@ -159,9 +159,15 @@ class Repo:
     def pull(self, number: int) -> PullInfo:
         pr = self._pull(number)
         data = pr.as_dict()
-        return PullInfo(number=pr.number, author=_user(pr.user), head_sha=pr.head.sha, state=pr.state,
-                        merged=bool(data.get("merged")), merge_commit_sha=data.get("merge_commit_sha"),
-                        labels=tuple(label["name"] for label in data.get("labels") or ()))
+        return PullInfo(
+            number=pr.number,
+            author=_user(pr.user),
+            head_sha=pr.head.sha,
+            state=pr.state,
+            merged=bool(data.get("merged")),
+            merge_commit_sha=data.get("merge_commit_sha"),
+            labels=tuple(label["name"] for label in data.get("labels") or ()),
+        )
 
     def changed_files(self, number: int) -> list[ChangedFile]:
         pr = self._pull(number)
@@ -226,7 +232,14 @@ class Repo:
     def set_status(self, sha: str, state: str, description: str, context: str, target_url: str | None = None) -> None:
         if state not in STATUS_STATES:
             raise GitHubArgumentError("state", state, f"status state {state!r} is not one of {STATUS_STATES}")
-        status = self._call(f"set the status of {sha}", self._repo.create_status, sha, state,
-                            target_url, visible(description)[:140], context)
+        status = self._call(
+            f"set the status of {sha}",
+            self._repo.create_status,
+            sha,
+            state,
+            target_url,
+            visible(description)[:140],
+            context,
+        )
         if status is None:
             raise GitHubCallError(f"{self.full_name}: could not set the status of {sha}")

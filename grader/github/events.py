@@ -66,17 +66,25 @@ def load_event(path: Path) -> dict:
 def pull_request_event(data: dict) -> PullRequestEvent:
     pr = _get(data, "pull_request")
     return PullRequestEvent(
-        action=str(_get(data, "action")), repository=str(_get(data, "repository.full_name")),
-        number=int(_get(pr, "number")), author=User(int(_get(pr, "user.id")), str(_get(pr, "user.login"))),
-        head_sha=str(_get(pr, "head.sha")), labels=tuple(str(x["name"]) for x in pr.get("labels") or ()),
-        label=(data.get("label") or {}).get("name"))
+        action=str(_get(data, "action")),
+        repository=str(_get(data, "repository.full_name")),
+        number=int(_get(pr, "number")),
+        author=User(int(_get(pr, "user.id")), str(_get(pr, "user.login"))),
+        head_sha=str(_get(pr, "head.sha")),
+        labels=tuple(str(x["name"]) for x in pr.get("labels") or ()),
+        label=(data.get("label") or {}).get("name"),
+    )
 
 
 def comment_event(data: dict) -> CommentEvent:
     issue = _get(data, "issue")
     return CommentEvent(
-        action=str(_get(data, "action")), repository=str(_get(data, "repository.full_name")),
-        number=int(_get(issue, "number")), is_pull_request="pull_request" in issue,
+        action=str(_get(data, "action")),
+        repository=str(_get(data, "repository.full_name")),
+        number=int(_get(issue, "number")),
+        is_pull_request="pull_request" in issue,
         comment_id=int(_get(data, "comment.id")),
         author=User(int(_get(data, "comment.user.id")), str(_get(data, "comment.user.login"))),
-        body=str(_get(data, "comment.body")), created_at=str(_get(data, "comment.created_at")))
+        body=str(_get(data, "comment.body")),
+        created_at=str(_get(data, "comment.created_at")),
+    )

@@ -86,30 +86,64 @@ def classify(files: list[ChangedFile]) -> tuple[str, str | None, list[str]]:
     # downstream, from the job's outputs to the comment: refused before anything reads it.
     odd = [p for p in paths if any(ord(ch) < 32 or ord(ch) == 127 for ch in p)]
     if odd:
-        return "other", None, [f"{len(odd)} path(s) hold a control character (a newline, a tab ...), such as "
-                               f"{odd[0]!r}: a submission's folders and files have printable names"]
+        return (
+            "other",
+            None,
+            [
+                f"{len(odd)} path(s) hold a control character (a newline, a tab ...), such as "
+                f"{odd[0]!r}: a submission's folders and files have printable names"
+            ],
+        )
     handles = {m.group(1) for p in paths if (m := SUBMISSION_RE.match(p))}
     others = [p for p in paths if not SUBMISSION_RE.match(p)]
     if paths == [REGISTRY_PATH]:
         return "registration", None, []
     if handles and not others:
         if len(handles) > 1:
-            return "submission", None, [f"it changes the folders of {len(handles)} handles "
-                                        f"({', '.join(sorted(handles))}); a pull request carries one submission"]
+            return (
+                "submission",
+                None,
+                [
+                    f"it changes the folders of {len(handles)} handles "
+                    f"({', '.join(sorted(handles))}); a pull request carries one submission"
+                ],
+            )
         return "submission", handles.pop(), []
-    return "other", None, [f"it changes {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}: a student's pull "
-                           f"request may change only submissions/<handle>/, or only add an account to {REGISTRY_PATH}"]
+    return (
+        "other",
+        None,
+        [
+            f"it changes {', '.join(others[:5])}{' ...' if len(others) > 5 else ''}: a student's pull "
+            f"request may change only submissions/<handle>/, or only add an account to {REGISTRY_PATH}"
+        ],
+    )
 
 
-def collect(repo: Repo, event: PullRequestEvent, registry: Registry, competition: Competition,
-            now: dt.datetime, out: Path | None) -> Decision:
+def collect(
+    repo: Repo,
+    event: PullRequestEvent,
+    registry: Registry,
+    competition: Competition,
+    now: dt.datetime,
+    out: Path | None,
+) -> Decision:
     """Decide about the pull request of `event`; for a submission to smoke, write its files under `out`."""
-    decision = Decision(event.repository, event.number, event.head_sha, event.action, event.author,
-                        kind="other", verdict="refused", review_label=competition.review_label)
+    decision = Decision(
+        event.repository,
+        event.number,
+        event.head_sha,
+        event.action,
+        event.author,
+        kind="other",
+        verdict="refused",
+        review_label=competition.review_label,
+    )
     account = registry.by_id(event.author.id)
     if account is not None and account.login != event.author.login:
-        decision.notes.append(f"GitHub login {event.author.login!r} differs from {account.login!r} in the registry: "
-                              "accounts are matched by id, so a rename is harmless")
+        decision.notes.append(
+            f"GitHub login {event.author.login!r} differs from {account.login!r} in the registry: "
+            "accounts are matched by id, so a rename is harmless"
+        )
     kind, handle, reasons = classify(repo.changed_files(event.number))
     decision.kind, decision.handle = kind, handle
     if kind == "other" and account is not None and account.staff:
@@ -144,13 +178,17 @@ def collect(repo: Repo, event: PullRequestEvent, registry: Registry, competition
 
 def _ownership(author: User, account: Account | None, registry: Registry, handle: str) -> list[str]:
     if account is None:
-        return [f"this GitHub account ({author.login}, id {author.id}) has no arena account: open a pull request "
-                f"that adds it to {REGISTRY_PATH}, and wait for staff to approve it"]
+        return [
+            f"this GitHub account ({author.login}, id {author.id}) has no arena account: open a pull request "
+            f"that adds it to {REGISTRY_PATH}, and wait for staff to approve it"
+        ]
     if not account.approved:
         return [f"{NOT_APPROVED}: nothing runs for it until staff approve it"]
     owner = registry.by_handle(handle)
     if owner is None:
-        return [f"no account has the handle {handle!r}; yours is {account.handle!r}: submit in submissions/{account.handle}/"]
+        return [
+            f"no account has the handle {handle!r}; yours is {account.handle!r}: submit in submissions/{account.handle}/"
+        ]
     if owner.github_id != author.id:
         return [f"submissions/{handle}/ belongs to another account; yours is submissions/{account.handle}/"]
     return []
@@ -183,12 +221,14 @@ def fetch_folder(repo: Repo, sha: str, handle: str, out: Path | None) -> list[st
     if not files:
         return [f"{prefix} is empty or removed at {sha[:12]}: a pull request may not delete a submission"]
     for e in entries:
-        rel = e.path[len(prefix):]
+        rel = e.path[len(prefix) :]
         if e.type == "commit" or e.mode == "160000":
             problems.append(f"{e.path}: a git submodule; a submission is plain files")
         elif e.type == "blob" and e.mode not in FILE_MODES:
-            problems.append(f"{e.path}: {'a symbolic link' if e.mode == '120000' else f'mode {e.mode}'}; "
-                            "a submission is plain files")
+            problems.append(
+                f"{e.path}: {'a symbolic link' if e.mode == '120000' else f'mode {e.mode}'}; "
+                "a submission is plain files"
+            )
         elif any(part in ("", ".", "..", ".git") for part in PurePosixPath(rel).parts) or rel.startswith("/"):
             problems.append(f"{e.path}: a path a submission may not use")
     if len(files) > MAX_FILES:
@@ -201,7 +241,7 @@ def fetch_folder(repo: Repo, sha: str, handle: str, out: Path | None) -> list[st
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     for e in files:
-        path = target / e.path[len(prefix):]
+        path = target / e.path[len(prefix) :]
         path.parent.mkdir(parents=True, exist_ok=True)
         data = repo.blob(e.sha)
         if e.size is not None and len(data) != e.size:
@@ -214,24 +254,30 @@ def check_package(repo: Repo, sha: str, handle: str) -> Manifest:
     """The manifest of submissions/<handle>/ at `sha`, a sealed package whose sealed bytes are
     the ones the manifest names; SealError naming what is wrong (plain files: how to re-package)."""
     prefix = f"{SUBMISSIONS}/{handle}/"
-    blobs = {e.path[len(prefix):]: e for e in repo.tree(sha) if e.path.startswith(prefix) and e.type == "blob"}
+    blobs = {e.path[len(prefix) :]: e for e in repo.tree(sha) if e.path.startswith(prefix) and e.type == "blob"}
     if "agent.py" in blobs or sorted(blobs) != sorted(PACKAGE_FILES):
         folders = {p.rsplit("/", 1)[0] for p in blobs if "/" in p and p.rsplit("/", 1)[1] in PACKAGE_FILES}
         if len(folders) == 1 and not set(blobs) & set(PACKAGE_FILES):
             # The package committed one folder too deep (a kit or `submission/` folder copied in whole).
             (folder,) = folders
-            raise SealError(f"{prefix} holds the sealed package in {folder}/: move {MANIFEST_NAME} and "
-                            f"{SEALED_NAME} up into {prefix} itself")
+            raise SealError(
+                f"{prefix} holds the sealed package in {folder}/: move {MANIFEST_NAME} and "
+                f"{SEALED_NAME} up into {prefix} itself"
+            )
         what = "plain files" if "agent.py" in blobs else ", ".join(sorted(blobs)[:5])
         raise SealError(f"{prefix} holds {what}, not a sealed submission: {REPACKAGE}")
     manifest = Manifest.from_bytes(repo.blob(blobs[MANIFEST_NAME].sha), prefix + MANIFEST_NAME)
     if manifest.handle != handle:
-        raise SealError(f"{prefix}{MANIFEST_NAME}: made for the handle {manifest.handle!r}, in the folder of "
-                        f"{handle!r}: package it with `make package HANDLE={handle}`")
+        raise SealError(
+            f"{prefix}{MANIFEST_NAME}: made for the handle {manifest.handle!r}, in the folder of "
+            f"{handle!r}: package it with `make package HANDLE={handle}`"
+        )
     sealed = sha256(repo.blob(blobs[SEALED_NAME].sha))
     if sealed != manifest.sealed:
-        raise SealError(f"{prefix}{SEALED_NAME}: its digest is {sealed}, the manifest says {manifest.sealed}: "
-                        "commit the two files `make package` wrote together")
+        raise SealError(
+            f"{prefix}{SEALED_NAME}: its digest is {sealed}, the manifest says {manifest.sealed}: "
+            "commit the two files `make package` wrote together"
+        )
     return manifest
 
 
@@ -255,13 +301,18 @@ def _review(repo: Repo, event: PullRequestEvent, registry: Registry, label: str,
     if not registry.is_staff(actor.id):
         decision.notes.append(f"the {label!r} label was applied by {actor.login}, who is not staff: it does not count")
         return
-    reviews = [(author, m.group(1)) for author, body in repo.comments(event.number)
-               if (m := REVIEW_RE.match(body.strip())) and registry.is_staff(author.id)]
+    reviews = [
+        (author, m.group(1))
+        for author, body in repo.comments(event.number)
+        if (m := REVIEW_RE.match(body.strip())) and registry.is_staff(author.id)
+    ]
     reviewer = next((author for author, digest in reversed(reviews) if digest == decision.digest), None)
     if reviewer is None:
         named = f" (the reviews name {', '.join(sorted({d[:19] for _, d in reviews}))}...)" if reviews else ""
-        decision.notes.append(f"the {label!r} label is on, but no staff review names this submission's digest "
-                              f"{decision.digest}{named}: a review clears the bytes it read, so staff open this "
-                              f"one (`arena open-submission`) and comment `{REVIEW_COMMAND} <digest>`")
+        decision.notes.append(
+            f"the {label!r} label is on, but no staff review names this submission's digest "
+            f"{decision.digest}{named}: a review clears the bytes it read, so staff open this "
+            f"one (`arena open-submission`) and comment `{REVIEW_COMMAND} <digest>`"
+        )
         return
     decision.flags_cleared, decision.cleared_by, decision.cleared_digest = True, reviewer.login, decision.digest

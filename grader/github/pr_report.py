@@ -49,36 +49,50 @@ class Message:
 # comment is the heading, then the outcome's text; the passed outcomes start from PASSED.
 MESSAGES: dict[str, Message] = {
     "refused": Message(
-        "failure", "{reason}",
-        "**Refused**; nothing of this pull request was run:\n\n{reasons}\n{notes}"),
+        "failure", "{reason}", "**Refused**; nothing of this pull request was run:\n\n{reasons}\n{notes}"
+    ),
     "accepted": Message(
-        "success", "account registration is well formed",
+        "success",
+        "account registration is well formed",
         "**Account registration accepted.** Staff will approve it; until then this account can read, and "
-        "nothing more.\n{notes}"),
+        "nothing more.\n{notes}",
+    ),
     "arena_failed": Message(
-        "error", "the arena failed, not your agent: it will be re-run",
+        "error",
+        "the arena failed, not your agent: it will be re-run",
         "{where}: **the arena failed, not your agent: it will be re-run.** The smoke test did not reach a "
-        "verdict on your submission; staff have been told.\n{notes}"),
+        "verdict on your submission; staff have been told.\n{notes}",
+    ),
     "invalid": Message(
-        "failure", "{reason}",
-        "{where}: **Smoke test failed**: {reason_inline}\n\n{table}\n\n{versions}\n{private}{notes}"),
+        "failure",
+        "{reason}",
+        "{where}: **Smoke test failed**: {reason_inline}\n\n{table}\n\n{versions}\n{private}{notes}",
+    ),
     "board_failed": Message(
-        "failure", "refused on the {shape} board",
+        "failure",
+        "refused on the {shape} board",
         "{where}: **Smoke test failed on the {shape} board**: mean act() {mean} against a pace of {pace}. "
-        "{reason_inline}\n\n{table}\n\n{versions}\n{private}{notes}"),
+        "{reason_inline}\n\n{table}\n\n{versions}\n{private}{notes}",
+    ),
     "frozen": Message(
-        "failure", "smoke passed; the field is frozen, it cannot become active",
+        "failure",
+        "smoke passed; the field is frozen, it cannot become active",
         "{passed}\nThe field froze at {freeze_at}: this run was a practice smoke test and this submission "
-        "cannot become your active one.\n{private}{notes}"),
+        "cannot become your active one.\n{private}{notes}",
+    ),
     "held": Message(
-        "pending", "held: needs a staff review of this digest and the '{label}' label",
+        "pending",
+        "held: needs a staff review of this digest and the '{label}' label",
         "{passed}\n**Held for staff review** before it can be merged and become active:\n\n{flag_lines}\n\n"
         "A member of staff opens this submission (digest {digest}), reads it, comments `/cleared <digest>` "
         "and adds the `{label}` label. A review clears the digest it read: any other push is held again.\n"
-        "{private}{notes}"),
+        "{private}{notes}",
+    ),
     "active": Message(
-        "success", "smoke test passed; becomes active when merged",
-        "{passed}{cleared}\nIt becomes your active submission when merged.\n{private}{notes}"),
+        "success",
+        "smoke test passed; becomes active when merged",
+        "{passed}{cleared}\nIt becomes your active submission when merged.\n{private}{notes}",
+    ),
 }
 # The status of a staff member's own change (no comment): what main's rules require to merge it.
 STAFF_CHANGE = "a change by staff to the arena, not a submission"
@@ -93,8 +107,10 @@ IMAGE = ", image {tag} {id} on {base}"
 FLAG_LINE = "- {count} {kind}{plural}"
 # The agent's own output is for its owner only (the rules): it is never published, and a pull
 # request's comments are public. The owner sees it with the kit's `make check`.
-PRIVATE_OUTPUT = ("\nYour agent wrote to its own output; that output is yours only and is not published here. "
-                  "`make check` in the starter kit runs this same gate and shows it.\n")
+PRIVATE_OUTPUT = (
+    "\nYour agent wrote to its own output; that output is yours only and is not published here. "
+    "`make check` in the starter kit runs this same gate and shows it.\n"
+)
 
 
 def check_smoke_report(data: Any, source: str = "smoke report") -> dict:
@@ -120,15 +136,22 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
         return Outcome("success", STAFF_CHANGE, "")
     values = {"notes": "".join(NOTE.format(note=inline(n)) for n in decision.notes)}
     if decision.verdict == "refused":
-        return _post("refused", decision, values, reason=decision.reasons[0],
-                     reasons="\n".join(f"- {inline(r)}" for r in decision.reasons))
+        return _post(
+            "refused",
+            decision,
+            values,
+            reason=decision.reasons[0],
+            reasons="\n".join(f"- {inline(r)}" for r in decision.reasons),
+        )
     if decision.verdict == "accepted":
         return _post("accepted", decision, values)
     values["where"] = f"`submissions/{visible(decision.handle)}/`"
     if smoke is None:
         return _post("arena_failed", decision, values)
-    rows = "\n".join(BOARD_ROW.format(shape=b["shape"], mean=_ms(b.get("mean_act_ms")), pace=_ms(b["pace_ms"]),
-                                      result=b["result"]) for b in smoke["boards"])
+    rows = "\n".join(
+        BOARD_ROW.format(shape=b["shape"], mean=_ms(b.get("mean_act_ms")), pace=_ms(b["pace_ms"]), result=b["result"])
+        for b in smoke["boards"]
+    )
     values["table"] = BOARD_TABLE + rows if rows else ""
     values["versions"] = _versions(smoke)
     values["private"] = PRIVATE_OUTPUT if smoke.get("stderr_tail") else ""
@@ -137,8 +160,15 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
         if first is None:
             reason = smoke.get("reason") or "not a valid submission"
             return _post("invalid", decision, values, reason=reason, reason_inline=inline(reason))
-        return _post("board_failed", decision, values, shape=first["shape"], mean=_ms(first.get("mean_act_ms")),
-                     pace=_ms(first["pace_ms"]), reason_inline=inline(first["reason"]) if first.get("reason") else "")
+        return _post(
+            "board_failed",
+            decision,
+            values,
+            shape=first["shape"],
+            mean=_ms(first.get("mean_act_ms")),
+            pace=_ms(first["pace_ms"]),
+            reason_inline=inline(first["reason"]) if first.get("reason") else "",
+        )
     values["passed"] = PASSED.format(**values)
     if decision.frozen:
         return _post("frozen", decision, values, freeze_at=decision.freeze_at)
@@ -146,15 +176,21 @@ def compose(decision: Decision, smoke: dict | None) -> Outcome | None:
     # Which files and imports were flagged says what the agent does: the public comment gives
     # the kinds only (the owner sees the rest with `make package`, staff with open-submission).
     counts = {k: sum(f["kind"] == k for f in flags) for k in FLAG_KINDS}
-    values["flag_lines"] = "\n".join(FLAG_LINE.format(count=n, kind=FLAG_KINDS[k], plural="s" if n > 1 else "")
-                                     for k, n in counts.items() if n)
+    values["flag_lines"] = "\n".join(
+        FLAG_LINE.format(count=n, kind=FLAG_KINDS[k], plural="s" if n > 1 else "") for k, n in counts.items() if n
+    )
     played = (smoke.get("submission") or {}).get("digest")
     # A review clears the digest it read: the one this smoke test opened and played, no other.
     cleared = decision.flags_cleared and decision.cleared_digest is not None and played == decision.cleared_digest
     if flags and not cleared:
         return _post("held", decision, values, digest=inline(played or "?"), label=decision.review_label)
-    values["cleared"] = CLEARED.format(cleared_by=inline(decision.cleared_by or ""), digest=inline(played or ""),
-                                       flag_lines=values["flag_lines"]) if flags else ""
+    values["cleared"] = (
+        CLEARED.format(
+            cleared_by=inline(decision.cleared_by or ""), digest=inline(played or ""), flag_lines=values["flag_lines"]
+        )
+        if flags
+        else ""
+    )
     return _post("active", decision, values)
 
 
@@ -187,8 +223,9 @@ def _short(text: str) -> str:
     return text if len(text) <= 140 else text[:137] + "..."
 
 
-def publish(repo: Repo, decision: Decision, outcome: Outcome, bot_login: str = BOT_LOGIN,
-            target_url: str | None = None) -> int:
+def publish(
+    repo: Repo, decision: Decision, outcome: Outcome, bot_login: str = BOT_LOGIN, target_url: str | None = None
+) -> int:
     """Post (or update) the one comment, set the status, drop a stale review label; the comment id."""
     if decision.remove_label:
         repo.remove_label(decision.number, decision.review_label)

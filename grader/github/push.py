@@ -33,8 +33,15 @@ def _git(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     return done
 
 
-def commit_and_push(repo: Path, branch: str, change: Callable[[], list[str] | None], message: str,
-                    remote: str = "origin", attempts: int = ATTEMPTS, log=None) -> bool:
+def commit_and_push(
+    repo: Path,
+    branch: str,
+    change: Callable[[], list[str] | None],
+    message: str,
+    remote: str = "origin",
+    attempts: int = ATTEMPTS,
+    log=None,
+) -> bool:
     """Apply `change` to `branch` as it is on `remote` and push it, again from the new state
     each time the push is refused; True once pushed, False when `change` had nothing to record
     (it returns the paths it wrote, or None). PushError after `attempts` refusals."""
@@ -55,10 +62,13 @@ def commit_and_push(repo: Path, branch: str, change: Callable[[], list[str] | No
         if any(marker in pushed.stderr for marker in REFUSED_FOR_GOOD):
             # Not a moved main: the rules on the branch or the credentials refuse this push, and
             # would refuse it again (docs/deploy.md: the workflows push with the arena's key).
-            raise PushError(f"{branch}: the push was refused: " + " ".join(line.removeprefix("remote: ").strip()
-                                                                          for line in lines if line.strip()))
+            raise PushError(
+                f"{branch}: the push was refused: "
+                + " ".join(line.removeprefix("remote: ").strip() for line in lines if line.strip())
+            )
         why = next((line.strip() for line in lines if "rejected" in line), lines[-1] if lines else "")
         (log or (lambda line: print(line, file=sys.stderr)))(
-            f"push to {branch} refused (attempt {attempt} of {attempts}; main moved?): {why}")
-        time.sleep(min(2 ** attempt, 30) / 4)
+            f"push to {branch} refused (attempt {attempt} of {attempts}; main moved?): {why}"
+        )
+        time.sleep(min(2**attempt, 30) / 4)
     raise PushError(f"{branch}: the push was refused {attempts} times; nothing was recorded")

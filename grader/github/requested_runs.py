@@ -49,8 +49,9 @@ def is_score_command(body: str) -> bool:
     return command_words(body) == [COMMAND]
 
 
-def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Competition,
-           log: RequestLog, now: dt.datetime) -> ScoreDecision | None:
+def decide(
+    repo: Repo, event: CommentEvent, registry: Registry, competition: Competition, log: RequestLog, now: dt.datetime
+) -> ScoreDecision | None:
     """Decide a /score comment; None when the comment is not a /score on a pull request."""
     words = command_words(event.body)
     if event.action != "created" or not event.is_pull_request or words is None:
@@ -61,8 +62,10 @@ def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Com
         return ScoreDecision(f"{MARKER}\n{who}: {text}")
 
     if words != [COMMAND]:
-        return refuse(f"`{COMMAND}` takes no argument, so {inline(' '.join(words))} was not run. "
-                      f"Write `{COMMAND}` alone on the first line of a comment to queue a run.")
+        return refuse(
+            f"`{COMMAND}` takes no argument, so {inline(' '.join(words))} was not run. "
+            f"Write `{COMMAND}` alone on the first line of a comment to queue a run."
+        )
 
     account = registry.by_id(event.author.id)
     if account is None:
@@ -81,54 +84,85 @@ def decide(repo: Repo, event: CommentEvent, registry: Registry, competition: Com
     if handle != account.handle or pull.author.id != event.author.id:
         if account.staff:
             return staff_rerun(event, registry, log, handle, pull.merge_commit_sha, request_id, now, refuse)
-        return refuse(f"this is the submission of `{handle}`; you can ask for runs of your own (`{account.handle}`) only.")
+        return refuse(
+            f"this is the submission of `{handle}`; you can ask for runs of your own (`{account.handle}`) only."
+        )
     quota = log.quota(account.github_id, now, competition.runs_per_window, competition.window)
     if quota.left == 0:
         return refuse(f"no requested runs left: {quota.describe()}.")
     request = Request(request_id, account.github_id, account.handle, event.number, pull.merge_commit_sha, now)
     new_log = log.add(request)
     after = new_log.quota(account.github_id, now, competition.runs_per_window, competition.window)
-    reply = (f"{MARKER}\n{who}: queued a private ladder round of one for `submissions/{handle}/` as merged in "
-             f"`{pull.merge_commit_sha[:12]}` (request `{request_id}`). After this one: {after.describe()}. "
-             "A run the arena fails on its side is not counted.")
+    reply = (
+        f"{MARKER}\n{who}: queued a private ladder round of one for `submissions/{handle}/` as merged in "
+        f"`{pull.merge_commit_sha[:12]}` (request `{request_id}`). After this one: {after.describe()}. "
+        "A run the arena fails on its side is not counted."
+    )
     return ScoreDecision(reply, request, new_log)
 
 
-def staff_rerun(event: CommentEvent, registry: Registry, log: RequestLog, handle: str, commit: str,
-                request_id: str, now: dt.datetime, refuse) -> ScoreDecision:
+def staff_rerun(
+    event: CommentEvent,
+    registry: Registry,
+    log: RequestLog,
+    handle: str,
+    commit: str,
+    request_id: str,
+    now: dt.datetime,
+    refuse,
+) -> ScoreDecision:
     """A member of staff's /score on a student's merged submission: a run for the student,
     recorded as a staff re-run (requested_by) and not counted against the student's quota."""
     owner = registry.by_handle(handle)
     if owner is None or not owner.approved:
         return refuse(f"`{handle}` has no approved account, so there is nothing to re-run for it.")
-    request = Request(request_id, owner.github_id, owner.handle, event.number, commit, now,
-                      requested_by=event.author.id)
-    reply = (f"{MARKER}\n@{event.author.login}: queued a staff re-run for `{handle}`: a private ladder round of one "
-             f"for `submissions/{handle}/` as merged in `{commit[:12]}` (request `{request_id}`). It is recorded as a "
-             f"staff re-run and not counted against {handle}'s requested runs.")
+    request = Request(
+        request_id, owner.github_id, owner.handle, event.number, commit, now, requested_by=event.author.id
+    )
+    reply = (
+        f"{MARKER}\n@{event.author.login}: queued a staff re-run for `{handle}`: a private ladder round of one "
+        f"for `submissions/{handle}/` as merged in `{commit[:12]}` (request `{request_id}`). It is recorded as a "
+        f"staff re-run and not counted against {handle}'s requested runs."
+    )
     return ScoreDecision(reply, request, log.add(request))
 
 
-def finish_reply(request: Request, status: str, log: RequestLog, competition: Competition, now: dt.datetime,
-                 results_url: str | None, owner_login: str | None = None) -> str:
+def finish_reply(
+    request: Request,
+    status: str,
+    log: RequestLog,
+    competition: Competition,
+    now: dt.datetime,
+    results_url: str | None,
+    owner_login: str | None = None,
+) -> str:
     """The reply when a requested run has ended (to its owner, by mention). It carries no number
     of the round: a pull request's comments are public, and a requested run is private (its
     curve, SAE and faults are in the owner's sealed history, which `make history` opens)."""
     quota = log.quota(request.account_id, now, competition.runs_per_window, competition.window)
     who = f"@{owner_login}: " if owner_login else ""
     if status == "published":
-        where = (f" Its numbers (win rate at each checkpoint, SAE with its window, faults) and your agent's own "
-                 f"log are in your history, sealed to your key: `make history` in your kit opens them. {results_url}"
-                 if results_url else " Its numbers are in your history, sealed to your key: `make history` in your "
-                 "kit opens them.")
-        what = ("the staff re-run of your submission, ladder round" if request.staff_rerun
-                else "your requested ladder round")
-        text = (f"{what} `{request.round_id}` is done. It is a private round: it is not on "
-                f"the site and ranks nobody.{where}\n\n")
+        where = (
+            f" Its numbers (win rate at each checkpoint, SAE with its window, faults) and your agent's own "
+            f"log are in your history, sealed to your key: `make history` in your kit opens them. {results_url}"
+            if results_url
+            else " Its numbers are in your history, sealed to your key: `make history` in your kit opens them."
+        )
+        what = (
+            "the staff re-run of your submission, ladder round"
+            if request.staff_rerun
+            else "your requested ladder round"
+        )
+        text = (
+            f"{what} `{request.round_id}` is done. It is a private round: it is not on "
+            f"the site and ranks nobody.{where}\n\n"
+        )
         if request.staff_rerun:
             text += "A staff re-run is not counted against your requested runs."
     elif status == "agent_refused":
         text = "your submission failed its smoke test when the run started, so nothing was scored (not counted)."
     else:
         text = "the arena failed this run on its side; it is not counted against you, and staff have been told."
-    return f"{MARKER}\n{who}request `{request.id}` ({format_time(request.requested_at)}): {text} Now: {quota.describe()}."
+    return (
+        f"{MARKER}\n{who}request `{request.id}` ({format_time(request.requested_at)}): {text} Now: {quota.describe()}."
+    )

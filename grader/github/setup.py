@@ -52,8 +52,13 @@ REPOSITORY_SECRETS = ("ARENA_SUBMISSION_KEY",)
 # workflow file on another branch (or a pull request's) never sees a seed or the push key.
 ENVIRONMENTS: dict[str, tuple[str, ...]] = {
     "arena-rounds": ("ARENA_LADDER_SEED", "ARENA_ROUND_SEED_BASE", "ARENA_RECORD_KEY", PUSH_KEY_SECRET),
-    "arena-final": ("ARENA_FINAL_SEED", "ARENA_LADDER_SEED", "ARENA_ROUND_SEED_BASE", "ARENA_RECORD_KEY",
-                    PUSH_KEY_SECRET),
+    "arena-final": (
+        "ARENA_FINAL_SEED",
+        "ARENA_LADDER_SEED",
+        "ARENA_ROUND_SEED_BASE",
+        "ARENA_RECORD_KEY",
+        PUSH_KEY_SECRET,
+    ),
     "arena-publish": (PUSH_KEY_SECRET,),
 }
 # Repository variables (not secret) and the value setup gives one that is missing.
@@ -79,6 +84,7 @@ class SetupError(ValueError):
 
 
 # -- the workflows' runs-on ---------------------------------------------------------------
+
 
 def jobs_runs_on(workflows: Path) -> dict[str, tuple[str, ...]]:
     """`file:job` -> its `runs-on` labels, for every job of every workflow under `workflows`
@@ -123,8 +129,11 @@ def registration_commands(html_url: str, full_name: str) -> list[str]:
     """The runner application's `config.sh` line of each kind of runner (a fresh registration
     token each time: one is valid for an hour)."""
     token = f'"$(gh api -X POST repos/{full_name}/actions/runners/registration-token --jq .token)"'
-    return [f"./config.sh --unattended --url {html_url} --token {token} --name \"{kind}-$(hostname)\" "
-            f"--labels {kind} --ephemeral" for kind in RUNNER_KINDS]
+    return [
+        f'./config.sh --unattended --url {html_url} --token {token} --name "{kind}-$(hostname)" '
+        f"--labels {kind} --ephemeral"
+        for kind in RUNNER_KINDS
+    ]
 
 
 def commands_labels(text: str) -> list[tuple[str, ...]]:
@@ -138,6 +147,7 @@ def commands_labels(text: str) -> list[tuple[str, ...]]:
 
 # -- the desired state ------------------------------------------------------------------
 
+
 def ruleset() -> dict:
     """The ruleset on the default branch: changes arrive by pull request with the arena's
     status; only the arena's push key (a deploy key) goes around it."""
@@ -150,13 +160,23 @@ def ruleset() -> dict:
         "rules": [
             {"type": "deletion"},
             {"type": "non_fast_forward"},
-            {"type": "pull_request", "parameters": {
-                "required_approving_review_count": 0, "dismiss_stale_reviews_on_push": True,
-                "require_code_owner_review": False, "require_last_push_approval": False,
-                "required_review_thread_resolution": False}},
-            {"type": "required_status_checks", "parameters": {
-                "strict_required_status_checks_policy": False,
-                "required_status_checks": [{"context": REQUIRED_STATUS, "integration_id": ACTIONS_APP_ID}]}},
+            {
+                "type": "pull_request",
+                "parameters": {
+                    "required_approving_review_count": 0,
+                    "dismiss_stale_reviews_on_push": True,
+                    "require_code_owner_review": False,
+                    "require_last_push_approval": False,
+                    "required_review_thread_resolution": False,
+                },
+            },
+            {
+                "type": "required_status_checks",
+                "parameters": {
+                    "strict_required_status_checks_policy": False,
+                    "required_status_checks": [{"context": REQUIRED_STATUS, "integration_id": ACTIONS_APP_ID}],
+                },
+            },
         ],
     }
 
@@ -191,8 +211,14 @@ class Rest:
         self.gh, self.base = gh, f"{gh.session.base_url}/repos/{full_name}"
         self.dry_run = dry_run
 
-    def call(self, method: str, path: str, body: object = None, ok: tuple[int, ...] = (200, 201, 204),
-             missing_ok: bool = False) -> Any:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: object = None,
+        ok: tuple[int, ...] = (200, 201, 204),
+        missing_ok: bool = False,
+    ) -> Any:
         """The JSON answer, of any shape (None for 204, or a 404 when `missing_ok`); GitHubCallError otherwise."""
         url = self.base + path
         try:
@@ -235,14 +261,18 @@ class Setup:
     def plan(self, html_url: str | None = None) -> list[str]:
         """Every item setup makes sure of, as lines; no call to GitHub."""
         html_url = html_url or f"https://github.com/{self.full_name}"
-        lines = [f"repository {self.full_name} ({html_url}): the plan; nothing was called",
-                 f"label      {self.review_label!r}"]
+        lines = [
+            f"repository {self.full_name} ({html_url}): the plan; nothing was called",
+            f"label      {self.review_label!r}",
+        ]
         for env, secrets in ENVIRONMENTS.items():
             lines.append(f"environment {env}: deployable from branch {MAIN_ONLY} only; secrets {', '.join(secrets)}")
         rules = ruleset()
-        lines.append(f"ruleset    {RULESET_NAME!r} on the default branch: no deletion, no force push, changes by "
-                     f"pull request with status {REQUIRED_STATUS!r} from GitHub Actions; bypass: deploy keys "
-                     f"(only {PUSH_KEY_TITLE!r}, with write access)")
+        lines.append(
+            f"ruleset    {RULESET_NAME!r} on the default branch: no deletion, no force push, changes by "
+            f"pull request with status {REQUIRED_STATUS!r} from GitHub Actions; bypass: deploy keys "
+            f"(only {PUSH_KEY_TITLE!r}, with write access)"
+        )
         assert rules["bypass_actors"][0]["actor_type"] == "DeployKey"
         lines.append(f"deploy key {PUSH_KEY_TITLE!r} with write access, the only one with write access")
         lines.append("actions    default workflow token read-only, cannot approve pull requests")
@@ -260,8 +290,11 @@ class Setup:
         untaken = untaken_jobs(self.workflows, commands_labels("\n".join(commands)))
         if untaken:
             raise SetupError("no runner this setup registers would take: " + "; ".join(untaken))
-        lines = ["", "Register the runners (on each runner machine, in the runner application's folder; "
-                     "register again after each job, as an ephemeral runner takes one):"]
+        lines = [
+            "",
+            "Register the runners (on each runner machine, in the runner application's folder; "
+            "register again after each job, as an ephemeral runner takes one):",
+        ]
         for kind, command in zip(RUNNER_KINDS, commands):
             lines += [f"  # {kind}: {RUNNER_KINDS[kind]}", f"  {command}"]
         return lines
@@ -270,6 +303,7 @@ class Setup:
     def apply(self, log: Callable[[str], None] = print) -> Report:
         """Make each item what it must be; a Report of what was found, changed and missing."""
         from grader.github.api import Repo
+
         report = Report()
         repo = Repo(self.gh, self.full_name)._repo
         html_url = str(repo.html_url)
@@ -278,10 +312,20 @@ class Setup:
         self._environments(rest, report)
         self._push_key(repo, report)
         self._ruleset(rest, report)
-        self._put_setting(rest, "/actions/permissions/workflow", WORKFLOW_PERMISSIONS, report,
-                          "actions: default workflow token read-only")
-        self._put_setting(rest, "/actions/permissions/fork-pr-contributor-approval", FORK_APPROVAL, report,
-                          "actions: outside contributors' pull requests wait for approval")
+        self._put_setting(
+            rest,
+            "/actions/permissions/workflow",
+            WORKFLOW_PERMISSIONS,
+            report,
+            "actions: default workflow token read-only",
+        )
+        self._put_setting(
+            rest,
+            "/actions/permissions/fork-pr-contributor-approval",
+            FORK_APPROVAL,
+            report,
+            "actions: outside contributors' pull requests wait for approval",
+        )
         self._pages(rest, report)
         self._secrets(rest, report)
         self._variables(rest, report)
@@ -300,6 +344,7 @@ class Setup:
 
     def _label(self, repo, report: Report) -> None:
         from github3.exceptions import NotFoundError
+
         try:
             label = repo.label(self.review_label)
         except NotFoundError:
@@ -322,14 +367,17 @@ class Setup:
             names = {(p.get("name"), p.get("type", "branch")) for p in policies.get("branch_policies", [])}
             extra = sorted(n for n, t in names if (n, t) != (MAIN_ONLY, "branch"))
             if (MAIN_ONLY, "branch") not in names:
-                rest.call("POST", f"/environments/{env}/deployment-branch-policies",
-                          {"name": MAIN_ONLY, "type": "branch"})
+                rest.call(
+                    "POST", f"/environments/{env}/deployment-branch-policies", {"name": MAIN_ONLY, "type": "branch"}
+                )
                 report.changed(f"environment {env}: deployable from {MAIN_ONLY}")
             if extra:
-                report.missing(f"environment {env} is also deployable from {', '.join(extra)}: its secrets would "
-                               "reach a workflow on that branch",
-                               f"gh api repos/{self.full_name}/environments/{env}/deployment-branch-policies "
-                               "# then DELETE each policy but main's")
+                report.missing(
+                    f"environment {env} is also deployable from {', '.join(extra)}: its secrets would "
+                    "reach a workflow on that branch",
+                    f"gh api repos/{self.full_name}/environments/{env}/deployment-branch-policies "
+                    "# then DELETE each policy but main's",
+                )
             else:
                 report.ok(f"environment {env}: deployable from {MAIN_ONLY} only")
             listed = rest.call("GET", f"/environments/{env}/secrets") or {}
@@ -338,8 +386,10 @@ class Setup:
                 if secret in have_names:
                     report.ok(f"environment {env}: secret {secret}")
                 else:
-                    report.missing(f"environment {env}: secret {secret}",
-                                   f"gh secret set {secret} --env {env} --repo {self.full_name} < {_source(secret)}")
+                    report.missing(
+                        f"environment {env}: secret {secret}",
+                        f"gh secret set {secret} --env {env} --repo {self.full_name} < {_source(secret)}",
+                    )
 
     def _push_key(self, repo, report: Report) -> None:
         keys = [k.as_dict() for k in repo.keys()]
@@ -349,14 +399,18 @@ class Setup:
         if ours:
             report.ok(f"deploy key {PUSH_KEY_TITLE!r} with write access")
         else:
-            report.missing(f"deploy key {PUSH_KEY_TITLE!r} with write access (the workflows push with it)",
-                           f"ssh-keygen -q -t ed25519 -N '' -C {PUSH_KEY_TITLE} -f {PUSH_KEY_TITLE}",
-                           f"gh repo deploy-key add {PUSH_KEY_TITLE}.pub --allow-write --title {PUSH_KEY_TITLE} "
-                           f"--repo {self.full_name}")
+            report.missing(
+                f"deploy key {PUSH_KEY_TITLE!r} with write access (the workflows push with it)",
+                f"ssh-keygen -q -t ed25519 -N '' -C {PUSH_KEY_TITLE} -f {PUSH_KEY_TITLE}",
+                f"gh repo deploy-key add {PUSH_KEY_TITLE}.pub --allow-write --title {PUSH_KEY_TITLE} "
+                f"--repo {self.full_name}",
+            )
         for key in others:
-            report.missing(f"deploy key {key.get('title')!r} (id {key.get('id')}) has write access: every deploy key "
-                           "bypasses the rules on main, so only the arena's may write",
-                           f"gh repo deploy-key delete {key.get('id')} --repo {self.full_name}")
+            report.missing(
+                f"deploy key {key.get('title')!r} (id {key.get('id')}) has write access: every deploy key "
+                "bypasses the rules on main, so only the arena's may write",
+                f"gh repo deploy-key delete {key.get('id')} --repo {self.full_name}",
+            )
 
     def _ruleset(self, rest: Rest, report: Report) -> None:
         want = ruleset()
@@ -368,8 +422,11 @@ class Setup:
         have = rest.call("GET", f"/rulesets/{found[0]['id']}") or {}
         # GitHub keeps the rules in an order of its own: compared by type.
         by_type = {rule.get("type"): rule for rule in have.get("rules", [])}
-        have = have | {"rules": [by_type.get(rule["type"], {}) for rule in want["rules"]]
-                       if len(by_type) == len(want["rules"]) else have.get("rules")}
+        have = have | {
+            "rules": [by_type.get(rule["type"], {}) for rule in want["rules"]]
+            if len(by_type) == len(want["rules"])
+            else have.get("rules")
+        }
         if _subset(want, have):
             report.ok(f"ruleset {RULESET_NAME!r}")
         else:
@@ -401,7 +458,9 @@ class Setup:
             if secret in have:
                 report.ok(f"secret {secret}")
             else:
-                report.missing(f"secret {secret}", f"gh secret set {secret} --repo {self.full_name} < {_source(secret)}")
+                report.missing(
+                    f"secret {secret}", f"gh secret set {secret} --repo {self.full_name} < {_source(secret)}"
+                )
 
     def _variables(self, rest: Rest, report: Report) -> None:
         listed = rest.call("GET", "/actions/variables") or {}
@@ -413,8 +472,10 @@ class Setup:
                 rest.call("POST", "/actions/variables", {"name": name, "value": default})
                 report.changed(f"variable {name} = {default!r}")
             else:
-                report.missing(f"variable {name}",
-                               f"gh variable set {name} --repo {self.full_name} --body \"$(tail -n 1 submission.pair)\"")
+                report.missing(
+                    f"variable {name}",
+                    f'gh variable set {name} --repo {self.full_name} --body "$(tail -n 1 submission.pair)"',
+                )
 
     def _kit_repository(self, html_url: str, report: Report) -> None:
         path = self.checkout / "site.yaml"
@@ -435,13 +496,19 @@ class Setup:
 
 def _source(secret: str) -> str:
     """Where a secret's value comes from, in the commands setup prints (docs/deploy.md)."""
-    return {PUSH_KEY_SECRET: PUSH_KEY_TITLE, "ARENA_SUBMISSION_KEY": "submission.key",
-            "ARENA_RECORD_KEY": "record.key", "ARENA_ROUND_SEED_BASE": "round-seed-base",
-            "ARENA_LADDER_SEED": "ladder.seed", "ARENA_FINAL_SEED": "final.seed"}.get(secret, secret.lower())
+    return {
+        PUSH_KEY_SECRET: PUSH_KEY_TITLE,
+        "ARENA_SUBMISSION_KEY": "submission.key",
+        "ARENA_RECORD_KEY": "record.key",
+        "ARENA_ROUND_SEED_BASE": "round-seed-base",
+        "ARENA_LADDER_SEED": "ladder.seed",
+        "ARENA_FINAL_SEED": "final.seed",
+    }.get(secret, secret.lower())
 
 
-KIT_REPOSITORY_RE = re.compile(r"^(kit:\s*\n(?:[ \t]+.*\n|[ \t]*#.*\n|\s*\n)*?[ \t]+repository:)[ \t]*([^\n#]*?)[ \t]*(#.*)?$",
-                               re.M)
+KIT_REPOSITORY_RE = re.compile(
+    r"^(kit:\s*\n(?:[ \t]+.*\n|[ \t]*#.*\n|\s*\n)*?[ \t]+repository:)[ \t]*([^\n#]*?)[ \t]*(#.*)?$", re.M
+)
 
 
 def set_kit_repository(path: Path, url: str) -> bool:
@@ -453,7 +520,7 @@ def set_kit_repository(path: Path, url: str) -> bool:
     m = KIT_REPOSITORY_RE.search(text)
     if m is None:
         raise SetupError(f"{path}: no `repository:` under `kit:` to set")
-    new = text[:m.start(2)] + url + text[m.end(2):]
+    new = text[: m.start(2)] + url + text[m.end(2) :]
     if (yaml.safe_load(new).get("kit") or {}).get("repository") != url:
         raise SetupError(f"{path}: could not set kit.repository")
     path.write_text(new)

@@ -64,7 +64,9 @@ def now(option: str | None) -> dt.datetime:
     return moment
 
 
-def staff_problem(registry, actor_id: int, triggering_actor: str | None, api_url_option: str | None = None) -> str | None:
+def staff_problem(
+    registry, actor_id: int, triggering_actor: str | None, api_url_option: str | None = None
+) -> str | None:
     """Why a run may not act for staff, or None. `actor_id` (GITHUB_ACTOR_ID) is whoever started
     the run, and a re-run keeps it; `triggering_actor` (GITHUB_TRIGGERING_ACTOR, a login) is
     whoever started this attempt, resolved to its id through the API: both must be staff."""
@@ -79,6 +81,8 @@ def staff_problem(registry, actor_id: int, triggering_actor: str | None, api_url
     if found is None:
         return f"the triggering actor {triggering_actor!r} is no GitHub account"
     if found != actor_id and not registry.is_staff(found):
-        return (f"this attempt was started by {triggering_actor} (id {found}), who is not staff; "
-                f"the run was first started by {actor.login if actor else actor_id}")
+        return (
+            f"this attempt was started by {triggering_actor} (id {found}), who is not staff; "
+            f"the run was first started by {actor.login if actor else actor_id}"
+        )
     return None

@@ -94,18 +94,25 @@ class Entry:
         elif public == self.staff_key:
             sealed = self.staff
         else:
-            raise HistoryError(f"round {self.round}: sealed to the owner's key {self.owner_key[:12]}... and the "
-                               f"arena's {self.staff_key[:12]}..., not to this key ({public[:12]}...)")
+            raise HistoryError(
+                f"round {self.round}: sealed to the owner's key {self.owner_key[:12]}... and the "
+                f"arena's {self.staff_key[:12]}..., not to this key ({public[:12]}...)"
+            )
         try:
             packed = SealedBox(key).decrypt(base64.b64decode(sealed, validate=True))
             plain = _gunzip(packed)
             payload = json.loads(plain.decode("utf-8"))
         except (CryptoError, binascii.Error, ValueError, zlib.error, EOFError, OSError):
             raise HistoryError(f"round {self.round}: its sealed copy does not open (damaged)") from None
-        if not isinstance(payload, dict) or payload.get("schema_version") not in PAYLOAD_VERSIONS \
-                or payload.get("round") != self.round:
-            raise HistoryError(f"round {self.round}: its sealed copy is not this round's (payload version "
-                               f"{payload.get('schema_version') if isinstance(payload, dict) else None!r})")
+        if (
+            not isinstance(payload, dict)
+            or payload.get("schema_version") not in PAYLOAD_VERSIONS
+            or payload.get("round") != self.round
+        ):
+            raise HistoryError(
+                f"round {self.round}: its sealed copy is not this round's (payload version "
+                f"{payload.get('schema_version') if isinstance(payload, dict) else None!r})"
+            )
         return payload
 
 
@@ -127,8 +134,16 @@ def _seal(blob: bytes, recipient: str, what: str) -> str:
     return base64.b64encode(box.encrypt(blob)).decode("ascii")
 
 
-def seal_entry(results: dict, log: dict[str, str], kind: str, owner_key: str, staff_key: str,
-               finished_at: dt.datetime, request: str | None = None, replays: FileLock | None = None) -> Entry:
+def seal_entry(
+    results: dict,
+    log: dict[str, str],
+    kind: str,
+    owner_key: str,
+    staff_key: str,
+    finished_at: dt.datetime,
+    request: str | None = None,
+    replays: FileLock | None = None,
+) -> Entry:
     """An entry for a finished round: `results` (its results document as published for its
     entrants), `log` (environment label -> the owner's agent's output there) and what opens
     the outer layer of the owner's replays file if the round left one, sealed to `owner_key`
@@ -143,9 +158,17 @@ def seal_entry(results: dict, log: dict[str, str], kind: str, owner_key: str, st
     if replays is not None:
         payload["replays"] = replays.to_dict()
     blob = gzip.compress(json.dumps(payload, sort_keys=False).encode("utf-8"), mtime=0)
-    return Entry(round_id, kind, tier, request, finished_at.astimezone(dt.timezone.utc).replace(microsecond=0),
-                 owner_key, _seal(blob, owner_key, "the owner's key"), staff_key,
-                 _seal(blob, staff_key, "the arena's key"))
+    return Entry(
+        round_id,
+        kind,
+        tier,
+        request,
+        finished_at.astimezone(dt.timezone.utc).replace(microsecond=0),
+        owner_key,
+        _seal(blob, owner_key, "the owner's key"),
+        staff_key,
+        _seal(blob, staff_key, "the arena's key"),
+    )
 
 
 def _entry(doc: Any, where: str, problems: list[str]) -> Entry | None:
@@ -164,8 +187,17 @@ def _entry(doc: Any, where: str, problems: list[str]) -> Entry | None:
     when = parse_time(doc.get("finished_at"), f"{where}.finished_at", problems)
     if len(problems) > start or when is None:
         return None
-    return Entry(doc["round"], doc["kind"], doc["tier"], doc.get("request"), when, doc["owner_key"], doc["owner"],
-                 doc["staff_key"], doc["staff"])
+    return Entry(
+        doc["round"],
+        doc["kind"],
+        doc["tier"],
+        doc.get("request"),
+        when,
+        doc["owner_key"],
+        doc["owner"],
+        doc["staff_key"],
+        doc["staff"],
+    )
 
 
 @dataclass(frozen=True)
@@ -185,8 +217,10 @@ class History:
         return next((e for e in reversed(self.entries) if e.round == round_id), None)
 
     def to_yaml(self) -> str:
-        return dump_yaml({"schema_version": SCHEMA_VERSION, "handle": self.handle,
-                          "entries": [e.to_dict() for e in self.entries]}, width=1 << 30)
+        return dump_yaml(
+            {"schema_version": SCHEMA_VERSION, "handle": self.handle, "entries": [e.to_dict() for e in self.entries]},
+            width=1 << 30,
+        )
 
 
 def parse_history(blob: bytes, source: str) -> History:
@@ -229,8 +263,12 @@ def replays_path(root: Path, handle: str, round_id: str) -> Path:
 
 
 REPLAYS_REFS = "refs/replays"
-_BOT = {"GIT_AUTHOR_NAME": "arena-bot", "GIT_AUTHOR_EMAIL": "arena-bot@users.noreply.github.com",
-        "GIT_COMMITTER_NAME": "arena-bot", "GIT_COMMITTER_EMAIL": "arena-bot@users.noreply.github.com"}
+_BOT = {
+    "GIT_AUTHOR_NAME": "arena-bot",
+    "GIT_AUTHOR_EMAIL": "arena-bot@users.noreply.github.com",
+    "GIT_COMMITTER_NAME": "arena-bot",
+    "GIT_COMMITTER_EMAIL": "arena-bot@users.noreply.github.com",
+}
 
 
 def replays_ref(handle: str, round_id: str) -> str:
@@ -240,8 +278,9 @@ def replays_ref(handle: str, round_id: str) -> str:
 
 
 def _git(repo: Path, *args: str, data: bytes | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(repo), *args], input=data, capture_output=True,
-                          env={**os.environ, **_BOT}, check=False)
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], input=data, capture_output=True, env={**os.environ, **_BOT}, check=False
+    )
 
 
 def _git_out(repo: Path, *args: str, data: bytes | None = None) -> bytes:
@@ -256,7 +295,9 @@ def store_replays(repo: Path, handle: str, round_id: str, blob: bytes) -> str:
     one file and no parent under `replays_ref` (replacing what a re-run left there); the ref."""
     ref = replays_ref(handle, round_id)
     blob_id = _git_out(repo, "hash-object", "-w", "--stdin", data=blob).decode().strip()
-    tree = _git_out(repo, "mktree", data=f"100644 blob {blob_id}\t{round_id}{REPLAYS_SUFFIX}\n".encode()).decode().strip()
+    tree = (
+        _git_out(repo, "mktree", data=f"100644 blob {blob_id}\t{round_id}{REPLAYS_SUFFIX}\n".encode()).decode().strip()
+    )
     commit = _git_out(repo, "commit-tree", tree, "-m", f"replays of {handle} in round {round_id}").decode().strip()
     _git_out(repo, "update-ref", ref, commit)
     return ref
@@ -276,17 +317,20 @@ def read_replays(repo: Path, handle: str, round_id: str, remote: str = "origin")
         fetched = _git(repo, "fetch", "--quiet", "--no-tags", remote, f"+{ref}:{ref}")
         if fetched.returncode != 0:
             why = fetched.stderr.decode(errors="replace").strip().splitlines()
-            raise ReplaysError(f"{ref}: not in {repo}, and not fetched from {remote!r}: "
-                               f"{why[-1] if why else 'git fetch failed'} (the replays are kept in the arena's "
-                               "repository, not in a fork: fetch from it, or clone it)")
+            raise ReplaysError(
+                f"{ref}: not in {repo}, and not fetched from {remote!r}: "
+                f"{why[-1] if why else 'git fetch failed'} (the replays are kept in the arena's "
+                "repository, not in a fork: fetch from it, or clone it)"
+            )
     done = _git(repo, "cat-file", "blob", f"{ref}:{round_id}{REPLAYS_SUFFIX}")
     if done.returncode != 0:
         raise ReplaysError(f"{ref}: holds no {round_id}{REPLAYS_SUFFIX}")
     return done.stdout
 
 
-def open_replays(root: Path, handle: str, entry: Entry, payload: dict, tier_seed: str | None,
-                 remote: str = "origin") -> dict | None:
+def open_replays(
+    root: Path, handle: str, entry: Entry, payload: dict, tier_seed: str | None, remote: str = "origin"
+) -> dict | None:
     """The replays document of an opened entry (None: its round left none), read from the
     clone `root` (`read_replays`); ReplaysLocked while `tier_seed` (the published seed of the
     entry's tier) is None, ReplaysError when missing or damaged."""
@@ -311,8 +355,9 @@ def summary(payload: dict, handle: str) -> str:
         return "no row for you in this round"
     sae = agent.get("sae") or {}
     curve = agent.get("curve") or []
-    parts = [f"SAE {sae['value']:.4f} over {sae['b0']}..{sae['b_max']} games" if sae.get("value") is not None
-             else "SAE none"]
+    parts = [
+        f"SAE {sae['value']:.4f} over {sae['b0']}..{sae['b_max']} games" if sae.get("value") is not None else "SAE none"
+    ]
     if curve:
         parts.append(f"win rate {curve[-1]['win_rate']:.3f} at {curve[-1]['games']} games")
     faults = {k: v for k, v in (agent.get("faults") or {}).items() if v}

@@ -53,8 +53,25 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_PLAIN_BYTES = 512 * 1024 * 1024  # unpacked: moves as JSON text, which xz packs about 3 times
 PERSON = b"arena-replays-v1"  # BLAKE2b's personalisation: this key is for replays and nothing else
 # What a replay may never carry, at any depth: who won, by how much, and the rules' parameters.
-FORBIDDEN_KEYS = frozenset({"winner", "outcome", "termination", "ending", "forfeit", "black_discs", "white_discs",
-                            "discs", "score", "scores", "threshold", "rules", "spec", "seed", "win"})
+FORBIDDEN_KEYS = frozenset(
+    {
+        "winner",
+        "outcome",
+        "termination",
+        "ending",
+        "forfeit",
+        "black_discs",
+        "white_discs",
+        "discs",
+        "score",
+        "scores",
+        "threshold",
+        "rules",
+        "spec",
+        "seed",
+        "win",
+    }
+)
 # A board as the agent saw it: its own discs, the opponent's, obstacles, empty cells, and the
 # empty cells its legal-move mask allowed.
 BOARD_CHARS = {"own": "x", "opponent": "o", "obstacle": "#", "empty": ".", "legal": "+"}
@@ -77,8 +94,10 @@ def round_key(tier_seed: str, round_id: str) -> bytes:
 
 # Board codes (engine.Game.board: 0 empty, 1 black, 2 white, 3 obstacle) to characters, by the
 # colour of the side to move; a legal cell is marked over its empty code.
-_CHARS = {own: np.frombuffer("".join(BOARD_CHARS[k] for k in kinds).encode(), dtype=np.uint8)
-          for own, kinds in ((1, ("empty", "own", "opponent", "obstacle")), (2, ("empty", "opponent", "own", "obstacle")))}
+_CHARS = {
+    own: np.frombuffer("".join(BOARD_CHARS[k] for k in kinds).encode(), dtype=np.uint8)
+    for own, kinds in ((1, ("empty", "own", "opponent", "obstacle")), (2, ("empty", "opponent", "own", "obstacle")))
+}
 _LEGAL = ord(BOARD_CHARS["legal"])
 
 
@@ -95,6 +114,7 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
     # Here, not at the top: the engine's game loads numba, which opening replays (the history,
     # the kit's listing, `score finish`) does not need.
     from engine import PASS, Color, Game, IllegalMoveError
+
     board = Game(spec)
     acts: dict[str, list[dict]] = {"black": [], "white": []}
     for ply, move in enumerate(game["moves"]):
@@ -102,13 +122,15 @@ def game_acts(spec: EnvSpec, game: dict) -> dict[str, list[dict]]:
             raise ReplaysError(f"game {game['env']} {game['phase']} {game['index']}: move {ply} after the end")
         color = board.to_move
         if move != PASS:  # a forced pass is the engine's: the agent is not asked
-            acts[color.label].append({"ply": ply, "board": _view(board, 1 if color is Color.BLACK else 2),
-                                      "move": move})
+            acts[color.label].append(
+                {"ply": ply, "board": _view(board, 1 if color is Color.BLACK else 2), "move": move}
+            )
         try:
             board.apply(move)
         except (IllegalMoveError, TypeError, ValueError, IndexError) as exc:
-            raise ReplaysError(f"game {game['env']} {game['phase']} {game['index']}: move {ply} ({move!r}): "
-                               f"{exc}") from None
+            raise ReplaysError(
+                f"game {game['env']} {game['phase']} {game['index']}: move {ply} ({move!r}): {exc}"
+            ) from None
     return acts
 
 
@@ -134,8 +156,11 @@ class _Stream:
         if label != self.label:
             if self.label is not None:
                 self.write("]}")
-            self.write(("," if self.envs else "") + _dumps({"label": label, "env": spec.id, "rows": spec.layout.rows,
-                                                            "cols": spec.layout.cols})[:-1] + ',"games":[')
+            self.write(
+                ("," if self.envs else "")
+                + _dumps({"label": label, "env": spec.id, "rows": spec.layout.rows, "cols": spec.layout.cols})[:-1]
+                + ',"games":['
+            )
             self.label, self.envs, self.games = label, self.envs + 1, 0
         self.write(("," if self.games else "") + _dumps(game))
         self.games += 1
@@ -161,25 +186,37 @@ class Packer:
 
     def __init__(self, round_id: str, tier: str, names: list[str], work: Path, pool: int | None = None):
         work.mkdir(parents=True, exist_ok=True)
-        self.streams = {name: _Stream({"schema_version": SCHEMA_VERSION, "round": round_id, "tier": tier,
-                                       "pool": pool, "handle": name},
-                                      work / f"{i}.json.xz") for i, name in enumerate(names)}
+        self.streams = {
+            name: _Stream(
+                {"schema_version": SCHEMA_VERSION, "round": round_id, "tier": tier, "pool": pool, "handle": name},
+                work / f"{i}.json.xz",
+            )
+            for i, name in enumerate(names)
+        }
 
     def add(self, label: str, spec: EnvSpec, games: list[dict]) -> None:
         """One environment's scored games (a staff record's game documents), for the owners seated in them."""
         for game in games:
             for colour, other in (("black", "white"), ("white", "black")):
                 if game[colour] in self.streams:
-                    self.streams[game[colour]].game(label, spec, {
-                        "phase": game["phase"], "checkpoint": game["checkpoint"], "index": game["index"],
-                        "colour": colour, "opponent": game[other], "moves": list(game["moves"])})
+                    self.streams[game[colour]].game(
+                        label,
+                        spec,
+                        {
+                            "phase": game["phase"],
+                            "checkpoint": game["checkpoint"],
+                            "index": game["index"],
+                            "colour": colour,
+                            "opponent": game[other],
+                            "moves": list(game["moves"]),
+                        },
+                    )
 
     def finish(self, name: str) -> bytes:
         return self.streams.pop(name).finish()
 
 
-def build(round_id: str, tier: str, name: str, environments: list[tuple[str, EnvSpec, list[dict]]],
-          work: Path) -> dict:
+def build(round_id: str, tier: str, name: str, environments: list[tuple[str, EnvSpec, list[dict]]], work: Path) -> dict:
     """`name`'s replays document of a round, as `Packer` packs it (`work`: a folder for its file)."""
     packer = Packer(round_id, tier, [name], work)
     for label, spec, games in environments:
@@ -199,14 +236,20 @@ class FileLock:
 
     @classmethod
     def from_dict(cls, data: object, round_id: str) -> "FileLock":
-        if not isinstance(data, dict) or data.get("file") != f"{round_id}{SUFFIX}" or not isinstance(data.get("key"), str):
+        if (
+            not isinstance(data, dict)
+            or data.get("file") != f"{round_id}{SUFFIX}"
+            or not isinstance(data.get("key"), str)
+        ):
             raise ReplaysError(f"round {round_id}: its entry's replays reference is not this round's")
         try:
             key = bytes.fromhex(data["key"])
         except ValueError:
             raise ReplaysError(f"round {round_id}: its entry's replays key is not hex") from None
         if len(key) != SecretBox.KEY_SIZE:
-            raise ReplaysError(f"round {round_id}: its entry's replays key is {len(key)} bytes, not {SecretBox.KEY_SIZE}")
+            raise ReplaysError(
+                f"round {round_id}: its entry's replays key is {len(key)} bytes, not {SecretBox.KEY_SIZE}"
+            )
         return cls(data["file"], key)
 
 
@@ -243,22 +286,29 @@ def unlock(blob: bytes, file_lock: FileLock, round_id: str, tier: str, tier_seed
     if not blob.startswith(MAGIC):
         raise ReplaysError(f"{file_lock.file}: not a replays file (it does not start with {MAGIC!r})")
     try:
-        inner = SecretBox(file_lock.key).decrypt(blob[len(MAGIC):])
+        inner = SecretBox(file_lock.key).decrypt(blob[len(MAGIC) :])
     except CryptoError:
-        raise ReplaysError(f"{file_lock.file}: does not open with its entry's key (damaged, or another round's)") from None
+        raise ReplaysError(
+            f"{file_lock.file}: does not open with its entry's key (damaged, or another round's)"
+        ) from None
     if tier_seed is None:
         raise locked(tier)
     try:
         plain = SecretBox(round_key(tier_seed, round_id)).decrypt(inner)
     except CryptoError:
-        raise ReplaysError(f"{file_lock.file}: does not open with the published {tier} seed (damaged, or a seed "
-                           "that is not this round's)") from None
+        raise ReplaysError(
+            f"{file_lock.file}: does not open with the published {tier} seed (damaged, or a seed "
+            "that is not this round's)"
+        ) from None
     try:
         document = json.loads(_unpack(plain).decode("utf-8"))
     except (ValueError, lzma.LZMAError, EOFError, RecursionError):
         raise ReplaysError(f"{file_lock.file}: opened, but what it holds is not a replays document") from None
-    if not isinstance(document, dict) or document.get("schema_version") != SCHEMA_VERSION \
-            or document.get("round") != round_id:
+    if (
+        not isinstance(document, dict)
+        or document.get("schema_version") != SCHEMA_VERSION
+        or document.get("round") != round_id
+    ):
         raise ReplaysError(f"{file_lock.file}: not round {round_id}'s replays of version {SCHEMA_VERSION}")
     return document
 
@@ -272,9 +322,11 @@ def with_boards(document: dict, specs: list[EnvSpec]) -> dict:
     for env in document["environments"]:
         spec = by_id.get(env.get("env"))
         if spec is None:
-            raise ReplaysError(f"environment {env.get('label')!r}: {env.get('env')!r} is not an environment of the "
-                               f"{document['tier']} tier the published seed draws (is the clone's arena older "
-                               "than the round's?)")
+            raise ReplaysError(
+                f"environment {env.get('label')!r}: {env.get('env')!r} is not an environment of the "
+                f"{document['tier']} tier the published seed draws (is the clone's arena older "
+                "than the round's?)"
+            )
         games = []
         for game in env["games"]:
             if game.get("colour") not in ("black", "white") or not isinstance(game.get("moves"), list):
@@ -293,10 +345,10 @@ def render_environment(env: dict) -> str:
     legend = ", ".join(f"{c} {what}" for what, c in BOARD_CHARS.items())
     out = [f"environment {env['label']}: {rows}x{cols}; boards as your agent saw them ({legend})", ""]
     for game in env["games"]:
-        phase = (f"checkpoint at {game['checkpoint']} games" if game["phase"] == "checkpoint"
-                 else "pairing")
-        out.append(f"== {env['label']} {phase}, game {game['index']}: you played {game['colour']} "
-                   f"against {game['opponent']}")
+        phase = f"checkpoint at {game['checkpoint']} games" if game["phase"] == "checkpoint" else "pairing"
+        out.append(
+            f"== {env['label']} {phase}, game {game['index']}: you played {game['colour']} against {game['opponent']}"
+        )
         names = [m if isinstance(m, str) else cell_name(m, cols) for m in game["moves"]]
         out.append("moves: " + " ".join(names))
         for act in game["acts"]:
@@ -307,7 +359,7 @@ def render_environment(env: dict) -> str:
             out.append(" " * (width + 1) + letters)
             cells = act["board"]
             for r in range(rows):
-                out.append(f"{r + 1:>{width}} " + " ".join(cells[r * cols:(r + 1) * cols]))
+                out.append(f"{r + 1:>{width}} " + " ".join(cells[r * cols : (r + 1) * cols]))
         out.append("")
     return "\n".join(out) + "\n"
 

@@ -102,6 +102,7 @@ def repository_url(root: Path) -> str | None:
         return None
     from grader.documents.yaml_io import DocumentError
     from grader.season.site_settings import load_site_config
+
     try:
         return load_site_config(path).repository
     except DocumentError as exc:
@@ -110,8 +111,10 @@ def repository_url(root: Path) -> str | None:
 
 # What the kit says where it would name the repository's address and the kit was built without
 # one (`kit.repository: null` in site.yaml): the truth, and who can fix it.
-NO_REPOSITORY = ("this kit was built without the arena repository's address (`kit.repository` in the arena's "
-                 "site.yaml is not set): ask your course staff for it")
+NO_REPOSITORY = (
+    "this kit was built without the arena repository's address (`kit.repository` in the arena's "
+    "site.yaml is not set): ask your course staff for it"
+)
 
 
 def site_address(repository: str | None) -> str | None:
@@ -119,6 +122,7 @@ def site_address(repository: str | None) -> str | None:
     repository's address: https://github.com/OWNER/NAME -> https://OWNER.github.io/NAME/; None
     when the repository is unknown or not on github.com."""
     import re
+
     found = re.fullmatch(r"https://github\.com/([A-Za-z0-9-]+)/([A-Za-z0-9._-]+?)(?:\.git)?/?", repository or "")
     return f"https://{found.group(1).lower()}.github.io/{found.group(2)}/" if found else None
 
@@ -126,9 +130,12 @@ def site_address(repository: str | None) -> str | None:
 def site_line(repository: str | None) -> str:
     """The sentence that gives the arena's site (or says who knows it)."""
     site = site_address(repository)
-    return (f"The arena's site: <{site}> (the leaderboard, the rounds, the rules, the environments and the Kit page)."
-            if site else "The arena's site (the leaderboard, the rounds, the rules and the Kit page): ask your course "
-                         "staff for its address.")
+    return (
+        f"The arena's site: <{site}> (the leaderboard, the rounds, the rules, the environments and the Kit page)."
+        if site
+        else "The arena's site (the leaderboard, the rounds, the rules and the Kit page): ask your course "
+        "staff for its address."
+    )
 
 
 def register_steps(repository: str | None) -> list[str]:
@@ -138,7 +145,7 @@ def register_steps(repository: str | None) -> list[str]:
     where = repository or "the arena's repository"
     return [
         "Find your numeric GitHub id (accounts are keyed by it, not by your login, so a rename is harmless): open "
-        "`https://api.github.com/users/<your login>` and read its \"id\" (or run `gh api users/<your login> --jq .id`).",
+        '`https://api.github.com/users/<your login>` and read its "id" (or run `gh api users/<your login> --jq .id`).',
         "Choose a handle: it names your folder `submissions/<handle>/` and never changes (lower case letters, digits "
         "and inner hyphens, at most 32 characters).",
         f"Fork {where} on GitHub, and on a branch of your fork add your own entry under "
@@ -211,8 +218,10 @@ def source_root(start: Path | None = None) -> Path:
     root = (Path(start) if start else source_tree() or Path(grader.__file__).resolve().parent.parent).resolve()
     missing = [name for name in ("pyproject.toml", "kit", "engine", "grader") if not (root / name).exists()]
     if missing:
-        raise KitError(f"{root} is not the arena's source tree (no {', '.join(missing)}); "
-                       "run `arena kit build` from a checkout or give --source")
+        raise KitError(
+            f"{root} is not the arena's source tree (no {', '.join(missing)}); "
+            "run `arena kit build` from a checkout or give --source"
+        )
     return root
 
 
@@ -270,8 +279,9 @@ def build_wheel(package_dir: Path, out_dir: Path, python: str = sys.executable) 
     return wheels[0]
 
 
-def content_hash(kit_dir: Path, kit_files: list[str], package_dir: Path, package_files: list[Path],
-                 manifest_core: dict) -> str:
+def content_hash(
+    kit_dir: Path, kit_files: list[str], package_dir: Path, package_files: list[Path], manifest_core: dict
+) -> str:
     """sha256 over every input of the kit, in a fixed order; its first 10 hex digits name it."""
     h = hashlib.sha256()
 
@@ -314,7 +324,11 @@ def limits_table_markdown() -> str:
 
 def render_fields(manifest: dict) -> dict[str, str]:
     """The `{{name}}` fields README.md may use, each from the grader's own configuration."""
-    from grader.play.smoke import ROUND_MARGIN, SmokeSettings, smoke_boards  # the engine's tiers load only when building
+    from grader.play.smoke import (
+        ROUND_MARGIN,
+        SmokeSettings,
+        smoke_boards,
+    )  # the engine's tiers load only when building
 
     settings = SmokeSettings()
     runtime = manifest["runtime"]
@@ -335,11 +349,15 @@ def render_fields(manifest: dict) -> dict[str, str]:
         "pace_min_acts": str(DEFAULT_LIMITS.pace_min_acts),
         "round_margin": f"{ROUND_MARGIN:.0%}",
         "output_cap": f"{size_text(DEFAULT_LIMITS.output_cap_bytes)} (plus {size_text(DEFAULT_LIMITS.output_bytes_per_game)} "
-                      "a game)",
-        "repository": (f"<{manifest['repository']}>" if manifest.get("repository") else
-                       NO_REPOSITORY[0].upper() + NO_REPOSITORY[1:] + "."),
-        "register_steps": "\n".join(f"{n}. {step}" for n, step in enumerate(register_steps(manifest.get("repository")),
-                                                                             1)),
+        "a game)",
+        "repository": (
+            f"<{manifest['repository']}>"
+            if manifest.get("repository")
+            else NO_REPOSITORY[0].upper() + NO_REPOSITORY[1:] + "."
+        ),
+        "register_steps": "\n".join(
+            f"{n}. {step}" for n, step in enumerate(register_steps(manifest.get("repository")), 1)
+        ),
         "site": site_line(manifest.get("repository")),
         "pace_table": pace_table_markdown(),
         "limits_table": limits_table_markdown(),
@@ -362,9 +380,14 @@ def _zip_entry(zf: zipfile.ZipFile, name: str, data: bytes) -> None:
     zf.writestr(info, data)
 
 
-def build_kit(root: Path | None = None, out: Path | None = None, version_path: Path | None = None,
-              today: dt.date | None = None, python: str = sys.executable,
-              log: Callable[[str], None] | None = None) -> KitBuild:
+def build_kit(
+    root: Path | None = None,
+    out: Path | None = None,
+    version_path: Path | None = None,
+    today: dt.date | None = None,
+    python: str = sys.executable,
+    log: Callable[[str], None] | None = None,
+) -> KitBuild:
     """Build the kit zip into `out` (default `<root>/build/kit`) and write its version file
     (default `<root>/kit/version`)."""
     log = log or (lambda line: None)
@@ -380,21 +403,31 @@ def build_kit(root: Path | None = None, out: Path | None = None, version_path: P
         package_files = _copy_package_sources(root, package_dir)
         log(f"arena kit build: building the arena's wheel from {len(package_files)} files ...")
         wheel = build_wheel(package_dir, wheel_dir, python)
-        core = {"arena_version": grader.__version__, "runtime": runtime_row(),
-                "requirements": kit_requirements(root / "pyproject.toml"), "wheel": f"{WHEEL_FOLDER}/{wheel.name}",
-                "repository": repository_url(root)}
+        core = {
+            "arena_version": grader.__version__,
+            "runtime": runtime_row(),
+            "requirements": kit_requirements(root / "pyproject.toml"),
+            "wheel": f"{WHEEL_FOLDER}/{wheel.name}",
+            "repository": repository_url(root),
+        }
         if core["repository"] is None:
-            log("arena kit build: warning: site.yaml sets no kit.repository, so the kit cannot give the arena "
-                "repository's address and says so where it would (set it, then build again)")
+            log(
+                "arena kit build: warning: site.yaml sets no kit.repository, so the kit cannot give the arena "
+                "repository's address and says so where it would (set it, then build again)"
+            )
         digest = content_hash(kit_dir, kit_files, package_dir, package_files, core)
         previous = version_path.read_text(encoding="utf-8") if version_path.is_file() else None
         version = kit_version(digest, previous, today or dt.datetime.now(dt.timezone.utc).date())
         contents: dict[str, bytes] = {}
         # The key the kit seals submissions to (grader.documents.sealing): production's public key, or
         # this checkout's own, made on first use. Not in the version's hash: the files are the kit.
-        manifest = {"schema_version": MANIFEST_SCHEMA_VERSION, "version": version, **core,
-                    "submission_key": public_key_text(),
-                    "files": sorted(kit_files + [MANIFEST_NAME, core["wheel"]])}
+        manifest = {
+            "schema_version": MANIFEST_SCHEMA_VERSION,
+            "version": version,
+            **core,
+            "submission_key": public_key_text(),
+            "files": sorted(kit_files + [MANIFEST_NAME, core["wheel"]]),
+        }
         fields = render_fields(manifest)
         for rel in kit_files:
             data = (kit_dir / rel).read_bytes()
@@ -435,8 +468,9 @@ def submission_files(folder: Path, exclude: Iterable[str] = ()) -> list[str]:
     files = []
     for root, dirs, names in os.walk(folder):
         rel_root = Path(root).relative_to(folder)
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__"
-                         and (rel_root != Path(".") or d not in skip))
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and d != "__pycache__" and (rel_root != Path(".") or d not in skip)
+        )
         for name in sorted(names):
             rel = (rel_root / name).as_posix()
             if name.startswith(".") or name.endswith((".pyc", ".pyo")) or rel in skip:
@@ -444,6 +478,7 @@ def submission_files(folder: Path, exclude: Iterable[str] = ()) -> list[str]:
             files.append(rel)
     if "agent.py" not in files:
         from grader.documents.submission import missing_agent
+
         raise KitError(f"{folder}: {missing_agent(files)}")
     return sorted(files)
 
@@ -469,8 +504,9 @@ def stage_submission(folder: Path, dest: Path, exclude: Iterable[str] = ()) -> l
     return files
 
 
-def write_sealed_package(archive: Path, digest: str, handle: str, kit_version: str, recipient: str,
-                         dest: Path, owner_key: str | None = None) -> Manifest:
+def write_sealed_package(
+    archive: Path, digest: str, handle: str, kit_version: str, recipient: str, dest: Path, owner_key: str | None = None
+) -> Manifest:
     """Seal the checked zip `archive` (whose files' digest is `digest`) to `recipient` into the
     folder `dest`: manifest.yaml and submission.sealed, what the pull request carries."""
     sealed = seal(archive.read_bytes(), recipient)
@@ -512,30 +548,36 @@ def choose_sandbox(name: str = "auto"):
     """
     from grader.sandbox import SANDBOXES, get_sandbox
     from grader.sandbox.local import bwrap_problem
+
     if name not in KIT_SANDBOXES:
         raise KitError(f"unknown sandbox {name!r}: choose {', '.join(KIT_SANDBOXES[:-1])} or {KIT_SANDBOXES[-1]}")
     if name in ("auto", "local"):
         problem = bwrap_problem()
         if problem is None:
-            return get_sandbox("local"), (f"local: {SANDBOXES['local'].summary}; "
-                                          f"the server runs this gate in the {BASE_IMAGE} container")
+            return get_sandbox("local"), (
+                f"local: {SANDBOXES['local'].summary}; the server runs this gate in the {BASE_IMAGE} container"
+            )
         if name == "local":
             raise KitError(f"--sandbox local: {problem}")
         return get_sandbox("unsafe", quiet=True), (
             f"none: {problem}, so your agent runs as a plain process of yours, without isolation. "
-            "The boards, the protocol and the pace are the server's own; the isolation is only the server's")
+            "The boards, the protocol and the pace are the server's own; the isolation is only the server's"
+        )
     if name == "none":
         return get_sandbox("unsafe", quiet=True), (
             "none (asked for): your agent runs as a plain process of yours, without isolation. "
-            "The boards, the protocol and the pace are the server's own; the isolation is only the server's")
+            "The boards, the protocol and the pace are the server's own; the isolation is only the server's"
+        )
     from grader.sandbox import image
     from grader.sandbox.base import LaunchError
     from grader.sandbox.docker import client
+
     try:
         c = client()
     except LaunchError as exc:
-        raise KitError(f"--sandbox docker: {exc}; the SDK goes into the kit's .venv with "
-                       "`.venv/bin/python -m pip install docker`") from None
+        raise KitError(
+            f"--sandbox docker: {exc}; the SDK goes into the kit's .venv with `.venv/bin/python -m pip install docker`"
+        ) from None
     try:
         c.images.get(IMAGE_TAG)
     except Exception:  # docker.errors.ImageNotFound; the SDK is optional, so not named here
@@ -555,12 +597,15 @@ def warm_up_engine(specs, log: Callable[[str], None] | None = None) -> float:
     import time
 
     from grader.play.match import play_game
+
     started = time.monotonic()
     for number, spec in enumerate(specs, 1):
         play_game(spec, "random", "random", 0)
         if log:
-            log(f"  board {number}/{len(specs)} ({spec.layout.rows}x{spec.layout.cols}) ready, "
-                f"{time.monotonic() - started:.0f} s so far")
+            log(
+                f"  board {number}/{len(specs)} ({spec.layout.rows}x{spec.layout.cols}) ready, "
+                f"{time.monotonic() - started:.0f} s so far"
+            )
     return time.monotonic() - started
 
 
@@ -574,10 +619,14 @@ def warm_up_gate(log: Callable[[str], None] | None = None) -> float:
     from grader.rounds.play import CONTROL_AGENT
     from grader.sandbox import get_sandbox
     from grader.play.smoke import SmokeSettings, run_smoke, smoke_boards
+
     started = time.monotonic()
     warm_up_engine(smoke_boards(), log)
     if log:
         log(f"  the gate's own path, with the control agent, {time.monotonic() - started:.0f} s so far ...")
-    run_smoke(CONTROL_AGENT, get_sandbox("unsafe", quiet=True), SmokeSettings(games_vs_random=1, self_play_games=1,
-                                                                              frozen_games=1))
+    run_smoke(
+        CONTROL_AGENT,
+        get_sandbox("unsafe", quiet=True),
+        SmokeSettings(games_vs_random=1, self_play_games=1, frozen_games=1),
+    )
     return time.monotonic() - started

@@ -47,9 +47,11 @@ def import_failed(where: str, error: str) -> str:
     detail = f"{'import of agent.py' if where == 'import' else where} failed: {error}"
     missing = MISSING_MODULE_RE.match(error)
     if missing:
-        detail += (f" - the grader's image has only Python's standard library and numpy {NUMPY_VERSION}, so "
-                   f"{missing.group(1)!r} cannot be imported there: do without it, or ship its pure-Python "
-                   "code beside agent.py")
+        detail += (
+            f" - the grader's image has only Python's standard library and numpy {NUMPY_VERSION}, so "
+            f"{missing.group(1)!r} cannot be imported there: do without it, or ship its pure-Python "
+            "code beside agent.py"
+        )
     return detail
 
 
@@ -88,8 +90,14 @@ class AgentHandle:
 
     # -- life cycle ---------------------------------------------------------
     @classmethod
-    def launch(cls, sandbox: Sandbox, submission: Submission, limits: Limits = DEFAULT_LIMITS,
-               network: Network = "none", label: str | None = None) -> "AgentHandle":
+    def launch(
+        cls,
+        sandbox: Sandbox,
+        submission: Submission,
+        limits: Limits = DEFAULT_LIMITS,
+        network: Network = "none",
+        label: str | None = None,
+    ) -> "AgentHandle":
         """Start `submission` in `sandbox` and wait for its runner to be ready.
 
         Always returns a handle; if the sandbox could not start or the agent
@@ -119,8 +127,9 @@ class AgentHandle:
         try:
             agent = getattr(importlib.import_module(module), name)()
         except Exception as exc:  # the agent's own import or constructor failed: its fault
-            return cls.failed(Fault(FaultKind.AGENT_ERROR, f"import of {target} failed: {type(exc).__name__}: {exc}"),
-                              limits, label)
+            return cls.failed(
+                Fault(FaultKind.AGENT_ERROR, f"import of {target} failed: {type(exc).__name__}: {exc}"), limits, label
+            )
         return cls.in_process(agent, limits, label)
 
     @classmethod
@@ -149,7 +158,9 @@ class AgentHandle:
             # The runner's frame, but the agent's module ran before it and could have sent its own.
             self.versions = {k: clean_text(header[k], VERSION_MAX) for k in ("python", "numpy") if k in header}
         elif header["op"] == protocol.OP_ERROR:
-            self._fail(FaultKind.AGENT_ERROR, import_failed(str(header.get("where", "import")), str(header.get("error", ""))))
+            self._fail(
+                FaultKind.AGENT_ERROR, import_failed(str(header.get("where", "import")), str(header.get("error", "")))
+            )
         else:
             self._fail(FaultKind.PROTOCOL, f"unexpected {header['op']!r} instead of 'ready'")
 
@@ -261,8 +272,9 @@ class AgentHandle:
         finally:
             self.hold_seconds += time.perf_counter() - start
         if found:
-            return self._fail(FaultKind.AGENT_ERROR, f"{found}: nothing may outlive a pairing (docs/rules.md, "
-                              "section 4)")
+            return self._fail(
+                FaultKind.AGENT_ERROR, f"{found}: nothing may outlive a pairing (docs/rules.md, section 4)"
+            )
         return self.fault
 
     def end_session(self, rows: int, cols: int) -> Fault | None:
@@ -330,8 +342,9 @@ class AgentHandle:
             return None, self._bad_act_reply(reply, mask.size)
         return self._after_act(action, frame.shape)
 
-    def _act_extended(self, mark: Sample, own_start: tuple[int, int] | None, start: float,
-                      deadline: float) -> tuple[ActReply, float]:
+    def _act_extended(
+        self, mark: Sample, own_start: tuple[int, int] | None, start: float, deadline: float
+    ) -> tuple[ActReply, float]:
         """An act with no reply by its hard limit: waited for longer by the run-queue delay it
         met meanwhile (grader.common.policy.hard_extension: at most once more the hard limit), so that
         the host's contention does not cost the agent the move; (the reply or EXPIRED, the
@@ -358,11 +371,15 @@ class AgentHandle:
         board = self._boards.get(shape)
         if board is None:
             rows, cols = shape[1:]
-            board = self._boards[shape] = (ActFrame((rows, cols)),
-                                           self.limits.pace_stop_factor * self.limits.pace_seconds(rows, cols))
+            board = self._boards[shape] = (
+                ActFrame((rows, cols)),
+                self.limits.pace_stop_factor * self.limits.pace_seconds(rows, cols),
+            )
         return board
 
-    def _checked_views(self, obs: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[ActFrame, float]]:
+    def _checked_views(
+        self, obs: np.ndarray, mask: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, tuple[ActFrame, float]]:
         """obs as C-contiguous float32 (3, rows, cols), mask as int8 (rows * cols,), and the
         board of their shape; the arrays are remembered when they needed no copy (a game's
         own views are given for every move), so that the next move skips this."""
@@ -433,10 +450,14 @@ class AgentHandle:
         """Accounting of this session: act timing, wall and CPU time, output size."""
         self._check_cpu(force=True)
         ledger = self.ledger.to_dict()
-        return {"act": ledger["act"], "phases": ledger["phases"], "wall_seconds": round(self.clock.elapsed(), 3),
-                "cpu_seconds": ledger["cpu_seconds"],
-                "output_bytes": 0 if self.transport is None else self.transport.log.total,
-                "illegal_moves": self.conduct.illegal_total}
+        return {
+            "act": ledger["act"],
+            "phases": ledger["phases"],
+            "wall_seconds": round(self.clock.elapsed(), 3),
+            "cpu_seconds": ledger["cpu_seconds"],
+            "output_bytes": 0 if self.transport is None else self.transport.log.total,
+            "illegal_moves": self.conduct.illegal_total,
+        }
 
     # -- machinery ----------------------------------------------------------
     def _simple_call(self, header: dict, what: str) -> Fault | None:
@@ -468,13 +489,20 @@ class AgentHandle:
         failure (an agent that ended over its CPU share ended for that)."""
         if reply is EXPIRED:
             if self.clock.at_ceiling(deadline):
-                return self._fail(FaultKind.TIMEOUT, f"environment wall ceiling of {self.limits.env_wall_seconds:g} s "
-                                  f"reached during {what}")
+                return self._fail(
+                    FaultKind.TIMEOUT,
+                    f"environment wall ceiling of {self.limits.env_wall_seconds:g} s reached during {what}",
+                )
             if what == "act":
-                extended = (f", extended by {self._extended:.2f} s of run-queue delay (the host's contention)"
-                            if self._extended else "")
-                return self._fail(FaultKind.TIMEOUT, f"no reply to act within the hard limit of "
-                                  f"{self.limits.act_hard_seconds:g} s{extended}")
+                extended = (
+                    f", extended by {self._extended:.2f} s of run-queue delay (the host's contention)"
+                    if self._extended
+                    else ""
+                )
+                return self._fail(
+                    FaultKind.TIMEOUT,
+                    f"no reply to act within the hard limit of {self.limits.act_hard_seconds:g} s{extended}",
+                )
             return self._fail(FaultKind.TIMEOUT, f"no reply to {what} within {self.limits.prepare_seconds:g} s")
         assert isinstance(reply, Fault)
         if reply.kind in (FaultKind.EOF, FaultKind.LAUNCH_FAILED) and self._check_cpu(force=True):

@@ -115,9 +115,17 @@ def export_tree(repo: Path, commit: str, dest: Path, paths: tuple[str, ...] = (R
         target.write_bytes(_git(repo, "cat-file", "blob", sha))
 
 
-def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | None = None,
-                settings: SmokeSettings = SmokeSettings(), source_commit: str | None = None,
-                frozen_at: dt.datetime | None = None, now: dt.datetime | None = None, log=None) -> Field:
+def build_field(
+    root: Path,
+    tier: str,
+    sandbox: Sandbox | None,
+    copy_to: Path | None = None,
+    settings: SmokeSettings = SmokeSettings(),
+    source_commit: str | None = None,
+    frozen_at: dt.datetime | None = None,
+    now: dt.datetime | None = None,
+    log=None,
+) -> Field:
     """The field from `root` (holding accounts.yaml and submissions/), smoke-tested when `sandbox` is given."""
     now = now or utc_now()
     registry = load_registry(root / REGISTRY)
@@ -150,8 +158,9 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
             report = run_smoke(folder, sandbox, settings)
             if report.result == "arena_error":
                 # The arena's failure, not the entrant's: dropping it would charge the student.
-                raise ArenaSmokeError(f"the arena failed while smoke-testing {account.handle} (not the agent's "
-                                      f"fault): {report.reason}")
+                raise ArenaSmokeError(
+                    f"the arena failed while smoke-testing {account.handle} (not the agent's fault): {report.reason}"
+                )
             if not report.passed:
                 result.excluded.append({"handle": account.handle, "reason": f"smoke test failed: {report.reason}"})
                 continue
@@ -160,9 +169,17 @@ def build_field(root: Path, tier: str, sandbox: Sandbox | None, copy_to: Path | 
         if copy_to is not None:
             path = copy_to / account.handle
             shutil.copytree(folder, path, dirs_exist_ok=False)
-        result.entrants.append(FieldEntry(account.handle, account.github_id, manifest.digest, str(path), flags,
-                                          None if sandbox is None else pace_fraction(report),
-                                          None if sandbox is None else report.memory_peak_bytes))
+        result.entrants.append(
+            FieldEntry(
+                account.handle,
+                account.github_id,
+                manifest.digest,
+                str(path),
+                flags,
+                None if sandbox is None else pace_fraction(report),
+                None if sandbox is None else report.memory_peak_bytes,
+            )
+        )
     result.excluded += unapproved_submissions(root, registry)
     result.excluded.sort(key=lambda item: item["handle"])
     return result
@@ -228,8 +245,12 @@ def unapproved_submissions(root: Path, registry) -> list[dict]:
         if account is None:
             out.append({"handle": sub.name, "reason": "no account has this handle"})
         elif not account.approved:
-            out.append({"handle": sub.name, "reason": "account not approved: staff approve it with "
-                                                      f"`arena accounts approve {sub.name}`"})
+            out.append(
+                {
+                    "handle": sub.name,
+                    "reason": f"account not approved: staff approve it with `arena accounts approve {sub.name}`",
+                }
+            )
     return out
 
 

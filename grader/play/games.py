@@ -28,8 +28,7 @@ class SideStats:
     faults: list[Fault] = field(default_factory=list)
 
     def to_dict(self) -> dict:
-        return {"acts": self.acts, "illegal": self.illegal,
-                "faults": [f.to_dict() for f in self.faults]}
+        return {"acts": self.acts, "illegal": self.illegal, "faults": [f.to_dict() for f in self.faults]}
 
 
 @dataclass
@@ -48,10 +47,18 @@ class GameRecord:
     sides: dict[str, SideStats]
 
     def to_dict(self) -> dict:
-        return {"env_id": self.env_id, "seed": self.seed, "players": self.players, "moves": self.moves,
-                "termination": self.termination, "winner": self.winner, "black_discs": self.black_discs,
-                "white_discs": self.white_discs, "forfeit": self.forfeit,
-                "sides": {k: v.to_dict() for k, v in self.sides.items()}}
+        return {
+            "env_id": self.env_id,
+            "seed": self.seed,
+            "players": self.players,
+            "moves": self.moves,
+            "termination": self.termination,
+            "winner": self.winner,
+            "black_discs": self.black_discs,
+            "white_discs": self.white_discs,
+            "forfeit": self.forfeit,
+            "sides": {k: v.to_dict() for k, v in self.sides.items()},
+        }
 
 
 def ending_of(record: GameRecord, dead: set[str]) -> str:
@@ -84,13 +91,35 @@ class ScoredGame:
     ending: str
 
     @classmethod
-    def of(cls, record: GameRecord, env: str, phase: str, checkpoint: int | None, index: int,
-           black: str, white: str, dead_colors: set[str]) -> ScoredGame:
+    def of(
+        cls,
+        record: GameRecord,
+        env: str,
+        phase: str,
+        checkpoint: int | None,
+        index: int,
+        black: str,
+        white: str,
+        dead_colors: set[str],
+    ) -> ScoredGame:
         """`record` played as game `index` of `phase` in environment `env`, `black` v `white`;
         `dead_colors` are the sides whose session was dead when it ended."""
-        return cls(env, phase, checkpoint, index, record.seed, black, white, record.moves, record.forfeit,
-                   record.termination, record.winner, record.black_discs, record.white_discs,
-                   ending_of(record, dead_colors))
+        return cls(
+            env,
+            phase,
+            checkpoint,
+            index,
+            record.seed,
+            black,
+            white,
+            record.moves,
+            record.forfeit,
+            record.termination,
+            record.winner,
+            record.black_discs,
+            record.white_discs,
+            ending_of(record, dead_colors),
+        )
 
     def to_doc(self) -> dict:
         """The full stored form (a fresh dict; the move list is shared, not copied)."""
@@ -99,8 +128,9 @@ class ScoredGame:
     @classmethod
     def from_doc(cls, doc: dict) -> ScoredGame:
         """A stored game, full or projected; a key it must have and lacks raises KeyError."""
-        values: dict[str, Any] = {name: doc.get(name) if name in RULE_BEARING_GAME_KEYS else doc[name]
-                                  for name in SCORED_FIELDS}
+        values: dict[str, Any] = {
+            name: doc.get(name) if name in RULE_BEARING_GAME_KEYS else doc[name] for name in SCORED_FIELDS
+        }
         return cls(**values)
 
     def seat(self, color: str) -> str:
@@ -124,8 +154,12 @@ class KeptGame:
     @classmethod
     def of(cls, record: GameRecord, outcome: dict) -> KeptGame:
         """`record` kept with `outcome`, the `observe_outcome` message it is sent."""
-        return cls(record.seed, record.moves, record.forfeit,
-                   [outcome["winner"], outcome["black_discs"], outcome["white_discs"]])
+        return cls(
+            record.seed,
+            record.moves,
+            record.forfeit,
+            [outcome["winner"], outcome["black_discs"], outcome["white_discs"]],
+        )
 
     def to_doc(self) -> dict:
         """The kept form (a fresh dict; the move list is shared, not copied)."""

@@ -27,15 +27,25 @@ WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.
 def env_info(spec: EnvSpec, interaction_budget: int) -> dict:
     """The `prepare` message for `spec`: geometry and budget, never the rules."""
     layout = spec.layout
-    return {"rows": layout.rows, "cols": layout.cols, "obstacles": [list(c) for c in layout.obstacles],
-            "interaction_budget": int(interaction_budget), "env_index": 0, "env_count": 1}
+    return {
+        "rows": layout.rows,
+        "cols": layout.cols,
+        "obstacles": [list(c) for c in layout.obstacles],
+        "interaction_budget": int(interaction_budget),
+        "env_index": 0,
+        "env_count": 1,
+    }
 
 
 def outcome_for(record: GameRecord, color: Color | str) -> dict:
     """The `observe_outcome` message for the agent that played `color` in `record`."""
     label = color if isinstance(color, str) else color.label
-    return {"winner": record.winner or "draw", "black_discs": record.black_discs,
-            "white_discs": record.white_discs, "your_color": label}
+    return {
+        "winner": record.winner or "draw",
+        "black_discs": record.black_discs,
+        "white_discs": record.white_discs,
+        "your_color": label,
+    }
 
 
 class AgentSeat(Protocol):
@@ -105,10 +115,17 @@ def play_engine_games(spec: EnvSpec, games: list[tuple]) -> list[GameRecord]:
         for i, (winner, plies, black_discs, white_discs, ending), row in zip(indices, out.tolist(), moves):
             black, white = seated[i]
             records[i] = GameRecord(
-                env_id=spec.id, seed=games[i][2], players={"black": black.name, "white": white.name},
-                moves=recorded_moves(row[:plies]), termination=ENDINGS[ending].value,
-                winner=WINNER_LABELS[winner], black_discs=black_discs, white_discs=white_discs, forfeit=None,
-                sides={"black": SideStats(), "white": SideStats()})
+                env_id=spec.id,
+                seed=games[i][2],
+                players={"black": black.name, "white": white.name},
+                moves=recorded_moves(row[:plies]),
+                termination=ENDINGS[ending].value,
+                winner=WINNER_LABELS[winner],
+                black_discs=black_discs,
+                white_discs=white_discs,
+                forfeit=None,
+                sides={"black": SideStats(), "white": SideStats()},
+            )
     return [r for r in records if r is not None]  # every one is filled: each game is in one group
 
 
@@ -133,8 +150,9 @@ class Table:
     def play(self, black, white, seed: int) -> GameRecord:
         """Seat `black` and `white` (as `play_game` takes them) and play a game to its record."""
         spec, game = self.spec, self.game
-        players: list[Any] = [seated_opponent(p, spec, seed, c.label) if isinstance(p, str) else p
-                              for c, p in zip(COLORS, (black, white))]
+        players: list[Any] = [
+            seated_opponent(p, spec, seed, c.label) if isinstance(p, str) else p for c, p in zip(COLORS, (black, white))
+        ]
         held = [p if isinstance(p, Opponent) else None for p in players]
         if self._used:
             game.restart()  # before the seats are packed: a player kept from the last game takes its stream out
@@ -146,16 +164,21 @@ class Table:
         seats.settle()  # a game that ended outside the kernel (a forfeit) is settled here
         outcome = game.outcome()
         return GameRecord(
-            env_id=spec.id, seed=seed,
+            env_id=spec.id,
+            seed=seed,
             players={label: o.name if o is not None else p.label for label, p, o in zip(LABELS, players, held)},
-            moves=game.moves, termination=outcome.termination.value,
+            moves=game.moves,
+            termination=outcome.termination.value,
             winner=None if outcome.winner is None else outcome.winner.label,
-            black_discs=outcome.black_discs, white_discs=outcome.white_discs, forfeit=forfeit,
+            black_discs=outcome.black_discs,
+            white_discs=outcome.white_discs,
+            forfeit=forfeit,
             sides=dict(zip(LABELS, sides)),
         )
 
-    def _play_on(self, players: list, copies: list[bool], sides: tuple[SideStats, SideStats], seats: EngineSeats,
-                 turn: int) -> str | None:
+    def _play_on(
+        self, players: list, copies: list[bool], sides: tuple[SideStats, SideStats], seats: EngineSeats, turn: int
+    ) -> str | None:
         """Play the game on from `turn` (the side to move, its view written; -1 when over) to
         its end; the colour that forfeited, if one did. The hot loop of a round: a legal move
         costs the agent's act and one kernel call, which refuses an illegal cell itself; each
@@ -209,4 +232,3 @@ def _tell_legal(players: list, legal: list[int], told: list[int]) -> None:
         if legal[i] > told[i]:
             players[i].conduct.played_legal(legal[i] - told[i])
             told[i] = legal[i]
-

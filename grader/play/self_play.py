@@ -30,13 +30,13 @@ def heard() -> None:
     """`hear` of a game whose outcome is not sent (a reference player learns nothing)."""
 
 
-def play_self_play(spec: EnvSpec, seat: Callable[[Color, int], object], observe: Callable[[dict], object],
-                     seeds: list[int]) -> Iterator[SelfPlayGame]:
+def play_self_play(
+    spec: EnvSpec, seat: Callable[[Color, int], object], observe: Callable[[dict], object], seeds: list[int]
+) -> Iterator[SelfPlayGame]:
     """The games seeded `seeds` with `seat(color, seed)` on both sides, one `play_game` each;
     `hear` sends the outcome through `observe`. Lazy: a caller that stops iterating (the
     agent died) plays no further game."""
     for seed in seeds:
         record = play_game(spec, seat(Color.BLACK, seed), seat(Color.WHITE, seed), seed)
         outcome = outcome_for(record, SELF_PLAY_COLOR)
-        yield SelfPlayGame(record.winner, len(record.moves), partial(observe, outcome),
-                           KeptGame.of(record, outcome))
+        yield SelfPlayGame(record.winner, len(record.moves), partial(observe, outcome), KeptGame.of(record, outcome))

@@ -64,7 +64,9 @@ def parse_entrant(text: str) -> Entrant:
     path = Path(source)
     if not path.exists():
         hint = f" (reference players: {', '.join(REFERENCE_NAMES)})"
-        raise EntrantError(f"--agents {text!r}: {source!r} is neither a submission folder or zip nor a reference name{hint}")
+        raise EntrantError(
+            f"--agents {text!r}: {source!r} is neither a submission folder or zip nor a reference name{hint}"
+        )
     submission = load_submission(path)  # raises SubmissionError (a ValueError) naming the problem
     if sep:
         account = name
@@ -86,8 +88,10 @@ def python_entrant(name: str, target: str) -> Entrant:
 
 def check_name(name: str, source: str) -> None:
     if not NAME_RE.match(name):
-        raise EntrantError(f"{source!r}: entrant name {name!r} must be 1-64 of letters, digits, _ . - "
-                           "(starting with a letter or digit)")
+        raise EntrantError(
+            f"{source!r}: entrant name {name!r} must be 1-64 of letters, digits, _ . - "
+            "(starting with a letter or digit)"
+        )
 
 
 def check_field(entrants: list[Entrant]) -> list[Entrant]:
@@ -254,8 +258,10 @@ class ReferenceSession(Session):
     def self_play(self, spec: EnvSpec, seeds: list[int]) -> Iterator[SelfPlayGame]:
         """A reference player learns nothing: its self-play is played in one kernel call,
         each game the one `play_game` plays with the same seed, and no outcome is sent."""
-        return (SelfPlayGame(WINNER_LABELS[w], p, heard)
-                for w, p in play_reference_games(self.opponent, spec, seeds, self.meter).tolist())
+        return (
+            SelfPlayGame(WINNER_LABELS[w], p, heard)
+            for w, p in play_reference_games(self.opponent, spec, seeds, self.meter).tolist()
+        )
 
     def observe_outcome(self, outcome: dict) -> Fault | None:
         return None

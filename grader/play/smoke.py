@@ -30,7 +30,12 @@ from grader.play.agent_handle import AgentHandle
 from grader.common.limits import DEFAULT_LIMITS, MIB, Limits
 from grader.play.match import env_info, outcome_for, play_game
 from grader.common.policy import CHECKPOINT, PAIRING, PHASES, SELF_PLAY
-from grader.common.schedule import CANONICAL_BUDGET, CANONICAL_CHECKPOINTS, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES
+from grader.common.schedule import (
+    CANONICAL_BUDGET,
+    CANONICAL_CHECKPOINTS,
+    DEFAULT_GAMES_PER_CHECKPOINT,
+    DEFAULT_PAIRING_GAMES,
+)
 from grader.play.self_play import SELF_PLAY_COLOR
 from grader.common.faults import FaultKind
 from grader.sandbox.base import LaunchError, Sandbox
@@ -46,8 +51,13 @@ def round_games(field_size: int) -> dict[str, int]:
     """A scored round's session of one environment, phase by phase, in a field of `field_size`,
     for what the gate projects from its few games: 20 games at each canonical checkpoint, the
     budget's self-play, and 20 pairing games against each other entrant."""
-    return {CHECKPOINT: DEFAULT_GAMES_PER_CHECKPOINT * len(CANONICAL_CHECKPOINTS), SELF_PLAY: CANONICAL_BUDGET,
-            PAIRING: DEFAULT_PAIRING_GAMES * max(0, field_size - 1)}
+    return {
+        CHECKPOINT: DEFAULT_GAMES_PER_CHECKPOINT * len(CANONICAL_CHECKPOINTS),
+        SELF_PLAY: CANONICAL_BUDGET,
+        PAIRING: DEFAULT_PAIRING_GAMES * max(0, field_size - 1),
+    }
+
+
 # The margin under the pace a phase's mean needs here for a scored round to be safe: the
 # grader's host times each act from the frame sent to the reply read, and on a shared runner
 # that adds time this machine does not see (examples/adaptive measured 0.1 ms a call idle and
@@ -96,31 +106,43 @@ class SmokeSettings:
 
     def phase_games(self) -> dict[str, int]:
         """The games each phase plays on a board."""
-        return {CHECKPOINT: self.games_vs_random * len(self.checkpoint_points()), SELF_PLAY: self.self_play_games,
-                PAIRING: self.frozen_games}
+        return {
+            CHECKPOINT: self.games_vs_random * len(self.checkpoint_points()),
+            SELF_PLAY: self.self_play_games,
+            PAIRING: self.frozen_games,
+        }
 
     def describe(self) -> str:
         """The games per board, in words (check.py's header and the kit's README)."""
         points = self.checkpoint_points()
         at = ", ".join(map(str, points))
-        return (f"{self.games_vs_random} games against the seeded random opponent at each of {len(points)} "
-                f"checkpoints (after {at} self-play games), {self.self_play_games} self-play games with an outcome "
-                f"after each, freeze, then {self.frozen_games} more games")
+        return (
+            f"{self.games_vs_random} games against the seeded random opponent at each of {len(points)} "
+            f"checkpoints (after {at} self-play games), {self.self_play_games} self-play games with an outcome "
+            f"after each, freeze, then {self.frozen_games} more games"
+        )
 
     def board_limits(self) -> Limits:
         """The round's limits, with the far-over-pace stop judged early and a short wall ceiling."""
-        return dataclasses.replace(self.limits, pace_min_acts=self.early_stop_acts,
-                                   env_wall_seconds=min(self.limits.env_wall_seconds, self.board_wall_seconds))
+        return dataclasses.replace(
+            self.limits,
+            pace_min_acts=self.early_stop_acts,
+            env_wall_seconds=min(self.limits.env_wall_seconds, self.board_wall_seconds),
+        )
 
 
 # `make check-long` (check.py --long): the budget's self-play up to its second checkpoint, with
 # a round's checkpoint games at 0, 100 and 500, and a checkpoint's worth of frozen games per
 # board, under the round's own pace stop and wall ceiling, so the play that follows learning,
 # and its pace in each phase, run before a scored round does.
-LONG_SETTINGS = SmokeSettings(games_vs_random=DEFAULT_GAMES_PER_CHECKPOINT, self_play_games=500,
-                              checkpoints=(0, 100, 500), frozen_games=DEFAULT_PAIRING_GAMES,
-                              early_stop_acts=DEFAULT_LIMITS.pace_min_acts,
-                              board_wall_seconds=DEFAULT_LIMITS.env_wall_seconds)
+LONG_SETTINGS = SmokeSettings(
+    games_vs_random=DEFAULT_GAMES_PER_CHECKPOINT,
+    self_play_games=500,
+    checkpoints=(0, 100, 500),
+    frozen_games=DEFAULT_PAIRING_GAMES,
+    early_stop_acts=DEFAULT_LIMITS.pace_min_acts,
+    board_wall_seconds=DEFAULT_LIMITS.env_wall_seconds,
+)
 
 
 @dataclass
@@ -165,8 +187,11 @@ class BoardResult:
 
     def tight_phases(self) -> list[str]:
         """The phases under the pace but inside the margin a scored round needs (ROUND_MARGIN)."""
-        return [name for name, p in self.phases.items()
-                if (m := p.margin(self.pace_ms)) is not None and 0.0 <= m < ROUND_MARGIN]
+        return [
+            name
+            for name, p in self.phases.items()
+            if (m := p.margin(self.pace_ms)) is not None and 0.0 <= m < ROUND_MARGIN
+        ]
 
     def to_dict(self) -> dict:
         data = dataclasses.asdict(self)
@@ -214,22 +239,35 @@ class SmokeReport:
 
     def to_dict(self) -> dict:
         first = self.first_failure
-        data = {"schema_version": SCHEMA_VERSION, "result": self.result, "reason": self.reason,
-                "needs_staff_label": self.needs_staff_label}
+        data = {
+            "schema_version": SCHEMA_VERSION,
+            "result": self.result,
+            "reason": self.reason,
+            "needs_staff_label": self.needs_staff_label,
+        }
         if self.kit_version is not None:
             data["kit_version"] = self.kit_version
-        data |= {"interpreter": self.interpreter, "numpy": self.numpy, "sandbox": self.sandbox, "image": self.image,
-                 "submission": {"name": self.submission, "digest": self.digest},
-                 "flags": [f.to_dict() for f in self.flags], "notes": list(self.notes),
-                 "memory_peak_bytes": self.memory_peak_bytes, "boards": [b.to_dict() for b in self.boards],
-                 "first_failing_board": None if first is None else first.shape,
-                 "stderr_tail": self.stderr_tail}
+        data |= {
+            "interpreter": self.interpreter,
+            "numpy": self.numpy,
+            "sandbox": self.sandbox,
+            "image": self.image,
+            "submission": {"name": self.submission, "digest": self.digest},
+            "flags": [f.to_dict() for f in self.flags],
+            "notes": list(self.notes),
+            "memory_peak_bytes": self.memory_peak_bytes,
+            "boards": [b.to_dict() for b in self.boards],
+            "first_failing_board": None if first is None else first.shape,
+            "stderr_tail": self.stderr_tail,
+        }
         return data
 
 
-NO_FREEZE = ("class Agent has no freeze() method: once the budget's self-play is spent the grader calls freeze(), "
-             "and finding none calls nothing: your agent is not told that learning is over, and the pairing games "
-             "that follow, against the other entrants, are played with no outcome after them")
+NO_FREEZE = (
+    "class Agent has no freeze() method: once the budget's self-play is spent the grader calls freeze(), "
+    "and finding none calls nothing: your agent is not told that learning is over, and the pairing games "
+    "that follow, against the other entrants, are played with no outcome after them"
+)
 
 
 def submission_notes(folder: Path) -> list[str]:
@@ -252,15 +290,23 @@ def tail(text: str) -> str:
     return "\n".join(lines)[-STDERR_TAIL_CHARS:]
 
 
-def run_smoke(source: str | Path, sandbox: Sandbox, settings: SmokeSettings = SmokeSettings(),
-              boards: list[EnvSpec] | None = None, kit_version: str | None = None, log=None) -> SmokeReport:
+def run_smoke(
+    source: str | Path,
+    sandbox: Sandbox,
+    settings: SmokeSettings = SmokeSettings(),
+    boards: list[EnvSpec] | None = None,
+    kit_version: str | None = None,
+    log=None,
+) -> SmokeReport:
     """Screen and smoke-test the submission at `source`; never raises for anything the agent does."""
     # A zip is unpacked into a folder of our own, removed whatever happens.
     with tempfile.TemporaryDirectory(prefix="arena-smoke-") as unpacked:
         return _run_smoke(source, Path(unpacked), sandbox, settings, boards, kit_version, log)
 
 
-def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings, boards, kit_version, log) -> SmokeReport:
+def _run_smoke(
+    source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings, boards, kit_version, log
+) -> SmokeReport:
     report = SmokeReport(submission=Path(source).name, sandbox=sandbox.name, kit_version=kit_version)
     try:
         submission = load_submission(source, extract_to=unpacked / "submission")
@@ -271,10 +317,16 @@ def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings
     report.flags = screen(submission)
     report.notes = submission_notes(submission.path)
     specs = smoke_boards(boards)
-    report.boards = [BoardResult(f"{s.layout.rows}x{s.layout.cols}", s.name or s.id, s.id,
-                                 pace_ms=round(settings.limits.pace_seconds(s.layout.rows, s.layout.cols) * 1e3, 3),
-                                 round_field=settings.round_field())
-                     for s in specs]
+    report.boards = [
+        BoardResult(
+            f"{s.layout.rows}x{s.layout.cols}",
+            s.name or s.id,
+            s.id,
+            pace_ms=round(settings.limits.pace_seconds(s.layout.rows, s.layout.cols) * 1e3, 3),
+            round_field=settings.round_field(),
+        )
+        for s in specs
+    ]
     warm_up(specs)
     if log:
         log(f"smoke: each phase projected to a round's session in a field of {settings.round_field()} entrants")
@@ -284,13 +336,17 @@ def _run_smoke(source, unpacked: Path, sandbox: Sandbox, settings: SmokeSettings
         _play_board(board, spec, submission, sandbox, settings, report)
         if log:
             mean = "-" if board.mean_act_ms is None else f"{board.mean_act_ms} ms"
-            log(f"smoke: {board.shape}: {board.result}, mean act {mean} (pace {board.pace_ms} ms), {board.seconds:.1f} s")
+            log(
+                f"smoke: {board.shape}: {board.result}, mean act {mean} (pace {board.pace_ms} ms), {board.seconds:.1f} s"
+            )
         report.stderr_tail = board.stderr_tail
         if board.fault is not None and not FaultKind.parse(board.fault["kind"]).is_agents_fault:
             # Nothing is known of the agent: the gate has no verdict, and must not give one.
             report.result = "arena_error"
-            report.reason = (f"the arena failed on the {board.shape} board, not your agent ({board.reason}); "
-                             "the smoke test will be re-run")
+            report.reason = (
+                f"the arena failed on the {board.shape} board, not your agent ({board.reason}); "
+                "the smoke test will be re-run"
+            )
             return report
         if board.result == "fail":
             report.reason = f"the {board.shape} board refused it: {board.reason}"
@@ -307,8 +363,9 @@ def warm_up(specs: list[EnvSpec]) -> None:
         play_game(spec, "random", "random", 0)
 
 
-def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox, settings: SmokeSettings,
-                report: SmokeReport) -> None:
+def _play_board(
+    board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox, settings: SmokeSettings, report: SmokeReport
+) -> None:
     limits = settings.board_limits()
     started = time.monotonic()
     if report.image is None:
@@ -337,8 +394,9 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
         s = handle.phase_stats.get(name)
         if s is not None and s.count:
             phase.acts, phase.mean_act_ms = s.count, round(s.mean_seconds * 1e3, 3)
-    session = settings.limits.for_session(spec.layout.rows, spec.layout.cols,
-                                          sum(round_games(board.round_field).values()))
+    session = settings.limits.for_session(
+        spec.layout.rows, spec.layout.cols, sum(round_games(board.round_field).values())
+    )
     board.round_output_bytes = project_output(board)
     board.round_output_cap = session.output_cap_bytes
     board.round_act_seconds = project_act_seconds(board)
@@ -348,17 +406,22 @@ def _play_board(board: BoardResult, spec: EnvSpec, submission, sandbox: Sandbox,
         board.reason = f"{handle.fault.kind.value}: {handle.fault.detail}"
     elif stats.count == 0:
         board.result, board.reason = "fail", "act() was never called successfully"
-    elif (slow := [(name, p) for name, p in board.phases.items()
-                   if p.mean_act_ms is not None and p.mean_act_ms > board.pace_ms]):
+    elif slow := [
+        (name, p) for name, p in board.phases.items() if p.mean_act_ms is not None and p.mean_act_ms > board.pace_ms
+    ]:
         name, phase = slow[0]
         board.result = "fail"
-        board.reason = (f"mean act() {phase.mean_act_ms:.3f} ms over {phase.acts} calls in {PHASES[name]} is over "
-                        f"the {board.shape} pace of {board.pace_ms} ms (each phase is judged on its own mean)")
+        board.reason = (
+            f"mean act() {phase.mean_act_ms:.3f} ms over {phase.acts} calls in {PHASES[name]} is over "
+            f"the {board.shape} pace of {board.pace_ms} ms (each phase is judged on its own mean)"
+        )
     elif board.round_act_seconds is not None and board.round_act_seconds > board.round_cpu_share:
         board.result = "fail"
-        board.reason = (f"its act() time projected to a round's session in a field of {board.round_field} is "
-                        f"{board.round_act_seconds:,.0f} s, over that session's CPU share of "
-                        f"{board.round_cpu_share:,.0f} s (fault budget): spend less per move")
+        board.reason = (
+            f"its act() time projected to a round's session in a field of {board.round_field} is "
+            f"{board.round_act_seconds:,.0f} s, over that session's CPU share of "
+            f"{board.round_cpu_share:,.0f} s (fault budget): spend less per move"
+        )
     elif board.round_output_bytes is not None and board.round_output_bytes > board.round_output_cap:
         board.result = "fail"
         board.reason = output_reason(board, board.round_output_cap)
@@ -390,22 +453,26 @@ def project_act_seconds(board: BoardResult) -> float | None:
     if not board.phases or any(p.games == 0 or p.mean_act_ms is None for p in board.phases.values()):
         return None
     games = round_games(board.round_field)
-    return round(sum(p.acts / p.games * games[name] * (p.mean_act_ms or 0.0) / 1e3
-                     for name, p in board.phases.items()), 3)
+    return round(
+        sum(p.acts / p.games * games[name] * (p.mean_act_ms or 0.0) / 1e3 for name, p in board.phases.items()), 3
+    )
 
 
 def output_reason(board: BoardResult, cap: int) -> str:
     """Why a board fails on its output: the rate, the projection and the cap, with the fix."""
     projected = board.round_output_bytes or 0
-    rates = ", ".join(f"{p.output_bytes / p.games:,.0f} bytes a game in {PHASES[name]}"
-                      for name, p in board.phases.items())
+    rates = ", ".join(
+        f"{p.output_bytes / p.games:,.0f} bytes a game in {PHASES[name]}" for name, p in board.phases.items()
+    )
     round_of = round_games(board.round_field)
     games = ", ".join(f"{round_of[name]:,} {PHASES[name].removeprefix('the ')}" for name in board.phases)
-    return (f"your agent printed {board.output_bytes:,} bytes here ({rates}): over a round's session of this "
-            f"environment ({games}, against a field of {board.round_field}) that is about "
-            f"{projected / MIB:,.1f} MiB, over the {cap / MIB:,.1f} MiB output cap of that session, and a round kills it "
-            "there (fault agent_error). Print less: a line per game at most, or write what you want to keep to a "
-            "file in /tmp")
+    return (
+        f"your agent printed {board.output_bytes:,} bytes here ({rates}): over a round's session of this "
+        f"environment ({games}, against a field of {board.round_field}) that is about "
+        f"{projected / MIB:,.1f} MiB, over the {cap / MIB:,.1f} MiB output cap of that session, and a round kills it "
+        "there (fault agent_error). Print less: a line per game at most, or write what you want to keep to a "
+        "file in /tmp"
+    )
 
 
 def _session(handle: AgentHandle, spec: EnvSpec, settings: SmokeSettings, board: BoardResult) -> None:

@@ -12,9 +12,24 @@ from dataclasses import dataclass, field
 
 from grader.common.faults import Payer, kinds
 from grader.play.games import ScoredGame
-from grader.common.metrics import (INTERVAL_ENVIRONMENTS, INTERVAL_ENVIRONMENTS_FLOOR, INTERVAL_WILSON_GAMES, MetricError,
-                            Tally, endings_histogram, fit_elo,
-                            mean, rnd, sae, sae_window, spread, standing, standing_interval, wilson, win_draw_rates)
+from grader.common.metrics import (
+    INTERVAL_ENVIRONMENTS,
+    INTERVAL_ENVIRONMENTS_FLOOR,
+    INTERVAL_WILSON_GAMES,
+    MetricError,
+    Tally,
+    endings_histogram,
+    fit_elo,
+    mean,
+    rnd,
+    sae,
+    sae_window,
+    spread,
+    standing,
+    standing_interval,
+    wilson,
+    win_draw_rates,
+)
 from grader.rounds.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
 from grader.common.schedule import CHECKPOINT_LABEL
 
@@ -67,8 +82,9 @@ def _interval(method: str, scores: list[float | None], games: int) -> list[float
         interval = wilson(standing(scores), games)
         return list(interval) if interval else [0.0, 1.0]
     if method in (INTERVAL_ENVIRONMENTS, INTERVAL_ENVIRONMENTS_FLOOR):
-        return list(standing_interval([s for s in scores if s is not None], games,
-                                      floor=method == INTERVAL_ENVIRONMENTS_FLOOR))
+        return list(
+            standing_interval([s for s in scores if s is not None], games, floor=method == INTERVAL_ENVIRONMENTS_FLOOR)
+        )
     # A results document names its method, so `arena verify` brings any word here.
     raise MetricError("method", method, f"unknown interval method {method!r}")
 
@@ -101,8 +117,7 @@ def compute(inp: ScoringInput) -> Scores:
     tallies = tally_games(inp)
     env_agents, across = score_environments(inp, tallies)
     standing_published = len(inp.names) >= MIN_FIELD_FOR_STANDING
-    agents = [aggregate_agent(inp, name, across[name], tallies.endings[name], standing_published)
-              for name in inp.names]
+    agents = [aggregate_agent(inp, name, across[name], tallies.endings[name], standing_published) for name in inp.names]
     rank(agents)
     pairwise, elo = pairwise_and_elo(inp, tallies, agents, standing_published)
     return Scores(agents, pairwise, env_agents, elo, standing_published, tallies.problems)
@@ -139,8 +154,9 @@ def tally_games(inp: ScoringInput) -> Tallies:
     return out
 
 
-def score_environments(inp: ScoringInput, tallies: Tallies) -> tuple[dict[str, list[EnvAgent]],
-                                                                      dict[str, AcrossEnvironments]]:
+def score_environments(
+    inp: ScoringInput, tallies: Tallies
+) -> tuple[dict[str, list[EnvAgent]], dict[str, AcrossEnvironments]]:
     """Phase 2: each agent's curve, SAE and score in each environment (zero where it faulted)."""
     problems = tallies.problems
     env_agents: dict[str, list[EnvAgent]] = {}
@@ -159,8 +175,10 @@ def score_environments(inp: ScoringInput, tallies: Tallies) -> tuple[dict[str, l
             for b in inp.checkpoints:
                 t = tallies.checkpoint[(label, name, b)]
                 if not faulted and t.games != inp.games_per_checkpoint:
-                    problems.append(f"environment {label}: {name} has {t.games} checkpoint games at {b}, "
-                                    f"expected {inp.games_per_checkpoint}")
+                    problems.append(
+                        f"environment {label}: {name} has {t.games} checkpoint games at {b}, "
+                        f"expected {inp.games_per_checkpoint}"
+                    )
                 w, d = (0.0, 0.0) if faulted else win_draw_rates(t)
                 curve.append(CurvePoint(b, w, d))
                 rates.append(w)
@@ -171,8 +189,9 @@ def score_environments(inp: ScoringInput, tallies: Tallies) -> tuple[dict[str, l
                 a, b = sorted((name, o))
                 t = tallies.pair[(label, a, b)]
                 if not faulted and t.games != inp.pairing_games:
-                    problems.append(f"environment {label}: pairing {a} v {b} has {t.games} games, "
-                                    f"expected {inp.pairing_games}")
+                    problems.append(
+                        f"environment {label}: pairing {a} v {b} has {t.games} games, expected {inp.pairing_games}"
+                    )
                 if not faulted:
                     tally += t if a == name else Tally(t.losses, t.draws, t.wins)
             mine = across[name]
@@ -191,14 +210,22 @@ def score_environments(inp: ScoringInput, tallies: Tallies) -> tuple[dict[str, l
     return env_agents, across
 
 
-def aggregate_agent(inp: ScoringInput, name: str, mine: AcrossEnvironments, endings: list[str],
-                    standing_published: bool) -> AgentMetrics:
+def aggregate_agent(
+    inp: ScoringInput, name: str, mine: AcrossEnvironments, endings: list[str], standing_published: bool
+) -> AgentMetrics:
     """Phase 3: one agent's numbers over the environments, each environment weighing the same."""
     labels = inp.labels
     window = sae_window(inp.checkpoints)
-    curve = [CurvePoint(b, rnd(mean([c[j].win_rate for c in mine.curves])),
-                        rnd(mean([c[j].draw_rate for c in mine.curves])))
-             for j, b in enumerate(inp.checkpoints)] if labels else []
+    curve = (
+        [
+            CurvePoint(
+                b, rnd(mean([c[j].win_rate for c in mine.curves])), rnd(mean([c[j].draw_rate for c in mine.curves]))
+            )
+            for j, b in enumerate(inp.checkpoints)
+        ]
+        if labels
+        else []
+    )
     sae_value = rnd(mean(mine.saes)) if window and labels else None
     total = Tally()
     for t in mine.tallies:
@@ -207,17 +234,31 @@ def aggregate_agent(inp: ScoringInput, name: str, mine: AcrossEnvironments, endi
     value = standing(mine.scores)
     standing_row = None
     if standing_published and value is not None:
-        standing_row = Standing(value, 0, faulted_games,
-                                _interval(inp.interval_method, mine.scores, total.games + faulted_games),
-                                None if inp.interval_method == INTERVAL_WILSON_GAMES else inp.interval_method)
+        standing_row = Standing(
+            value,
+            0,
+            faulted_games,
+            _interval(inp.interval_method, mine.scores, total.games + faulted_games),
+            None if inp.interval_method == INTERVAL_WILSON_GAMES else inp.interval_method,
+        )
     faults = {k: mine.faults.count(k) for k in AGENT_FAULT_KINDS}
     final_rates = [c[-1].win_rate for c in mine.curves]
     return AgentMetrics(
-        name=name, curve=curve, sae=SaeValue(sae_value, *(window or (None, None))), record=_record(total),
-        standing=standing_row, elo=None, faulted_envs=len(mine.faults), faults=faults,
+        name=name,
+        curve=curve,
+        sae=SaeValue(sae_value, *(window or (None, None))),
+        record=_record(total),
+        standing=standing_row,
+        elo=None,
+        faulted_envs=len(mine.faults),
+        faults=faults,
         endings=endings_histogram(endings),
-        spread=Spread(spread(final_rates), spread([s for s in mine.saes if s is not None]),
-                      spread([s for s in mine.scores if s is not None])))
+        spread=Spread(
+            spread(final_rates),
+            spread([s for s in mine.saes if s is not None]),
+            spread([s for s in mine.scores if s is not None]),
+        ),
+    )
 
 
 def rank(agents: list[AgentMetrics]) -> None:
@@ -227,8 +268,9 @@ def rank(agents: list[AgentMetrics]) -> None:
         a.standing.rank = 1 + sum(1 for b in ranked if b.standing.value > a.standing.value)
 
 
-def pairwise_and_elo(inp: ScoringInput, tallies: Tallies, agents: list[AgentMetrics],
-                     standing_published: bool) -> tuple[list[PairResult], dict]:
+def pairwise_and_elo(
+    inp: ScoringInput, tallies: Tallies, agents: list[AgentMetrics], standing_published: bool
+) -> tuple[list[PairResult], dict]:
     """Phase 5: the pairings pooled over the environments where both sides lived, and the Elo fitted to them."""
     pooled = defaultdict(Tally)
     for (label, a, b), t in tallies.pair.items():
@@ -236,8 +278,11 @@ def pairwise_and_elo(inp: ScoringInput, tallies: Tallies, agents: list[AgentMetr
         if status.get(a) == "ok" and status.get(b) == "ok":
             pooled[(a, b)] += t
     pairwise = [PairResult(a, b, t.wins, t.draws, t.losses, t.games) for (a, b), t in sorted(pooled.items())]
-    elo = {"published": standing_published, "anchor": None,
-           "note": "an ordering only, fitted to the pairwise scores; never a difference to act on"}
+    elo = {
+        "published": standing_published,
+        "anchor": None,
+        "note": "an ordering only, fitted to the pairwise scores; never a difference to act on",
+    }
     if standing_published:
         ratings = fit_elo(inp.names, dict(pooled), anchor=inp.elo_anchor)
         for a in agents:

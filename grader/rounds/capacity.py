@@ -77,8 +77,11 @@ class Machines:
     memory_bytes: int | None = None  # each runner's memory; None: not checked
 
     def __post_init__(self) -> None:
-        problems = [f"{name} must be at least 1, got {value}" for name, value in
-                    (("runners", self.runners), ("cores", self.cores)) if value < 1]
+        problems = [
+            f"{name} must be at least 1, got {value}"
+            for name, value in (("runners", self.runners), ("cores", self.cores))
+            if value < 1
+        ]
         if self.job_hours is not None and not self.job_hours > 0:
             problems.append(f"the job limit must be more than 0 hours, got {self.job_hours}")
         if self.memory_bytes is not None and not self.memory_bytes > 0:
@@ -159,39 +162,51 @@ class CapacityPlan:
         """Why the runners cannot hold the round's live sandboxes, with what to change; None when they can."""
         if self.memory_fits:
             return None
-        return (f"its {self.peak_sandboxes} frozen agents stay alive together on each runner and need "
-                f"{size(self.memory_bytes)} (the entrants' measured peaks, {self.memory_measured} of "
-                f"{self.peak_sandboxes} measured, the largest {size(self.largest_memory)}, and the arena's own), over the "
-                f"runner's {size(self.machines.memory_bytes or 0)}: give each runner at least "
-                f"{size(self.memory_bytes)}, or play fewer entrants a round")
+        return (
+            f"its {self.peak_sandboxes} frozen agents stay alive together on each runner and need "
+            f"{size(self.memory_bytes)} (the entrants' measured peaks, {self.memory_measured} of "
+            f"{self.peak_sandboxes} measured, the largest {size(self.largest_memory)}, and the arena's own), over the "
+            f"runner's {size(self.machines.memory_bytes or 0)}: give each runner at least "
+            f"{size(self.memory_bytes)}, or play fewer entrants a round"
+        )
 
     def lines(self) -> list[str]:
         """The plan as the command prints it."""
         m = self.machines
-        measured = ("" if self.cpu_hours_measured is None else
-                    f"; {self.cpu_hours_measured:,.2f} at the field's measured speed "
-                    f"({100 * self.measured_fraction:.0f}% of the pace)")  # type: ignore[operator]
+        measured = (
+            ""
+            if self.cpu_hours_measured is None
+            else f"; {self.cpu_hours_measured:,.2f} at the field's measured speed "
+            f"({100 * self.measured_fraction:.0f}% of the pace)"
+        )  # type: ignore[operator]
         slowest = max(self.envs, key=lambda e: e.wall_seconds)
-        out = [f"capacity plan: {self.entrants} entrants, {len(self.envs)} environments, {self.games:,} games",
-               f"  CPU hours: {self.cpu_hours_at_pace:,.2f} at the pace{measured}",
-               f"  live sandboxes: {self.peak_sandboxes} at once on each runner, {size(self.memory_bytes)} needed at "
-               f"the entrants' peaks ({self.memory_measured} of {self.peak_sandboxes} measured, the largest "
-               f"{size(self.largest_memory)}; up to {size(self.memory_limit_bytes)} if every agent used its memory "
-               f"limit)" + ("" if m.memory_bytes is None else f"; each runner has {size(m.memory_bytes)}"),
-               f"  wall time on {m.runners} runner(s) of {m.cores} core(s): {duration(self.wall_hours)} at the pace"
-               + ("" if self.wall_hours_measured is None else
-                  f", {duration(self.wall_hours_measured)} at the measured speed")
-               + f" (slowest environment: {slowest.name}, {slowest.shape}, {duration(slowest.wall_seconds / 3600)})"
-               + ("" if m.job_hours is None else f"; job limit {m.job_hours:g} h"),
-               f"  floor: {duration(self.floor_hours)} (the CPU hours at the pace over all "
-               f"{min(m.runners, len(self.envs)) * m.cores:,} cores: no schedule ends sooner on these runners)",
-               f"  shards by predicted cost: bound {duration(self.bound_hours)} (the larger of the floor and the "
-               f"largest environment, {duration(max(e.wall_seconds for e in self.envs) / 3600)}); this plan "
-               f"{duration(self.wall_hours)}, ratio {self.ratio:.3f}"
-               f" (host time {HOST_SECONDS_PER_MOVE * 1e6:.0f} us a move included)"]
+        out = [
+            f"capacity plan: {self.entrants} entrants, {len(self.envs)} environments, {self.games:,} games",
+            f"  CPU hours: {self.cpu_hours_at_pace:,.2f} at the pace{measured}",
+            f"  live sandboxes: {self.peak_sandboxes} at once on each runner, {size(self.memory_bytes)} needed at "
+            f"the entrants' peaks ({self.memory_measured} of {self.peak_sandboxes} measured, the largest "
+            f"{size(self.largest_memory)}; up to {size(self.memory_limit_bytes)} if every agent used its memory "
+            f"limit)" + ("" if m.memory_bytes is None else f"; each runner has {size(m.memory_bytes)}"),
+            f"  wall time on {m.runners} runner(s) of {m.cores} core(s): {duration(self.wall_hours)} at the pace"
+            + (
+                ""
+                if self.wall_hours_measured is None
+                else f", {duration(self.wall_hours_measured)} at the measured speed"
+            )
+            + f" (slowest environment: {slowest.name}, {slowest.shape}, {duration(slowest.wall_seconds / 3600)})"
+            + ("" if m.job_hours is None else f"; job limit {m.job_hours:g} h"),
+            f"  floor: {duration(self.floor_hours)} (the CPU hours at the pace over all "
+            f"{min(m.runners, len(self.envs)) * m.cores:,} cores: no schedule ends sooner on these runners)",
+            f"  shards by predicted cost: bound {duration(self.bound_hours)} (the larger of the floor and the "
+            f"largest environment, {duration(max(e.wall_seconds for e in self.envs) / 3600)}); this plan "
+            f"{duration(self.wall_hours)}, ratio {self.ratio:.3f}"
+            f" (host time {HOST_SECONDS_PER_MOVE * 1e6:.0f} us a move included)",
+        ]
         if not self.shapes_known:
-            out.append("  board shapes unknown without the tier seed: every environment planned as the largest "
-                       "board the generator draws")
+            out.append(
+                "  board shapes unknown without the tier seed: every environment planned as the largest "
+                "board the generator draws"
+            )
         refusal = self.memory_refusal()
         if refusal is not None:
             out.append(f"  memory: NO - {refusal}")
@@ -200,11 +215,15 @@ class CapacityPlan:
         elif self.time_fits:
             out.append("  fits: yes" if refusal is None else "  time fits: yes")
         elif self.runners_needed is not None:
-            out.append(f"  fits: NO - it needs {self.runners_needed} runners of {m.cores} cores to end inside "
-                       f"{m.job_hours:g} h")
+            out.append(
+                f"  fits: NO - it needs {self.runners_needed} runners of {m.cores} cores to end inside "
+                f"{m.job_hours:g} h"
+            )
         else:
-            out.append(f"  fits: NO - no number of runners of {m.cores} cores ends it inside {m.job_hours:g} h "
-                       "(its slowest environment alone takes longer): more cores per runner, fewer entrants or games")
+            out.append(
+                f"  fits: NO - no number of runners of {m.cores} cores ends it inside {m.job_hours:g} h "
+                "(its slowest environment alone takes longer): more cores per runner, fewer entrants or games"
+            )
         return out
 
 
@@ -238,8 +257,10 @@ class Board(NamedTuple):
 def unknown_boards(tier: str, count: int | None) -> list[Board]:
     """A generated tier's environments when its seed is not given: `count` (default the
     tier's) of the largest board the generator draws, so that the plan is an upper bound."""
-    return [Board(f"{tier}-{i:02d}", GEN_MAX_SIDE, GEN_MAX_SIDE, 0)
-            for i in range(1, (count or DEFAULT_GENERATED_COUNT) + 1)]
+    return [
+        Board(f"{tier}-{i:02d}", GEN_MAX_SIDE, GEN_MAX_SIDE, 0)
+        for i in range(1, (count or DEFAULT_GENERATED_COUNT) + 1)
+    ]
 
 
 def game_seconds(board: Board, act_seconds: float) -> float:
@@ -247,8 +268,16 @@ def game_seconds(board: Board, act_seconds: float) -> float:
     return board.acts_per_game * (act_seconds + HOST_SECONDS_PER_MOVE)
 
 
-def env_cost(board: Board, entrants: int, checkpoints: list[int], per_checkpoint: int, per_pairing: int,
-             budget: int, cores: int, act_seconds: float) -> EnvCost:
+def env_cost(
+    board: Board,
+    entrants: int,
+    checkpoints: list[int],
+    per_checkpoint: int,
+    per_pairing: int,
+    budget: int,
+    cores: int,
+    act_seconds: float,
+) -> EnvCost:
     """One environment on one runner of `cores` cores, every act taking `act_seconds`."""
     game = game_seconds(board, act_seconds)
     learning = budget * game + len(checkpoints) * per_checkpoint * game / 2
@@ -256,8 +285,13 @@ def env_cost(board: Board, entrants: int, checkpoints: list[int], per_checkpoint
     cpu = entrants * learning + pairing_games * game  # a pairing game holds one core: its agents take turns
     chain = learning + (entrants - 1) * per_pairing * game
     wall = max(cpu / cores, chain)
-    return EnvCost(board.name, f"{board.rows}x{board.cols}",
-                   games_per_env(entrants, checkpoints, per_checkpoint, per_pairing, budget), cpu, wall)
+    return EnvCost(
+        board.name,
+        f"{board.rows}x{board.cols}",
+        games_per_env(entrants, checkpoints, per_checkpoint, per_pairing, budget),
+        cpu,
+        wall,
+    )
 
 
 def assign_shards(costs: list[float], runners: int) -> list[list[int]]:
@@ -337,8 +371,9 @@ def memory_needed(entrants: int, measured: list[int | None] | None, sandbox: str
     the largest peak): each entrant at its measured peak (never below an idle sandbox's live
     memory; that figure where unmeasured), plus its sandbox's host-side cost."""
     if sandbox not in LIVE_MEMORY_PER_ENTRANT:
-        raise CapacityError(f"no live memory is measured for the {sandbox!r} sandbox "
-                            f"(one of {', '.join(LIVE_MEMORY_PER_ENTRANT)})")
+        raise CapacityError(
+            f"no live memory is measured for the {sandbox!r} sandbox (one of {', '.join(LIVE_MEMORY_PER_ENTRANT)})"
+        )
     idle = LIVE_MEMORY_PER_ENTRANT[sandbox]
     peaks = list(measured or [])[:entrants]
     peaks += [None] * (entrants - len(peaks))
@@ -347,10 +382,21 @@ def memory_needed(entrants: int, measured: list[int | None] | None, sandbox: str
     return need, sum(peak is not None for peak in peaks), max(each, default=0)
 
 
-def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], per_checkpoint: int,
-                  per_pairing: int, budget: int, machines: Machines, limits: Limits, sandbox: str = "docker",
-                  measured_fraction: float | None = None, shapes_known: bool = True,
-                  memory: list[int | None] | None = None, sandboxed: int | None = None) -> CapacityPlan:
+def plan_capacity(
+    boards: list[Board],
+    entrants: int,
+    checkpoints: list[int],
+    per_checkpoint: int,
+    per_pairing: int,
+    budget: int,
+    machines: Machines,
+    limits: Limits,
+    sandbox: str = "docker",
+    measured_fraction: float | None = None,
+    shapes_known: bool = True,
+    memory: list[int | None] | None = None,
+    sandboxed: int | None = None,
+) -> CapacityPlan:
     """The capacity plan of a round of `entrants` on `boards` (each game at the pace, and at
     `measured_fraction` of it when the field's speed is known) on `machines`; `memory` is
     the measured peak memory of each entrant in a sandbox (None for one not measured), and
@@ -359,16 +405,29 @@ def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], pe
     if entrants < 1:
         raise CapacityError(f"a round needs at least one entrant, got {entrants}")
     if entrants > limits.largest_field:
-        raise CapacityError(f"{entrants} entrants: a round plays at most {limits.largest_field} "
-                            "(the limits' largest field, which the smoke test projects sessions to)")
+        raise CapacityError(
+            f"{entrants} entrants: a round plays at most {limits.largest_field} "
+            "(the limits' largest field, which the smoke test projects sessions to)"
+        )
     if not boards:
         raise CapacityError("a round needs at least one environment")
     if measured_fraction is not None and not measured_fraction > 0:
         raise CapacityError(f"the measured speed must be a positive fraction of the pace, got {measured_fraction}")
 
     def costs(fraction: float) -> list[EnvCost]:
-        return [env_cost(board, entrants, checkpoints, per_checkpoint, per_pairing, budget, machines.cores,
-                         fraction * limits.pace_seconds(board.rows, board.cols)) for board in boards]
+        return [
+            env_cost(
+                board,
+                entrants,
+                checkpoints,
+                per_checkpoint,
+                per_pairing,
+                budget,
+                machines.cores,
+                fraction * limits.pace_seconds(board.rows, board.cols),
+            )
+            for board in boards
+        ]
 
     at_pace = costs(1.0)
     measured = None if measured_fraction is None else costs(measured_fraction)
@@ -379,7 +438,9 @@ def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], pe
     live = entrants if sandboxed is None else sandboxed
     need, counted, largest = memory_needed(live, memory, sandbox)
     return CapacityPlan(
-        entrants=entrants, machines=machines, envs=tuple(at_pace),
+        entrants=entrants,
+        machines=machines,
+        envs=tuple(at_pace),
         cpu_hours_at_pace=sum(c.cpu_seconds for c in at_pace) / 3600,
         cpu_hours_measured=None if measured is None else sum(c.cpu_seconds for c in measured) / 3600,
         measured_fraction=measured_fraction,
@@ -389,8 +450,11 @@ def plan_capacity(boards: list[Board], entrants: int, checkpoints: list[int], pe
         memory_bytes=need,
         memory_limit_bytes=live * limits.memory_bytes,
         runners_needed=runners if limit is None or wall <= limit else runners_needed(at_pace, limit, weights),
-        shapes_known=shapes_known, shards=tuple(tuple(s) for s in shards), memory_measured=counted,
-        largest_memory=largest)
+        shapes_known=shapes_known,
+        shards=tuple(tuple(s) for s in shards),
+        memory_measured=counted,
+        largest_memory=largest,
+    )
 
 
 def host_memory(field: str = "MemTotal") -> int | None:
@@ -417,22 +481,32 @@ def boards_for(tier: str, envs: str | None, tier_seed: str | None) -> tuple[list
     """The boards of a round's environments, and whether their shapes are known: a generated
     tier's are drawn from its seed, and without it planned as the largest (`unknown_boards`)."""
     from grader.rounds.environments import select_envs
+
     if tier in ("ladder", "final") and tier_seed is None:
         count = None if envs is None else int(envs) if envs.isdigit() else len(envs.split(","))
         return unknown_boards(tier, count), False
     return [Board.of(spec) for spec in select_envs(tier, envs, tier_seed)], True
 
 
-def plan_of_round(plan, runners: int, cores: int, memory: list[int | None] | None = None,
-                  runner_memory: int | None = None) -> CapacityPlan:
+def plan_of_round(
+    plan, runners: int, cores: int, memory: list[int | None] | None = None, runner_memory: int | None = None
+) -> CapacityPlan:
     """The capacity plan of a round's plan (grader.rounds.plan.RoundPlan) on `runners`
     runners (its shards) of `cores` cores (its --jobs) of `runner_memory` bytes each, with no
     job limit; `memory` is each entrant's measured peak, in the field's order. Only the
     entrants that play in a sandbox (submissions) count for memory."""
     in_sandbox = [i for i, entrant in enumerate(plan.field) if entrant.kind == "submission"]
     peaks = None if memory is None else [memory[i] for i in in_sandbox]
-    return plan_capacity([Board.of(entry.spec) for entry in plan.envs], len(plan.field), list(plan.checkpoints),
-                         plan.games_per_checkpoint, plan.pairing_games, plan.budget,
-                         Machines(runners, cores, memory_bytes=runner_memory), plan.limits,
-                         plan.sandbox if plan.sandbox in LIVE_MEMORY_PER_ENTRANT else "local", memory=peaks,
-                         sandboxed=len(in_sandbox))
+    return plan_capacity(
+        [Board.of(entry.spec) for entry in plan.envs],
+        len(plan.field),
+        list(plan.checkpoints),
+        plan.games_per_checkpoint,
+        plan.pairing_games,
+        plan.budget,
+        Machines(runners, cores, memory_bytes=runner_memory),
+        plan.limits,
+        plan.sandbox if plan.sandbox in LIVE_MEMORY_PER_ENTRANT else "local",
+        memory=peaks,
+        sandboxed=len(in_sandbox),
+    )

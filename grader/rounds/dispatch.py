@@ -76,8 +76,9 @@ def count_envs(tier: str, envs: str, problems: list[str]) -> int | None:
     return len(items)
 
 
-def check_dispatch(tier: str, budget: str, envs: str, shards: str, competition: Competition,
-                   now: dt.datetime) -> DispatchCheck:
+def check_dispatch(
+    tier: str, budget: str, envs: str, shards: str, competition: Competition, now: dt.datetime
+) -> DispatchCheck:
     """Every problem with a round's dispatch inputs, by input name."""
     problems: list[str] = []
     if tier not in TIERS:
@@ -95,14 +96,20 @@ def check_dispatch(tier: str, budget: str, envs: str, shards: str, competition: 
         problems.append(f"shards: {parts} shards for {count} environments: a shard would play none")
     if tier == "final":
         if competition.final.status == "published":
-            problems.append(f"tier: the final is already published (round {competition.final.round_id}); it is run once")
+            problems.append(
+                f"tier: the final is already published (round {competition.final.round_id}); it is run once"
+            )
         elif competition.final.status == "pending_review":
-            problems.append(f"tier: the final has been played: round {competition.final.round_id} is pending review; "
-                            "it is run once (to play it again, staff first set it aside with `arena competition "
-                            "rerun-final --reason TEXT`, which is recorded)")
+            problems.append(
+                f"tier: the final has been played: round {competition.final.round_id} is pending review; "
+                "it is run once (to play it again, staff first set it aside with `arena competition "
+                "rerun-final --reason TEXT`, which is recorded)"
+            )
         elif competition.final_at is None:
-            problems.append("tier: the final has no date (config/competition.yaml final_at is null; "
-                            "set it with `arena competition set --final-at`)")
+            problems.append(
+                "tier: the final has no date (config/competition.yaml final_at is null; "
+                "set it with `arena competition set --final-at`)"
+            )
         elif now < competition.final_at:
             problems.append(f"tier: the final is at {format_time(competition.final_at)}; it is {format_time(now)}")
     return DispatchCheck(problems, count, games, parts)

@@ -45,6 +45,7 @@ class Lanes:
         """Call `work(i, cores[i])` in a thread per core (in this thread when there is one
         core), with the thread's sandboxes pinned to `cores[i]` when it is a core (an int);
         re-raise the first failure once every thread is back."""
+
         def lane(i: int, core: object) -> None:
             if isinstance(core, int):
                 pinning.set_core(core)
@@ -64,8 +65,10 @@ class Lanes:
             finally:
                 pinning.set_core(previous)
         else:
-            threads = [threading.Thread(target=lane, args=(i, c), name=f"arena-lane-{i}", daemon=True)
-                       for i, c in enumerate(cores)]
+            threads = [
+                threading.Thread(target=lane, args=(i, c), name=f"arena-lane-{i}", daemon=True)
+                for i, c in enumerate(cores)
+            ]
             for t in threads:
                 t.start()
             for t in threads:

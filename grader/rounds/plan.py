@@ -66,9 +66,17 @@ class RoundPlan:
     def __post_init__(self) -> None:
         check_checkpoints(list(self.checkpoints), self.budget)
         if self.games_per_checkpoint < 1:
-            raise OptionError("--games-per-checkpoint", self.games_per_checkpoint, f"--games-per-checkpoint must be at least 1, got {self.games_per_checkpoint}")
+            raise OptionError(
+                "--games-per-checkpoint",
+                self.games_per_checkpoint,
+                f"--games-per-checkpoint must be at least 1, got {self.games_per_checkpoint}",
+            )
         if self.pairing_games < 2 or self.pairing_games % 2:
-            raise OptionError("--pairing-games", self.pairing_games, f"--pairing-games must be even and at least 2, got {self.pairing_games}")
+            raise OptionError(
+                "--pairing-games",
+                self.pairing_games,
+                f"--pairing-games must be even and at least 2, got {self.pairing_games}",
+            )
         if not self.round_id:
             object.__setattr__(self, "round_id", f"{self.tier}-{self.key()[:10]}")
 
@@ -82,17 +90,33 @@ class RoundPlan:
 
     def to_dict(self) -> dict:
         """The plan as stored (staff only: it holds the secrets and the machine's paths)."""
-        return {
-            "plan_version": PLAN_VERSION, "round_id": self.round_id, "tier": self.tier,
-            "envs": [{"index": e.index, "label": e.label, "spec": e.spec.to_dict(with_id=True)} for e in self.envs],
-            "field": [asdict(e) for e in self.field], "budget": self.budget,
-            "checkpoints": list(self.checkpoints), "games_per_checkpoint": self.games_per_checkpoint,
-            "pairing_games": self.pairing_games, "seed": self.seed, "tier_seed": self.tier_seed,
-            "limits": self.limits.to_dict(), "sandbox": self.sandbox, "disclosure": self.disclosure,
-            "commit": self.commit, "arena_version": self.arena_version, "arena_retries": self.arena_retries,
-            "max_arena_faults": self.max_arena_faults, "public_round": self.public_round,
-        } | ({"requested": True} if self.requested else {}) | (  # absent when false: older plans keep their key
-            {"pool": self.pool} if self.pool is not None else {})
+        return (
+            {
+                "plan_version": PLAN_VERSION,
+                "round_id": self.round_id,
+                "tier": self.tier,
+                "envs": [{"index": e.index, "label": e.label, "spec": e.spec.to_dict(with_id=True)} for e in self.envs],
+                "field": [asdict(e) for e in self.field],
+                "budget": self.budget,
+                "checkpoints": list(self.checkpoints),
+                "games_per_checkpoint": self.games_per_checkpoint,
+                "pairing_games": self.pairing_games,
+                "seed": self.seed,
+                "tier_seed": self.tier_seed,
+                "limits": self.limits.to_dict(),
+                "sandbox": self.sandbox,
+                "disclosure": self.disclosure,
+                "commit": self.commit,
+                "arena_version": self.arena_version,
+                "arena_retries": self.arena_retries,
+                "max_arena_faults": self.max_arena_faults,
+                "public_round": self.public_round,
+            }
+            | ({"requested": True} if self.requested else {})
+            | (  # absent when false: older plans keep their key
+                {"pool": self.pool} if self.pool is not None else {}
+            )
+        )
 
     def key(self) -> str:
         """sha256 of what decides the games and their scoring. Entrants' sources (paths on one
@@ -111,16 +135,33 @@ class RoundPlan:
     @classmethod
     def from_dict(cls, data: dict) -> "RoundPlan":
         if data.get("plan_version") != PLAN_VERSION:
-            raise PlanVersionError(data.get("plan_version"), f"round plan version {data.get('plan_version')!r}; this arena reads {PLAN_VERSION}")
+            raise PlanVersionError(
+                data.get("plan_version"),
+                f"round plan version {data.get('plan_version')!r}; this arena reads {PLAN_VERSION}",
+            )
         envs = tuple(EnvEntry(e["index"], e["label"], parse_spec(e["spec"])) for e in data["envs"])
-        return cls(tier=data["tier"], envs=envs, field=tuple(Entrant(**e) for e in data["field"]),
-                   budget=data["budget"], checkpoints=tuple(data["checkpoints"]),
-                   games_per_checkpoint=data["games_per_checkpoint"], pairing_games=data["pairing_games"],
-                   seed=data["seed"], tier_seed=data["tier_seed"], limits=Limits(**data["limits"]),
-                   sandbox=data["sandbox"], disclosure=data["disclosure"], commit=data["commit"],
-                   arena_version=data["arena_version"], arena_retries=data["arena_retries"],
-                   max_arena_faults=data["max_arena_faults"], public_round=data["public_round"],
-                   requested=data.get("requested", False), pool=data.get("pool"), round_id=data["round_id"])
+        return cls(
+            tier=data["tier"],
+            envs=envs,
+            field=tuple(Entrant(**e) for e in data["field"]),
+            budget=data["budget"],
+            checkpoints=tuple(data["checkpoints"]),
+            games_per_checkpoint=data["games_per_checkpoint"],
+            pairing_games=data["pairing_games"],
+            seed=data["seed"],
+            tier_seed=data["tier_seed"],
+            limits=Limits(**data["limits"]),
+            sandbox=data["sandbox"],
+            disclosure=data["disclosure"],
+            commit=data["commit"],
+            arena_version=data["arena_version"],
+            arena_retries=data["arena_retries"],
+            max_arena_faults=data["max_arena_faults"],
+            public_round=data["public_round"],
+            requested=data.get("requested", False),
+            pool=data.get("pool"),
+            round_id=data["round_id"],
+        )
 
 
 class PlanError(ValueError):

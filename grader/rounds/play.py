@@ -35,9 +35,18 @@ from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 from grader.rounds.plan import EnvEntry, RoundPlan
 from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.common.limits import Limits
-from grader.common.schedule import (CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_color, checkpoint_seed,
-                             games_per_env, pairing_games, pairing_seed, pairs, self_play_seed,
-                             session_games)
+from grader.common.schedule import (
+    CHECKPOINT_LABEL,
+    CHECKPOINT_OPPONENT,
+    checkpoint_color,
+    checkpoint_seed,
+    games_per_env,
+    pairing_games,
+    pairing_seed,
+    pairs,
+    self_play_seed,
+    session_games,
+)
 from grader.sandbox import pinning
 from grader.play.session import Entrant, Session, open_session, python_entrant
 from grader.documents.submission import load_submission
@@ -82,8 +91,10 @@ def charged_fault(faults: list[dict]) -> dict | None:
     if (last["entrant"], last["kind"]) != (before["entrant"], before["kind"]) or last["kind"] in NEVER_CHARGED:
         return None
     attempts = sum(1 for f in faults if (f["entrant"], f["kind"]) == (last["entrant"], last["kind"]))
-    detail = (f"the arena's {last['kind']} again on each of {attempts} attempts, by this agent alone, during "
-              f"{last['phase']}: charged to the agent ({last['detail']})")
+    detail = (
+        f"the arena's {last['kind']} again on each of {attempts} attempts, by this agent alone, during "
+        f"{last['phase']}: charged to the agent ({last['detail']})"
+    )
     return {"entrant": last["entrant"], "fault": Fault(FaultKind.AGENT_ERROR, detail), "phase": last["phase"]}
 
 
@@ -101,8 +112,7 @@ def session_limits(plan: RoundPlan, entry: EnvEntry) -> Limits:
     """The limits of one entrant's session of `entry`: the plan's, with the CPU share, the wall
     ceiling and the output cap grown by the session's games in this field (grader.common.limits)."""
     layout = entry.spec.layout
-    games = session_games(len(plan.field), plan.checkpoints, plan.games_per_checkpoint, plan.pairing_games,
-                          plan.budget)
+    games = session_games(len(plan.field), plan.checkpoints, plan.games_per_checkpoint, plan.pairing_games, plan.budget)
     return plan.limits.for_session(layout.rows, layout.cols, games)
 
 
@@ -126,8 +136,15 @@ class _EnvPlay:
     Its sessions play at once on `cores` (grader.rounds.lanes); its record is put together in
     the canonical order, whatever finished first."""
 
-    def __init__(self, plan: RoundPlan, entry: EnvEntry, report: Report | None, sandbox,
-                 charged: dict | None = None, cores: list[int] | None = None):
+    def __init__(
+        self,
+        plan: RoundPlan,
+        entry: EnvEntry,
+        report: Report | None,
+        sandbox,
+        charged: dict | None = None,
+        cores: list[int] | None = None,
+    ):
         self.plan, self.entry, self.spec = plan, entry, entry.spec
         self.limits = session_limits(plan, entry)
         self.report: Report = report or (lambda *_: None)
@@ -197,8 +214,13 @@ class _EnvPlay:
                 self.entrants[name].agent_seconds = round(opened.agent_seconds(), 6)
         # Every game of the environment is counted once it is done, those never played too (a
         # dead entrant's void pairings, the rest of a pairing cut short), so progress ends at its total.
-        total = games_per_env(len(names), list(self.plan.checkpoints), self.plan.games_per_checkpoint,
-                              self.plan.pairing_games, self.plan.budget)
+        total = games_per_env(
+            len(names),
+            list(self.plan.checkpoints),
+            self.plan.games_per_checkpoint,
+            self.plan.pairing_games,
+            self.plan.budget,
+        )
         self._report(total - self.reported, "done")
         games = [g for n in names for g in self.checkpoint_games.get(n, [])]
         games += [g for i in sorted(self.pairing_games) for g in self.pairing_games[i]]
@@ -246,13 +268,24 @@ class _EnvPlay:
             for i in range(plan.games_per_checkpoint):
                 seed, color = checkpoint_seed(plan.seed, self.spec.id, checkpoint, i), checkpoint_color(i)
                 seat = session.seat(color, seed)
-                games.append((seat, CHECKPOINT_OPPONENT, seed) if color is Color.BLACK
-                             else (CHECKPOINT_OPPONENT, seat, seed))
+                games.append(
+                    (seat, CHECKPOINT_OPPONENT, seed) if color is Color.BLACK else (CHECKPOINT_OPPONENT, seat, seed)
+                )
             for i, record in enumerate(play_games(self.spec, games)):
                 color = checkpoint_color(i)
                 black, white = (name, CHECKPOINT_LABEL) if color is Color.BLACK else (CHECKPOINT_LABEL, name)
-                kept_games.append(ScoredGame.of(record, self.entry.label, "checkpoint", checkpoint, i, black, white,
-                                                set() if session.alive else {color.label}).to_doc())
+                kept_games.append(
+                    ScoredGame.of(
+                        record,
+                        self.entry.label,
+                        "checkpoint",
+                        checkpoint,
+                        i,
+                        black,
+                        white,
+                        set() if session.alive else {color.label},
+                    ).to_doc()
+                )
                 self._tick(f"{name} checkpoint {checkpoint}")
                 if not self._check(name, f"checkpoint {checkpoint} game {i}"):
                     return False
@@ -325,13 +358,21 @@ class _EnvPlay:
         played: list[dict] = []
         for game in games:
             seed = pairing_seed(plan.seed, self.spec.id, a, b, game.index)
-            seats.append((self.sessions[game.black].seat(Color.BLACK, seed),
-                          self.sessions[game.white].seat(Color.WHITE, seed), seed))
+            seats.append(
+                (
+                    self.sessions[game.black].seat(Color.BLACK, seed),
+                    self.sessions[game.white].seat(Color.WHITE, seed),
+                    seed,
+                )
+            )
         for game, record in zip(games, play_games(self.spec, seats)):
             black, white = self.sessions[game.black], self.sessions[game.white]
             dead = {c.label for c, s in ((Color.BLACK, black), (Color.WHITE, white)) if not s.alive}
-            played.append(ScoredGame.of(record, self.entry.label, "pairing", None, game.index,
-                                        game.black, game.white, dead).to_doc())
+            played.append(
+                ScoredGame.of(
+                    record, self.entry.label, "pairing", None, game.index, game.black, game.white, dead
+                ).to_doc()
+            )
             self._tick(f"pairing {a} v {b}")
             alive_a = self._check(a, f"pairing with {b} game {game.index}")
             alive_b = self._check(b, f"pairing with {a} game {game.index}")
@@ -340,8 +381,9 @@ class _EnvPlay:
         return played
 
 
-def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, sandbox=None,
-             cores: list[int] | None = None) -> EnvRecord | HeldEnv:
+def play_env(
+    plan: RoundPlan, entry: EnvEntry, report: Report | None = None, sandbox=None, cores: list[int] | None = None
+) -> EnvRecord | HeldEnv:
     """Play `entry` to a record, re-running it after an arena fault up to the plan's retries;
     its sessions play at once on `cores` (default: this thread's core, one thing at a time)."""
     faults: list[dict] = []
@@ -356,8 +398,12 @@ def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, san
         except ArenaFault as exc:
             faults.append(exc.record | {"attempt": attempt})
             # The attempt's games are played again: progress takes them back, and says why.
-            env._report(-env.reported, f"attempt {attempt} abandoned: the arena's {exc.record['kind']} "
-                                       f"({exc.record['entrant']}, {exc.record['phase']})", True)
+            env._report(
+                -env.reported,
+                f"attempt {attempt} abandoned: the arena's {exc.record['kind']} "
+                f"({exc.record['entrant']}, {exc.record['phase']})",
+                True,
+            )
             # A fault with the entrant left out is another entrant's: no one is charged then.
             charged = charged_fault(faults) if charged is None else None
             if charged is not None:
@@ -367,8 +413,17 @@ def play_env(plan: RoundPlan, entry: EnvEntry, report: Report | None = None, san
             continue
         if charged is not None:  # its faults were its own: they are not the arena's
             faults = [f for f in faults if f["entrant"] != charged["entrant"]]
-        return EnvRecord(plan_key=plan.key(), index=entry.index, label=entry.label, env_id=entry.spec.id,
-                         attempts=attempt, arena_faults=faults, entrants=entrants, games=games, stderr=stderr,
-                         wall_seconds=round(time.monotonic() - start, 3),
-                         image=None if sandbox is None else sandbox.image())
+        return EnvRecord(
+            plan_key=plan.key(),
+            index=entry.index,
+            label=entry.label,
+            env_id=entry.spec.id,
+            attempts=attempt,
+            arena_faults=faults,
+            entrants=entrants,
+            games=games,
+            stderr=stderr,
+            wall_seconds=round(time.monotonic() - start, 3),
+            image=None if sandbox is None else sandbox.image(),
+        )
     return HeldEnv(entry.index, entry.label, faults)

@@ -11,8 +11,16 @@ from pathlib import Path
 
 from grader.season.disclosure import PROFILES, project_games, project_result
 from grader.common.metrics import generalisation_gap
-from grader.rounds.results import (SCHEMA_VERSION, EnvDetail, GamesRef, Provenance, RoundInfo, RoundResults, games_body,
-                            write_round)
+from grader.rounds.results import (
+    SCHEMA_VERSION,
+    EnvDetail,
+    GamesRef,
+    Provenance,
+    RoundInfo,
+    RoundResults,
+    games_body,
+    write_round,
+)
 from grader.rounds.plan import RoundPlan, commitment
 from grader.rounds.records import EnvRecord, IncompleteRecordsError, self_play_digest
 from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
@@ -29,18 +37,32 @@ def elo_anchor(plan: RoundPlan) -> str | None:
 
 
 def config_of(plan: RoundPlan) -> dict:
-    return {"tier": plan.tier, "environments": len(plan.envs), "env_ids": [e.spec.id for e in plan.envs],
-            "budget": plan.budget, "checkpoints": list(plan.checkpoints),
-            "games_per_checkpoint": plan.games_per_checkpoint, "pairing_games": plan.pairing_games,
-            "seed": plan.seed, "sandbox": plan.sandbox, "disclosure": plan.disclosure,
-            "arena_retries": plan.arena_retries, "max_arena_faults": plan.max_arena_faults,
-            "public_round": None if plan.public_round is None else
-            {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]}} | (
-            {"requested": True} if plan.requested else {}) | ({"pool": plan.pool} if plan.pool is not None else {})
+    return (
+        {
+            "tier": plan.tier,
+            "environments": len(plan.envs),
+            "env_ids": [e.spec.id for e in plan.envs],
+            "budget": plan.budget,
+            "checkpoints": list(plan.checkpoints),
+            "games_per_checkpoint": plan.games_per_checkpoint,
+            "pairing_games": plan.pairing_games,
+            "seed": plan.seed,
+            "sandbox": plan.sandbox,
+            "disclosure": plan.disclosure,
+            "arena_retries": plan.arena_retries,
+            "max_arena_faults": plan.max_arena_faults,
+            "public_round": None
+            if plan.public_round is None
+            else {"id": plan.public_round["id"], "sha256": plan.public_round["sha256"]},
+        }
+        | ({"requested": True} if plan.requested else {})
+        | ({"pool": plan.pool} if plan.pool is not None else {})
+    )
 
 
-def round_notes(tier: str, environments: int, field_size: int, standing_published: bool,
-                requested: bool = False) -> list[str]:
+def round_notes(
+    tier: str, environments: int, field_size: int, standing_published: bool, requested: bool = False
+) -> list[str]:
     """The notes a results file gives on what the round is and is not (research, private, no standing)."""
     notes = []
     if tier == "paper":
@@ -48,11 +70,15 @@ def round_notes(tier: str, environments: int, field_size: int, standing_publishe
     if requested:
         notes.append("a requested run: a private round for its entrant; it is not on the site and ranks nobody")
     if environments < MIN_ENVS_FOR_PUBLIC:
-        notes.append(f"{environments} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
-                     "it does not move the leaderboard")
+        notes.append(
+            f"{environments} environments, fewer than {MIN_ENVS_FOR_PUBLIC}: a private round; "
+            "it does not move the leaderboard"
+        )
     if not standing_published:
-        notes.append(f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: a private round; no standing "
-                     "or Elo is published; the pairwise results are the result")
+        notes.append(
+            f"a field of {field_size}, fewer than {MIN_FIELD_FOR_STANDING}: a private round; no standing "
+            "or Elo is published; the pairwise results are the result"
+        )
     return notes
 
 
@@ -63,8 +89,9 @@ def round_info(plan: RoundPlan, scores: Scores) -> RoundInfo:
     research = plan.tier == "paper"
     notes = round_notes(plan.tier, len(plan.envs), len(plan.field), scores.standing_published, plan.requested)
     leaderboard = plan.tier in ("ladder", "final") and not private and scores.standing_published
-    return RoundInfo(plan.round_id, plan.tier, "complete", private, research, scores.standing_published,
-                     leaderboard, notes)
+    return RoundInfo(
+        plan.round_id, plan.tier, "complete", private, research, scores.standing_published, leaderboard, notes
+    )
 
 
 def add_generalisation_gap(plan: RoundPlan, scores: Scores) -> None:
@@ -78,9 +105,11 @@ def add_generalisation_gap(plan: RoundPlan, scores: Scores) -> None:
         if ref is None:
             continue
         final = agent.curve[-1].win_rate if agent.curve else None
-        agent.generalisation_gap = {"public_round": plan.public_round["id"],
-                                    "final_win_rate": generalisation_gap(ref["final_win_rate"], final),
-                                    "sae": generalisation_gap(ref["sae"], agent.sae.value)}
+        agent.generalisation_gap = {
+            "public_round": plan.public_round["id"],
+            "final_win_rate": generalisation_gap(ref["final_win_rate"], final),
+            "sae": generalisation_gap(ref["sae"], agent.sae.value),
+        }
 
 
 def build(plan: RoundPlan, records: list[EnvRecord], execution: dict) -> tuple[dict, list[dict]]:
@@ -88,13 +117,24 @@ def build(plan: RoundPlan, records: list[EnvRecord], execution: dict) -> tuple[d
     records = sorted(records, key=lambda r: r.index)
     if [r.index for r in records] != [e.index for e in plan.envs]:
         recorded = {r.index for r in records}
-        raise IncompleteRecordsError(plan.round_id, [e.label for e in plan.envs if e.index not in recorded],
-                                     "the round's environment records are incomplete")
+        raise IncompleteRecordsError(
+            plan.round_id,
+            [e.label for e in plan.envs if e.index not in recorded],
+            "the round's environment records are incomplete",
+        )
     games = [g for r in records for g in r.games]
-    scores = compute(ScoringInput(
-        names=plan.names, labels=[e.label for e in plan.envs], checkpoints=list(plan.checkpoints),
-        games_per_checkpoint=plan.games_per_checkpoint, pairing_games=plan.pairing_games,
-        statuses=statuses_of(records), games=games, elo_anchor=elo_anchor(plan)))
+    scores = compute(
+        ScoringInput(
+            names=plan.names,
+            labels=[e.label for e in plan.envs],
+            checkpoints=list(plan.checkpoints),
+            games_per_checkpoint=plan.games_per_checkpoint,
+            pairing_games=plan.pairing_games,
+            statuses=statuses_of(records),
+            games=games,
+            elo_anchor=elo_anchor(plan),
+        )
+    )
     if scores.problems:  # our own games are inconsistent: a bug, never published
         raise RuntimeError("the round's own games do not add up:\n  " + "\n  ".join(scores.problems))
     add_generalisation_gap(plan, scores)
@@ -104,30 +144,54 @@ def build(plan: RoundPlan, records: list[EnvRecord], execution: dict) -> tuple[d
         for row in rows:
             entrant = record.entrants[row.name]
             sp = entrant.self_play
-            row.self_play = {"games": sp.games, "black_wins": sp.black_wins, "white_wins": sp.white_wins,
-                             "draws": sp.draws, "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None,
-                             "games_sha256": self_play_digest(entrant.self_play_games)}
+            row.self_play = {
+                "games": sp.games,
+                "black_wins": sp.black_wins,
+                "white_wins": sp.white_wins,
+                "draws": sp.draws,
+                "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None,
+                "games_sha256": self_play_digest(entrant.self_play_games),
+            }
         envs.append(EnvDetail(entry.label, entry.spec.id, entry.spec.name, entry.spec.to_dict(), rows))
     provenance = Provenance(
-        arena_version=plan.arena_version, commit=plan.commit, seed_commitment=commitment("round", plan.seed),
+        arena_version=plan.arena_version,
+        commit=plan.commit,
+        seed_commitment=commitment("round", plan.seed),
         tier_seed_commitment=None if plan.tier_seed is None else commitment("tier", plan.tier_seed),
-        config=config_of(plan), limits=plan.limits.to_dict(), execution=execution)
+        config=config_of(plan),
+        limits=plan.limits.to_dict(),
+        execution=execution,
+    )
     results = RoundResults(
-        schema_version=SCHEMA_VERSION, round=round_info(plan, scores), provenance=provenance,
+        schema_version=SCHEMA_VERSION,
+        round=round_info(plan, scores),
+        provenance=provenance,
         disclosure={"profile": "full", "description": PROFILES["full"].describe()},
-        field=[e.public() for e in plan.field], agents=scores.agents, elo=scores.elo, pairwise=scores.pairwise,
-        environments=envs, games=GamesRef("", "", 0))
+        field=[e.public() for e in plan.field],
+        agents=scores.agents,
+        elo=scores.elo,
+        pairwise=scores.pairwise,
+        environments=envs,
+        games=GamesRef("", "", 0),
+    )
     return results.to_dict(), games
 
 
 def execution_of(command: str, shards: list[str], records: list[EnvRecord]) -> dict:
     """How the round was run: not part of what it measured (and not byte-identical across runs)."""
-    faults = [{"env": r.label, "entrant": f["entrant"], "kind": f["kind"], "phase": f["phase"]}
-              for r in sorted(records, key=lambda r: r.index) for f in r.arena_faults]
+    faults = [
+        {"env": r.label, "entrant": f["entrant"], "kind": f["kind"], "phase": f["phase"]}
+        for r in sorted(records, key=lambda r: r.index)
+        for f in r.arena_faults
+    ]
     # Each shard's runner built its own image: every distinct one is named, with its base.
     images = sorted({tuple(sorted(r.image.items())) for r in records if r.image}, key=lambda i: dict(i)["id"])
-    out: dict[str, object] = {"command": command, "shards": shards, "arena_faults": faults,
-                              "images": [dict(i) for i in images]}
+    out: dict[str, object] = {
+        "command": command,
+        "shards": shards,
+        "arena_faults": faults,
+        "images": [dict(i) for i in images],
+    }
     host = host_load(records)
     if host is not None:
         out["host"] = host
@@ -146,14 +210,18 @@ def host_load(records: list[EnvRecord]) -> dict | None:
         values = [v for v in values if v is not None]
         return {"min": min(values), "mean": round(sum(values) / len(values), 3), "max": max(values)} if values else None
 
-    return {"environments": len(hosts), "cores": max(h["cores"] for h in hosts),
-            "pinned": all(h["core"] is not None for h in hosts),
-            "loadavg": span([h["loadavg_start"] for h in hosts] + [h["loadavg_end"] for h in hosts]),
-            "busy": span([h["busy"] for h in hosts])}
+    return {
+        "environments": len(hosts),
+        "cores": max(h["cores"] for h in hosts),
+        "pinned": all(h["core"] is not None for h in hosts),
+        "loadavg": span([h["loadavg_start"] for h in hosts] + [h["loadavg_end"] for h in hosts]),
+        "busy": span([h["busy"] for h in hosts]),
+    }
 
 
-def publish(plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path, command: str,
-            shards: list[str]) -> tuple[Path, Path]:
+def publish(
+    plan: RoundPlan, records: list[EnvRecord], out: Path, private: Path, command: str, shards: list[str]
+) -> tuple[Path, Path]:
     """Write the full record to `private` and the public projection to `out`; their paths."""
     full, games = build(plan, records, execution_of(command, shards, records))
     profile = plan.profile
@@ -234,7 +302,8 @@ def release(withheld: Path, round_id: str, rounds: Path, key) -> list[Path]:
         for member in tar.getmembers():
             name = Path(member.name)
             allowed = name.as_posix() in (f"{round_id}.yaml", f"{round_id}.json") or (
-                name.parts[0] == round_id and ".." not in name.parts and not name.is_absolute())
+                name.parts[0] == round_id and ".." not in name.parts and not name.is_absolute()
+            )
             if not member.isfile() or not allowed:
                 raise WithheldError(f"{path}: unexpected member {member.name!r}")
             target = Path(rounds) / name

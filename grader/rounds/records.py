@@ -112,11 +112,20 @@ class EnvRecord:
     @classmethod
     def from_dict(cls, data: dict) -> "EnvRecord":
         if data.get("record_version") != RECORD_VERSION:
-            raise RecordVersionError(data.get("record_version"),
-                                     f"environment record version {data.get('record_version')!r}; this arena reads {RECORD_VERSION}")
-        entrants = {name: EntrantEnv(e["fault"], e["fault_phase"], SelfPlay(**e["self_play"]), e["agent_seconds"],
-                                     e.get("self_play_games", []))  # absent in records from before they were kept
-                    for name, e in data["entrants"].items()}
+            raise RecordVersionError(
+                data.get("record_version"),
+                f"environment record version {data.get('record_version')!r}; this arena reads {RECORD_VERSION}",
+            )
+        entrants = {
+            name: EntrantEnv(
+                e["fault"],
+                e["fault_phase"],
+                SelfPlay(**e["self_play"]),
+                e["agent_seconds"],
+                e.get("self_play_games", []),
+            )  # absent in records from before they were kept
+            for name, e in data["entrants"].items()
+        }
         return cls(**(data | {"entrants": entrants}))
 
 
@@ -135,7 +144,9 @@ def read_record(path: Path) -> EnvRecord:
     try:
         return EnvRecord.from_dict(json.loads(gzip.decompress(path.read_bytes())))
     except RecursionError:
-        raise RecordError(path, "nested too deeply", f"{path}: not a readable environment record: nested too deeply") from None
+        raise RecordError(
+            path, "nested too deeply", f"{path}: not a readable environment record: nested too deeply"
+        ) from None
     except (OSError, EOFError, zlib.error, ValueError, KeyError, TypeError, AttributeError) as exc:
         reason = f"{type(exc).__name__}: {str(exc)[:200]}"
         raise RecordError(path, reason, f"{path}: not a readable environment record: {reason}") from None

@@ -185,8 +185,13 @@ def games_bytes(round_id: str, profile: str, games: list[dict], body: bytes | No
     """A games file: its header line and then its games' lines (`body`, from `games_body`), as
     two gzip members one after the other (one gzip stream to any reader). The staff record
     and a public file that publishes the same games share the second member."""
-    header = {"schema_version": SCHEMA_VERSION, "kind": "games", "round": round_id, "profile": profile,
-              "count": len(games)}
+    header = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "games",
+        "round": round_id,
+        "profile": profile,
+        "count": len(games),
+    }
     return gzip_bytes((dumps_json(header) + "\n").encode()) + (games_body(games) if body is None else body)
 
 
@@ -198,8 +203,9 @@ def twin_path(path: Path) -> Path:
 def twin_bytes(yaml_blob: bytes, data: dict) -> bytes:
     """The twin of a results file: the same document as compact JSON, bound to the YAML's
     bytes by their sha256 (a reader uses it only for exactly those bytes)."""
-    return (dumps_json({"twin_version": TWIN_VERSION, "yaml_sha256": sha256_of(yaml_blob), "document": data})
-            + "\n").encode()
+    return (
+        dumps_json({"twin_version": TWIN_VERSION, "yaml_sha256": sha256_of(yaml_blob), "document": data}) + "\n"
+    ).encode()
 
 
 def sha256_of(blob: bytes) -> str:
@@ -226,8 +232,9 @@ def write_round(folder: Path, data: dict, games: list[dict], body: bytes | None 
     return path
 
 
-def read_document(path: Path, blob: bytes | None = None,
-                  loads: Callable[[bytes], Any] = json.loads) -> tuple[dict, bool]:
+def read_document(
+    path: Path, blob: bytes | None = None, loads: Callable[[bytes], Any] = json.loads
+) -> tuple[dict, bool]:
     """The document of a results file, unvalidated, and whether it came from its twin: the
     twin when there is one bound to exactly these YAML bytes, the YAML otherwise (a file
     written before twins, or edited by hand since). Raises ResultsError for unreadable input.
@@ -243,8 +250,11 @@ def read_document(path: Path, blob: bytes | None = None,
             doc = loads(twin.read_bytes())
         except (OSError, ValueError, RecursionError):
             doc = None  # not a twin at all: the YAML says what the round is
-        if (isinstance(doc, dict) and doc.get("twin_version") == TWIN_VERSION
-                and doc.get("yaml_sha256") == sha256_of(blob)):
+        if (
+            isinstance(doc, dict)
+            and doc.get("twin_version") == TWIN_VERSION
+            and doc.get("yaml_sha256") == sha256_of(blob)
+        ):
             return doc.get("document"), True
     return _parse_yaml(path, blob), False
 
@@ -271,8 +281,10 @@ def check_twin(path: Path, data: dict) -> list[str]:
     problems = []
     yaml_sha = sha256_of(path.read_bytes())
     if doc.get("yaml_sha256") != yaml_sha:
-        problems.append(f"{twin.name}: yaml_sha256 is {doc.get('yaml_sha256')!r}, {path.name} has {yaml_sha} "
-                        "(a stale twin: rewrite it with `arena verify --write-twin`)")
+        problems.append(
+            f"{twin.name}: yaml_sha256 is {doc.get('yaml_sha256')!r}, {path.name} has {yaml_sha} "
+            "(a stale twin: rewrite it with `arena verify --write-twin`)"
+        )
     if doc.get("document") != data:
         problems.append(f"{twin.name}: document differs from {path.name}")
     return problems
@@ -330,8 +342,13 @@ def load_games(results_path: str | Path, data: dict) -> list[dict]:
         lines = gzip.decompress(blob).decode().splitlines()
     except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
         raise ResultsError(str(games_path), problems + [f"(file): not gzip text: {exc}"]) from None
-    want = {"schema_version": SCHEMA_VERSION, "kind": "games", "round": data["round"]["id"],
-            "profile": data["disclosure"]["profile"], "count": data["games"]["count"]}
+    want = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "games",
+        "round": data["round"]["id"],
+        "profile": data["disclosure"]["profile"],
+        "count": data["games"]["count"],
+    }
     try:
         header = json.loads(lines[0]) if lines else None
     except (ValueError, RecursionError):

@@ -40,13 +40,18 @@ def int_seed(text: str) -> int:
     """The generator's integer seed for a tier seed as published or kept in a secret: a decimal
     integer is itself, any other text (the hex strings the docs recommend) maps to one by hashing.
     Every command that takes a tier seed goes through here, so the published string works anywhere."""
-    return int(text) if text.lstrip("-").isdigit() else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+    return (
+        int(text)
+        if text.lstrip("-").isdigit()
+        else int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+    )
 
 
 def published_tier(tier: str, text: str, pool: int | None = None) -> list[EnvSpec]:
     """The environments (engine EnvSpecs) tier seed `text` draws for `tier`, from generator
     `pool` (None: the engine's own): what a published seed gives back, rules included."""
     from engine import tier_specs
+
     return tier_specs(tier, int_seed(text)) if pool is None else tier_specs(tier, int_seed(text), pool=pool)
 
 
@@ -60,6 +65,7 @@ def replay_boards(document: dict, tier_seed: str) -> dict:
     """An opened replays document (grader.history.replays) with the boards its agent saw, made on the
     environments `tier_seed` draws for the document's tier."""
     from grader.history.replays import with_boards
+
     return with_boards(document, published_tier(document["tier"], tier_seed, document.get("pool")))
 
 
@@ -73,16 +79,22 @@ class PublishedSeeds:
     tier_seeds: dict[str, str]
 
     def to_dict(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION, "published_at": format_time(self.published_at),
-                "tier_seeds": dict(self.tier_seeds)}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "published_at": format_time(self.published_at),
+            "tier_seeds": dict(self.tier_seeds),
+        }
 
 
 def publish(competition: Competition, now: dt.datetime, environ: Mapping[str, str]) -> PublishedSeeds:
     """The seeds to publish at `now`: only once the competition has ended (the appeal window closed)."""
     if not competition.ended:
         close = competition.appeals_close_at
-        when = (f"the appeal window closes at {format_time(close)}" if close is not None
-                else "the final has not been published")
+        when = (
+            f"the appeal window closes at {format_time(close)}"
+            if close is not None
+            else "the final has not been published"
+        )
         raise SeedsError(f"the competition has not ended ({when}): the seeds stay secret until it has")
     missing = [SEED_ENV[t] for t in TIERS if not environ.get(SEED_ENV[t])]
     if missing:
@@ -107,8 +119,11 @@ def load(path: Path) -> PublishedSeeds:
 
 def write(path: Path, seeds: PublishedSeeds) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# The scored tiers' seeds, published after the competition ended (grader/rounds/seeds.py).\n"
-                    + dump_yaml(seeds.to_dict()), encoding="utf-8")
+    path.write_text(
+        "# The scored tiers' seeds, published after the competition ended (grader/rounds/seeds.py).\n"
+        + dump_yaml(seeds.to_dict()),
+        encoding="utf-8",
+    )
 
 
 def check_commitment(data: dict, seeds: PublishedSeeds) -> str:
@@ -122,6 +137,7 @@ def check_commitment(data: dict, seeds: PublishedSeeds) -> str:
         return f"no {tier} seed is published: the seed commitment is not checked"
     expected = commitment("tier", seeds.tier_seeds[tier])
     if stated != expected:
-        raise SeedsError(f"provenance.tier_seed_commitment: the file says {stated}, the published {tier} seed "
-                         f"commits to {expected}")
+        raise SeedsError(
+            f"provenance.tier_seed_commitment: the file says {stated}, the published {tier} seed commits to {expected}"
+        )
     return f"the tier seed commitment matches the published {tier} seed"

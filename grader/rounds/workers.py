@@ -49,8 +49,9 @@ def prepare_work(private: Path, plan: RoundPlan) -> Path:
     if path.exists():
         stored = read_plan(path)
         if stored.key() != plan.key():
-            raise PlanMismatch(f"{path} holds a different plan for round {plan.round_id}; "
-                               "move it away to start that round afresh")
+            raise PlanMismatch(
+                f"{path} holds a different plan for round {plan.round_id}; move it away to start that round afresh"
+            )
     else:
         atomic_write_bytes(path, json.dumps(plan.to_dict(), indent=1).encode())
     return work
@@ -102,9 +103,12 @@ class Progress:
         left = "?"
         if self.games_done:
             left = _clock(elapsed * max(self.games_total - self.games_done, 0) / self.games_done)
-        print(f"round {self.round_id}: envs {self.envs_done}/{self.envs_total}, games "
-              f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{visible(note)}]",
-              file=self.stream, flush=True)
+        print(
+            f"round {self.round_id}: envs {self.envs_done}/{self.envs_total}, games "
+            f"{self.games_done}/{self.games_total}, elapsed {_clock(elapsed)}, left ~{left} [{visible(note)}]",
+            file=self.stream,
+            flush=True,
+        )
 
 
 def _clock(seconds: float) -> str:
@@ -120,11 +124,13 @@ def _sandbox(plan: RoundPlan):
         return None
     if plan.sandbox not in _SANDBOXES:
         from grader.sandbox import SandboxNameError, get_sandbox
+
         try:
             _SANDBOXES[plan.sandbox] = get_sandbox(plan.sandbox)
         except ImportError:
-            raise SandboxNameError(plan.sandbox,
-                                   f"the {plan.sandbox!r} sandbox backend is not available in this checkout") from None
+            raise SandboxNameError(
+                plan.sandbox, f"the {plan.sandbox!r} sandbox backend is not available in this checkout"
+            ) from None
     return _SANDBOXES[plan.sandbox]
 
 
@@ -140,6 +146,7 @@ def _play(plan: RoundPlan, index: int, report) -> EnvRecord | HeldEnv:
 def _worker(plan: RoundPlan, index: int, events) -> EnvRecord | HeldEnv:
     def report(label: str, count: int, what: str, notice: bool = False) -> None:
         events.put((label, count, what, notice))
+
     return _play(plan, index, report)
 
 
@@ -156,12 +163,12 @@ def core_groups(cores: list[int], jobs: int, envs: int, entrants: int) -> list[l
     as an environment's entrants can use at once (one each), one group per worker, no more
     workers than environments. A field as large as the cores plays its environments one
     after another on all of them; a small field's environments share the cores out."""
-    given = cores[:max(1, jobs)]
+    given = cores[: max(1, jobs)]
     if jobs == 1:
         return [given]
     per = min(len(given), max(1, entrants))
     workers = max(1, min(envs, len(given) // per))
-    return [given[i * per:(i + 1) * per] for i in range(workers)]
+    return [given[i * per : (i + 1) * per] for i in range(workers)]
 
 
 def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream: TextIO | None = None) -> list[HeldEnv]:
@@ -170,12 +177,16 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
     stream = stream or sys.stderr
     done = finished_records(work, plan, indices)
     todo = [i for i in indices if i not in done]
-    per_env = games_per_env(len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint,
-                            plan.pairing_games, plan.budget)
+    per_env = games_per_env(
+        len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint, plan.pairing_games, plan.budget
+    )
     progress = Progress(plan.round_id, len(indices), per_env * len(todo), stream, envs_done=len(done))
     if done:
-        print(f"round {plan.round_id}: resuming; {len(done)} of {len(indices)} environments already recorded",
-              file=stream, flush=True)
+        print(
+            f"round {plan.round_id}: resuming; {len(done)} of {len(indices)} environments already recorded",
+            file=stream,
+            flush=True,
+        )
     held: list[HeldEnv] = []
 
     def finish(result: EnvRecord | HeldEnv) -> None:
@@ -189,8 +200,12 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
 
     cores = pinning.available_cores()
     if jobs > len(cores):
-        print(f"round {plan.round_id}: {jobs} jobs asked for, {len(cores)} cores to pin them to: "
-              f"using {len(cores)} cores, one sandbox each", file=stream, flush=True)
+        print(
+            f"round {plan.round_id}: {jobs} jobs asked for, {len(cores)} cores to pin them to: "
+            f"using {len(cores)} cores, one sandbox each",
+            file=stream,
+            flush=True,
+        )
     if jobs == 1:
         cores = [pinning.current_cpu(cores)]  # several one-core rounds on a host spread out
     groups = core_groups(cores, jobs, len(todo), len(plan.field))
@@ -211,8 +226,9 @@ def run_envs(plan: RoundPlan, indices: list[int], work: Path, jobs: int, stream:
         free_groups = manager.Queue()
         for group in groups:
             free_groups.put(group)
-        with cf.ProcessPoolExecutor(max_workers=len(groups), mp_context=ctx,
-                                    initializer=_init_worker, initargs=(os.getpid(), free_groups)) as pool:
+        with cf.ProcessPoolExecutor(
+            max_workers=len(groups), mp_context=ctx, initializer=_init_worker, initargs=(os.getpid(), free_groups)
+        ) as pool:
             pending = {pool.submit(_worker, plan, i, events) for i in todo}
             while pending:
                 finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
@@ -245,6 +261,7 @@ def die_with_parent(parent: int) -> None:
         return
     import ctypes
     import signal
+
     ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
         os._exit(1)

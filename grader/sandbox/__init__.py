@@ -52,12 +52,27 @@ def _resolve(target: str) -> Any:
 
 
 SANDBOXES: dict[str, Backend] = {
-    "local": Backend("local", "grader.sandbox.local:LocalSandbox", "grader.sandbox.probe:local_checks", True,
-                     "bubblewrap, the arena's own sandbox (no network, host hidden, private /tmp)"),
-    "docker": Backend("docker", "grader.sandbox.docker:DockerSandbox", "grader.sandbox.probe:docker_checks", True,
-                      "the grader's own image, as on the server"),
-    "unsafe": Backend("unsafe", "grader.sandbox.unsafe:UnsafeSandbox", None, False,
-                      "no sandbox: a plain process of yours, without isolation"),
+    "local": Backend(
+        "local",
+        "grader.sandbox.local:LocalSandbox",
+        "grader.sandbox.probe:local_checks",
+        True,
+        "bubblewrap, the arena's own sandbox (no network, host hidden, private /tmp)",
+    ),
+    "docker": Backend(
+        "docker",
+        "grader.sandbox.docker:DockerSandbox",
+        "grader.sandbox.probe:docker_checks",
+        True,
+        "the grader's own image, as on the server",
+    ),
+    "unsafe": Backend(
+        "unsafe",
+        "grader.sandbox.unsafe:UnsafeSandbox",
+        None,
+        False,
+        "no sandbox: a plain process of yours, without isolation",
+    ),
 }
 BACKENDS = tuple(SANDBOXES)  # every name `get_sandbox` takes
 ISOLATING = tuple(name for name, b in SANDBOXES.items() if b.isolates)  # the --sandbox of rounds and gates
@@ -84,5 +99,16 @@ def get_sandbox(name: str, **options: Any) -> Sandbox:
     return backend(name).build(**options)
 
 
-__all__ = ["BACKENDS", "ISOLATING", "SANDBOXES", "Backend", "LaunchError", "Network", "Sandbox", "SandboxNameError",
-           "SandboxProcess", "backend", "get_sandbox"]
+__all__ = [
+    "BACKENDS",
+    "ISOLATING",
+    "SANDBOXES",
+    "Backend",
+    "LaunchError",
+    "Network",
+    "Sandbox",
+    "SandboxNameError",
+    "SandboxProcess",
+    "backend",
+    "get_sandbox",
+]

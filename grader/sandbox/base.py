@@ -222,8 +222,10 @@ def own_folder(path: Path, mode: int) -> Path:
         pass
     info = os.lstat(path)
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise OSError(f"{path} is not a folder of this user's that only it may write (another user's, a link, "
-                      "or open to others): remove it, or point TMPDIR elsewhere")
+        raise OSError(
+            f"{path} is not a folder of this user's that only it may write (another user's, a link, "
+            "or open to others): remove it, or point TMPDIR elsewhere"
+        )
     os.chmod(path, mode)  # as the sandbox's user must reach it, whatever the umask made it
     return path
 

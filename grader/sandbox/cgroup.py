@@ -316,8 +316,10 @@ class Cgroup:
                 own = self._own_oom()
                 if own is None:
                     limit = int(_read(path / "memory.limit_in_bytes"))
-                    own = (int(_read(path / "memory.max_usage_in_bytes")) >= limit
-                           or int(_read(path / "memory.failcnt")) > 0)
+                    own = (
+                        int(_read(path / "memory.max_usage_in_bytes")) >= limit
+                        or int(_read(path / "memory.failcnt")) > 0
+                    )
                 limit_hit = own
             else:
                 counters = _counters(_read(path / "memory.events"))
@@ -497,8 +499,12 @@ class Cgroup:
         """Thaw the group's freezer, and the freezer group of each of `pids` (a group that
         knows one folder only, as a sweep's, freezes in another hierarchy's), so that what
         was just killed dies."""
-        files = [path / name for path in sorted(set(self.dirs.values()))
-                 for name in ("freezer.state", "cgroup.freeze") if (path / name).exists()]
+        files = [
+            path / name
+            for path in sorted(set(self.dirs.values()))
+            for name in ("freezer.state", "cgroup.freeze")
+            if (path / name).exists()
+        ]
         if self.version == 1 and "freezer" not in self.dirs:
             for pid in pids:
                 try:
@@ -546,6 +552,7 @@ def _parents() -> list[Path]:
 def sweep_leftovers() -> list[str]:
     """Remove the groups of arenas that no longer run (a `kill -9` leaves them), killing
     anything still in them first; only groups named with an arena's owner tag are touched."""
+
     def remove(path: Path) -> None:
         # A killed sandbox's processes may still be exiting (or waiting to be reaped): patience.
         Cgroup({"": path}, 2 if (CGROUP_ROOT / "cgroup.controllers").exists() else 1).remove(timeout=5.0)

@@ -42,9 +42,20 @@ from pathlib import Path
 from grader.common import owner
 from grader.common.limits import Limits
 from grader.sandbox import image as agent_image
-from grader.sandbox.base import (AGENT_MOUNT, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
-                                 check_network, runner_rlimits, session_folder, stage_session, sweep_sessions,
-                                 user_temp_folder)
+from grader.sandbox.base import (
+    AGENT_MOUNT,
+    RUNNER_DIR,
+    RUNNER_MOUNT,
+    RUNNER_SCRIPT,
+    LaunchError,
+    Network,
+    check_network,
+    runner_rlimits,
+    session_folder,
+    stage_session,
+    sweep_sessions,
+    user_temp_folder,
+)
 from grader.sandbox import frozen, pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.documents.submission import Submission
@@ -69,8 +80,9 @@ def client():
         c.ping()
         return c
     except Exception as exc:
-        raise LaunchError(f"no docker engine answers (DOCKER_HOST={os.environ.get('DOCKER_HOST', 'unset')}): "
-                          f"{exc}") from exc
+        raise LaunchError(
+            f"no docker engine answers (DOCKER_HOST={os.environ.get('DOCKER_HOST', 'unset')}): {exc}"
+        ) from exc
 
 
 def fifo_root() -> Path:
@@ -112,6 +124,7 @@ def remove_container(container, timeout: float = 10.0) -> bool:
     fork bomb's container can take a while to reap); False if it is still there, in which
     case the next arena's sweep removes it."""
     from docker.errors import NotFound
+
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -160,8 +173,11 @@ class DockerProcess:
         if self._lost is None and not self._killed:
             try:
                 events = self.container.client.events(
-                    since=self._started, until=int(time.time()) + 1, decode=True,
-                    filters={"container": self.container.id, "event": "kill"})
+                    since=self._started,
+                    until=int(time.time()) + 1,
+                    decode=True,
+                    filters={"container": self.container.id, "event": "kill"},
+                )
                 signals = [e.get("Actor", {}).get("Attributes", {}).get("signal", "?") for e in events]
             except Exception as exc:
                 signals, self._lost = [], f"the docker engine stopped answering: {str(exc)[:150]}"
@@ -288,7 +304,9 @@ class DockerSandbox:
             except LaunchError:
                 raise
             except Exception as exc:
-                raise LaunchError(f"the agents' image {self.image_tag} is missing: run `arena image build` ({exc})") from exc
+                raise LaunchError(
+                    f"the agents' image {self.image_tag} is missing: run `arena image build` ({exc})"
+                ) from exc
         return self._record
 
     def image(self) -> dict:
@@ -303,21 +321,45 @@ class DockerSandbox:
                 data = self.engine().images.get(self.image_tag).attrs["GraphDriver"]["Data"] or {}
             except Exception:
                 data = {}  # the start that follows says what is wrong with the image
-            self._layers = tuple(path for key in ("UpperDir", "LowerDir")
-                                 for path in (data.get(key) or "").split(":") if path and os.path.isdir(path))
+            self._layers = tuple(
+                path
+                for key in ("UpperDir", "LowerDir")
+                for path in (data.get(key) or "").split(":")
+                if path and os.path.isdir(path)
+            )
         return self._layers
 
-    def container_options(self, submission: Submission, limits: Limits, network: Network,
-                          fifos: str | None = None, command: list[str] | None = None,
-                          agent_dir: str | None = None, runner_dir: str | None = None) -> dict:
+    def container_options(
+        self,
+        submission: Submission,
+        limits: Limits,
+        network: Network,
+        fifos: str | None = None,
+        command: list[str] | None = None,
+        agent_dir: str | None = None,
+        runner_dir: str | None = None,
+    ) -> dict:
         """The keyword arguments of `containers.create`: the whole policy in one place.
         `agent_dir` and `runner_dir` are the session's staged copies (`base.stage_session`)."""
         check_network(network)
-        volumes = {runner_dir or str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
-                   agent_dir or str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"}}
+        volumes = {
+            runner_dir or str(RUNNER_DIR): {"bind": RUNNER_MOUNT, "mode": "ro"},
+            agent_dir or str(submission.path): {"bind": AGENT_MOUNT, "mode": "ro"},
+        }
         if command is None:
-            command = ["python3", "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
-                       "--path", agent_image.SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=False)]
+            command = [
+                "python3",
+                "-I",
+                "-S",
+                "-B",
+                f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}",
+                "--agent",
+                AGENT_MOUNT,
+                "--path",
+                agent_image.SITE,
+                "--rlimits",
+                runner_rlimits(limits, per_user_nproc=False),
+            ]
             if fifos is not None:
                 command += ["--fifos", FIFO_MOUNT]
         if fifos is not None:
@@ -328,7 +370,9 @@ class DockerSandbox:
             **pinned,
             image=self.image_tag,
             command=command,
-            stdin_open=False, tty=False, detach=True,
+            stdin_open=False,
+            tty=False,
+            detach=True,
             network_mode="none" if network == "none" else "bridge",
             read_only=True,
             # Empty files cost no blocks but kernel memory: one inode per page of the cap.
@@ -344,15 +388,22 @@ class DockerSandbox:
             user=f"{AGENT_UID}:{AGENT_UID}",
             volumes=volumes,
             working_dir=AGENT_MOUNT,
-            environment={"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8",
-                         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"},
+            environment={
+                "HOME": "/tmp",
+                "TMPDIR": "/tmp",
+                "LANG": "C.UTF-8",
+                "OPENBLAS_NUM_THREADS": "1",
+                "OMP_NUM_THREADS": "1",
+                "MKL_NUM_THREADS": "1",
+            },
             # Only what is printed before the runner takes the FIFOs reaches the engine's log.
             log_config={"Type": "json-file", "Config": {"max-size": "64k", "max-file": "1"}},
             labels={LABEL_ROLE: "agent", LABEL_OWNER: owner.tag()},
         )
 
-    def start(self, submission: Submission, limits: Limits, network: Network = "none",
-              command: list[str] | None = None) -> DockerProcess:
+    def start(
+        self, submission: Submission, limits: Limits, network: Network = "none", command: list[str] | None = None
+    ) -> DockerProcess:
         """Start the runner (or `command`, which must take the FIFOs as the runner does) for
         `submission` in a fresh container; LaunchError when it cannot start."""
         c = self.engine()
@@ -375,8 +426,9 @@ class DockerSandbox:
             # The host's readers first, so the runner's writers open at once.
             fds += [os.open(io / name, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC) for name in ("out", "err")]
             try:
-                options = self.container_options(submission, limits, network, str(io), command,
-                                                 agent_dir=str(agent), runner_dir=str(runner))
+                options = self.container_options(
+                    submission, limits, network, str(io), command, agent_dir=str(agent), runner_dir=str(runner)
+                )
                 container = c.containers.create(**options)
                 container.start()
             except Exception as exc:
@@ -422,8 +474,10 @@ class DockerSandbox:
                 container.reload()
                 if not container.attrs["State"].get("Running"):
                     logs = container.logs(tail=5).decode("utf-8", "replace").strip()
-                    raise LaunchError(f"the container exited with status {container.attrs['State'].get('ExitCode')} "
-                                      f"before the runner started{': ' + logs[-300:] if logs else ''}")
+                    raise LaunchError(
+                        f"the container exited with status {container.attrs['State'].get('ExitCode')} "
+                        f"before the runner started{': ' + logs[-300:] if logs else ''}"
+                    )
                 next_look = now + 0.05
             if now > deadline:
                 raise LaunchError(f"the runner did not start within {timeout:g} s")
@@ -433,4 +487,5 @@ class DockerSandbox:
     def capabilities(self) -> dict[str, bool]:
         """{protection: active} as `arena doctor --sandbox docker` finds them."""
         from grader.sandbox.probe import docker_checks
+
         return {check.name: check.ok for check in docker_checks(self)}

@@ -200,8 +200,11 @@ def _check(state: Frozen) -> str | None:
         status = _status(pid)
         owner = os.stat(f"/proc/{pid}/mem").st_uid  # root's when not dumpable (its folder keeps its uid)
         with open(f"/proc/{pid}/maps") as f:
-            shared = [line.split(None, 5)[-1].strip() if len(line.split()) > 5 else "anonymous memory"
-                      for line in f if line.split()[1][3] == "s"]
+            shared = [
+                line.split(None, 5)[-1].strip() if len(line.split()) > 5 else "anonymous memory"
+                for line in f
+                if line.split()[1][3] == "s"
+            ]
         fds = {}
         for fd in os.listdir(f"/proc/{pid}/fd"):
             try:
@@ -326,7 +329,7 @@ def _restore_tree(root: Path, entries: dict[str, Entry]) -> None:
             try:
                 view = memoryview(before.data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 os.fchmod(fd, before.mode)
                 os.utime(fd, ns=before.times)
             finally:

@@ -38,10 +38,14 @@ AGENT_UID = 10001
 SITE = "/arena/site"
 # The pinned wheels, by `platform.machine()`: (file name, sha256 of the file).
 NUMPY_WHEELS = {
-    "x86_64": ("numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
-               "89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93"),
-    "aarch64": ("numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
-                "0ab0a9c4ffb1a6d95ef519fe4247dba8eb6b18ad93999f76b7f657039acabd47"),
+    "x86_64": (
+        "numpy-2.4.6-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl",
+        "89cd468399cfd2504718f0ba50e410dca55a170b61a02ad92bb18c8a65186e93",
+    ),
+    "aarch64": (
+        "numpy-2.4.6-cp311-cp311-manylinux_2_27_aarch64.manylinux_2_28_aarch64.whl",
+        "0ab0a9c4ffb1a6d95ef519fe4247dba8eb6b18ad93999f76b7f657039acabd47",
+    ),
 }
 LABEL_BASE = "org.arena.base"
 LABEL_BASE_ID = "org.arena.base-id"
@@ -77,8 +81,12 @@ def record_of(image) -> ImageRecord:
     labels (built some other way) is named as such."""
     labels = image.labels or {}
     tags = image.tags or [image.id]
-    return ImageRecord(tag=tags[0], id=image.id, base=labels.get(LABEL_BASE, "unknown (not built by arena image build)"),
-                       stand_in=labels.get(LABEL_STAND_IN) == "true")
+    return ImageRecord(
+        tag=tags[0],
+        id=image.id,
+        base=labels.get(LABEL_BASE, "unknown (not built by arena image build)"),
+        stand_in=labels.get(LABEL_STAND_IN) == "true",
+    )
 
 
 def cache_dir() -> Path:
@@ -105,9 +113,26 @@ def numpy_wheel(log: Log) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     log(f"fetching {name} on the host (pip download)")
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-               "--python-version", "3.11", "--implementation", "cp", "--abi", PYTHON_TAG,
-               "--platform", f"manylinux_2_28_{machine}", "-d", tmp, f"numpy=={NUMPY_VERSION}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--python-version",
+            "3.11",
+            "--implementation",
+            "cp",
+            "--abi",
+            PYTHON_TAG,
+            "--platform",
+            f"manylinux_2_28_{machine}",
+            "-d",
+            tmp,
+            f"numpy=={NUMPY_VERSION}",
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         got = Path(tmp) / name
         if proc.returncode != 0 or not got.is_file():
@@ -121,8 +146,10 @@ def numpy_wheel(log: Log) -> Path:
 
 def dockerfile(base: str, wheel: str, base_label: str, base_id: str, stand_in: bool) -> str:
     """The image's Dockerfile: the wheel unpacked into SITE and checked, an unprivileged user."""
-    check = (f"import sys; sys.path.insert(0, '{SITE}'); import numpy; "
-             f"assert numpy.__version__ == '{NUMPY_VERSION}', numpy.__version__")
+    check = (
+        f"import sys; sys.path.insert(0, '{SITE}'); import numpy; "
+        f"assert numpy.__version__ == '{NUMPY_VERSION}', numpy.__version__"
+    )
     return f"""\
 FROM {base}
 COPY {wheel} /tmp/{wheel}
@@ -154,20 +181,29 @@ def _stand_in_base(client, log: Log):
         pass  # not built yet: build it below
     mmdebstrap = shutil.which("mmdebstrap")
     if mmdebstrap is None:
-        raise ImageError(f"{BASE_IMAGE} cannot be pulled and mmdebstrap is not installed to build a stand-in "
-                         "(Debian: apt install mmdebstrap; here: scripts/system-deps.sh)")
+        raise ImageError(
+            f"{BASE_IMAGE} cannot be pulled and mmdebstrap is not installed to build a stand-in "
+            "(Debian: apt install mmdebstrap; here: scripts/system-deps.sh)"
+        )
     if os.geteuid() != 0:
         raise ImageError(f"{BASE_IMAGE} cannot be pulled, and building the Debian stand-in needs root")
     with tempfile.TemporaryDirectory() as tmp:
         tarball = Path(tmp) / "base.tar"
         log(f"building the stand-in base with mmdebstrap ({STAND_IN_SUITE}, python3 from Debian's packages)")
-        proc = subprocess.run([mmdebstrap, "--quiet", "--variant=minbase", "--include=python3", STAND_IN_SUITE,
-                               str(tarball)], capture_output=True, text=True)
+        proc = subprocess.run(
+            [mmdebstrap, "--quiet", "--variant=minbase", "--include=python3", STAND_IN_SUITE, str(tarball)],
+            capture_output=True,
+            text=True,
+        )
         if proc.returncode != 0:
             raise ImageError(f"mmdebstrap failed: {proc.stderr.strip()[-400:]}")
         repository, tag = STAND_IN_TAG.split(":")
-        client.api.import_image_from_file(str(tarball), repository=repository, tag=tag,
-                                          changes=["ENV PATH=/usr/local/bin:/usr/bin:/bin", "ENV LANG=C.UTF-8"])
+        client.api.import_image_from_file(
+            str(tarball),
+            repository=repository,
+            tag=tag,
+            changes=["ENV PATH=/usr/local/bin:/usr/bin:/bin", "ENV LANG=C.UTF-8"],
+        )
     return client.images.get(STAND_IN_TAG)
 
 
@@ -191,17 +227,26 @@ def build(client, tag: str = IMAGE_TAG, log: Log = print) -> ImageRecord:
     if base is not None:
         base_ref, base_label, stand_in = BASE_IMAGE, BASE_IMAGE, False
     else:
-        log(f"WARNING: {BASE_IMAGE} is not available here: building on a STAND-IN base from Debian's "
+        log(
+            f"WARNING: {BASE_IMAGE} is not available here: building on a STAND-IN base from Debian's "
             f"packages ({STAND_IN_TAG}); the image's labels, `arena doctor`, smoke reports and round "
-            "provenance will say so")
+            "provenance will say so"
+        )
         base = _stand_in_base(client, log)
         base_ref, stand_in = STAND_IN_TAG, True
         base_label = f"{STAND_IN_TAG} (mmdebstrap {STAND_IN_SUITE}, stand-in for {BASE_IMAGE})"
     text = dockerfile(base_ref, wheel.name, base_label, base.id, stand_in)
     try:
-        image, stream = client.images.build(fileobj=_context(text, wheel), custom_context=True, tag=tag, rm=True,
-                                            forcerm=True, pull=False, network_mode="none",
-                                            labels={"arena.role": "agent-image"})
+        image, stream = client.images.build(
+            fileobj=_context(text, wheel),
+            custom_context=True,
+            tag=tag,
+            rm=True,
+            forcerm=True,
+            pull=False,
+            network_mode="none",
+            labels={"arena.role": "agent-image"},
+        )
     except Exception as exc:
         raise ImageError(f"the build failed: {str(exc).strip()[-600:]}") from exc
     for chunk in stream:

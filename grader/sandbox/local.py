@@ -31,10 +31,24 @@ import threading
 from pathlib import Path
 
 from grader.common.limits import Limits
-from grader.sandbox.base import (AGENT_MOUNT, LAUNCHER_PROCESSES, RUNNER_DIR, RUNNER_MOUNT, RUNNER_SCRIPT, LaunchError, Network,
-                                 PopenProcess, check_network, runner_rlimits, session_folder,
-                                 staged_copy, staged_files, stage_session, sweep_sessions,
-                                 user_temp_folder)
+from grader.sandbox.base import (
+    AGENT_MOUNT,
+    LAUNCHER_PROCESSES,
+    RUNNER_DIR,
+    RUNNER_MOUNT,
+    RUNNER_SCRIPT,
+    LaunchError,
+    Network,
+    PopenProcess,
+    check_network,
+    runner_rlimits,
+    session_folder,
+    staged_copy,
+    staged_files,
+    stage_session,
+    sweep_sessions,
+    user_temp_folder,
+)
 from grader.sandbox import pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.documents.submission import Submission
@@ -90,10 +104,16 @@ def bwrap_problem() -> str | None:
         return f"bubblewrap is Linux only and this is {sys.platform}"
     bwrap = find_bwrap()
     if bwrap is None:
-        return "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap; here: scripts/system-deps.sh)"
+        return (
+            "bubblewrap (bwrap) is not installed (Debian/Ubuntu: apt install bubblewrap; here: scripts/system-deps.sh)"
+        )
     try:
-        proc = subprocess.run(unprivileged([bwrap, "--unshare-all", "--unshare-user", "--disable-userns",
-                                            "--ro-bind", "/", "/", "true"]), capture_output=True, timeout=20, cwd="/")
+        proc = subprocess.run(
+            unprivileged([bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--ro-bind", "/", "/", "true"]),
+            capture_output=True,
+            timeout=20,
+            cwd="/",
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap cannot run here: {exc}"
     if proc.returncode != 0:
@@ -117,8 +137,7 @@ def runtime_binds() -> tuple[tuple[str, str], ...]:
     # The standard library without what the sandbox hides or never needs.
     skip = shutil.ignore_patterns("site-packages", "test", "idlelib", "tkinter", "turtledemo")
     pycache = shutil.ignore_patterns("tests")
-    binds = [(_source(exe), exe), (_source(stdlib, skip), stdlib),
-             (staged(numpy_dir, pycache), f"{SITE}/numpy")]
+    binds = [(_source(exe), exe), (_source(stdlib, skip), stdlib), (staged(numpy_dir, pycache), f"{SITE}/numpy")]
     if os.path.isdir(numpy_libs):
         binds.append((staged(numpy_libs), f"{SITE}/numpy.libs"))
     objects = [exe]
@@ -242,8 +261,14 @@ class LocalSandbox:
         self.bwrap = bwrap or find_bwrap()
         self.use_cgroup = use_cgroup
 
-    def argv(self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none",
-             command: list[str] | None = None, runner_dir: str | os.PathLike = RUNNER_DIR) -> list[str]:
+    def argv(
+        self,
+        agent_dir: str | os.PathLike,
+        limits: Limits,
+        network: Network = "none",
+        command: list[str] | None = None,
+        runner_dir: str | os.PathLike = RUNNER_DIR,
+    ) -> list[str]:
         """The bwrap command line that runs `command` (default: the runner) for `agent_dir`
         (`run` passes the session's staged copies of the agent's folder and the runner)."""
         check_network(network)
@@ -253,23 +278,43 @@ class LocalSandbox:
         stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
         args = [
             self.bwrap,
-            "--unshare-all", "--unshare-user",  # --unshare-all only *tries* the user namespace
+            "--unshare-all",
+            "--unshare-user",  # --unshare-all only *tries* the user namespace
             # No user namespace of its own inside: in one, an agent is root and can mount a
             # cgroupfs or a tmpfs of its own, undoing every cap (the seccomp filter refuses it too).
             "--disable-userns",
-            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_GID),
-            "--hostname", "arena",
-            "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL",
+            "--uid",
+            str(SANDBOX_UID),
+            "--gid",
+            str(SANDBOX_GID),
+            "--hostname",
+            "arena",
+            "--die-with-parent",
+            "--new-session",
+            "--clearenv",
+            "--cap-drop",
+            "ALL",
             # The runner is the pid namespace's first process: bwrap's own init there would run
             # without the runner's seccomp filter and rlimits, as the agent's user, so that the
             # agent could write its code into it through /proc/1/mem and run from it unfiltered.
             "--as-pid-1",
-            "--proc", "/proc", "--dev", "/dev",
-            "--size", str(limits.tmpfs_bytes), "--tmpfs", "/tmp",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--size",
+            str(limits.tmpfs_bytes),
+            "--tmpfs",
+            "/tmp",
             # /dev/shm is where POSIX shared memory lives: as capped as /tmp, and /dev itself
             # (a tmpfs of device nodes) read-only, so no file system of the sandbox can grow
             # past its caps into the memory limit.
-            "--size", str(limits.tmpfs_bytes), "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--size",
+            str(limits.tmpfs_bytes),
+            "--tmpfs",
+            "/dev/shm",
+            "--remount-ro",
+            "/dev",
         ]
         binds = runtime_binds()
         for src, dest in binds:
@@ -278,22 +323,43 @@ class LocalSandbox:
             site_packages = os.path.join(stdlib, "site-packages")  # hidden: only numpy is the agent's
             args += ["--tmpfs", site_packages, "--remount-ro", site_packages]
         args += _root_symlinks()
-        args += ["--ro-bind", str(runner_dir), RUNNER_MOUNT,
-                 "--ro-bind", str(Path(agent_dir).resolve()), AGENT_MOUNT,
-                 "--remount-ro", "/", "--chdir", AGENT_MOUNT]
+        args += [
+            "--ro-bind",
+            str(runner_dir),
+            RUNNER_MOUNT,
+            "--ro-bind",
+            str(Path(agent_dir).resolve()),
+            AGENT_MOUNT,
+            "--remount-ro",
+            "/",
+            "--chdir",
+            AGENT_MOUNT,
+        ]
         for key, value in SANDBOX_ENV.items():
             args += ["--setenv", key, value]
         if command is None:
-            command = [exe, "-I", "-S", "-B", f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}", "--agent", AGENT_MOUNT,
-                       "--path", SITE, "--rlimits", runner_rlimits(limits, per_user_nproc=True)]
+            command = [
+                exe,
+                "-I",
+                "-S",
+                "-B",
+                f"{RUNNER_MOUNT}/{RUNNER_SCRIPT}",
+                "--agent",
+                AGENT_MOUNT,
+                "--path",
+                SITE,
+                "--rlimits",
+                runner_rlimits(limits, per_user_nproc=True),
+            ]
         return args + ["--", *command]
 
     def start(self, submission: Submission, limits: Limits, network: Network = "none") -> PopenProcess:
         """Start the runner for `submission` in a fresh sandbox."""
         return self.run(submission.path, limits, network)
 
-    def run(self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none",
-            command: list[str] | None = None) -> PopenProcess:
+    def run(
+        self, agent_dir: str | os.PathLike, limits: Limits, network: Network = "none", command: list[str] | None = None
+    ) -> PopenProcess:
         """Start `command` (default: the runner) for `agent_dir` in a fresh sandbox, on staged
         copies of the agent's folder and the runner (removed when the sandbox is closed)."""
         _sessions_swept()
@@ -327,8 +393,9 @@ class LocalSandbox:
             try:
                 # One process more than the agent's allowance: the outer bwrap, which waits outside the
                 # sandbox's namespaces but in its cgroup (the init inside is counted by RLIMIT_NPROC too).
-                cgroup = Cgroup.create(limits.memory_bytes, limits.pids + LAUNCHER_PROCESSES, limits.cpu_cores,
-                                       pinning.core())
+                cgroup = Cgroup.create(
+                    limits.memory_bytes, limits.pids + LAUNCHER_PROCESSES, limits.cpu_cores, pinning.core()
+                )
             except OSError as exc:
                 raise LaunchError(f"cannot set up the sandbox's cgroup: {exc}") from exc
         if cgroup is not None:
@@ -338,8 +405,16 @@ class LocalSandbox:
         def start() -> subprocess.Popen:
             with pinning.spawning_pinned(core):  # the sandbox starts on its core; its cpuset holds it there
                 return subprocess.Popen(
-                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    bufsize=0, env=BWRAP_ENV, cwd="/", close_fds=True, pass_fds=(args_fd,), start_new_session=True,
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    bufsize=0,
+                    env=BWRAP_ENV,
+                    cwd="/",
+                    close_fds=True,
+                    pass_fds=(args_fd,),
+                    start_new_session=True,
                 )
 
         try:
@@ -359,4 +434,5 @@ class LocalSandbox:
     def capabilities(self) -> dict[str, bool]:
         """Protections of this backend on this host (see grader.cli.commands.doctor for the probe)."""
         from grader.sandbox.probe import probe_local
+
         return probe_local(self)

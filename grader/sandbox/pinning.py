@@ -40,7 +40,7 @@ def current_cpu(cores: list[int]) -> int:
     try:
         with open("/proc/self/stat") as fh:
             text = fh.read()
-        cpu = int(text[text.rindex(")") + 2:].split()[36])  # field 39, `processor`
+        cpu = int(text[text.rindex(")") + 2 :].split()[36])  # field 39, `processor`
     except (OSError, ValueError, IndexError):
         return cores[0]
     return cpu if cpu in cores else cores[0]
@@ -122,5 +122,10 @@ def load_over(start: dict, end: dict, cores: int) -> dict:
     busy = None
     if start["cpu"] and end["cpu"] and end["cpu"][1] > start["cpu"][1]:
         busy = round((end["cpu"][0] - start["cpu"][0]) / (end["cpu"][1] - start["cpu"][1]), 3)
-    return {"cores": cores, "core": core() if _group is None else list(_group), "loadavg_start": start["loadavg"], "loadavg_end": end["loadavg"],
-            "busy": busy}
+    return {
+        "cores": cores,
+        "core": core() if _group is None else list(_group),
+        "loadavg_start": start["loadavg"],
+        "loadavg_end": end["loadavg"],
+        "busy": busy,
+    }

@@ -128,8 +128,13 @@ class Check:
 
 def probe_code(limits: Limits, per_user_nproc: bool = True) -> str:
     """The probe's Python source, confined with the runner's rlimits as the backend sets them."""
-    return PROBE % {"namespaces": NAMESPACES, "rlimits": runner_rlimits(limits, per_user_nproc),
-                    "host_path": str(RUNNER_DIR), "newuser": CLONE_NEWUSER, "newns": CLONE_NEWNS}
+    return PROBE % {
+        "namespaces": NAMESPACES,
+        "rlimits": runner_rlimits(limits, per_user_nproc),
+        "host_path": str(RUNNER_DIR),
+        "newuser": CLONE_NEWUSER,
+        "newns": CLONE_NEWNS,
+    }
 
 
 def probe_local(sandbox, limits: Limits = DEFAULT_LIMITS) -> dict[str, bool]:
@@ -137,19 +142,32 @@ def probe_local(sandbox, limits: Limits = DEFAULT_LIMITS) -> dict[str, bool]:
     return {c.name: c.ok for c in local_checks(sandbox, limits)}
 
 
-INSIDE = ("sandbox starts", "unprivileged", "no nested namespaces", "seccomp filter", "rlimits inside", "own process count",
-          "private /tmp", "capped /dev/shm, read-only /dev", "read-only root, host hidden", "frozen agent not writable",
-          "frozen agent held from the host", "no network")
+INSIDE = (
+    "sandbox starts",
+    "unprivileged",
+    "no nested namespaces",
+    "seccomp filter",
+    "rlimits inside",
+    "own process count",
+    "private /tmp",
+    "capped /dev/shm, read-only /dev",
+    "read-only root, host hidden",
+    "frozen agent not writable",
+    "frozen agent held from the host",
+    "no network",
+)
 
 
-def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ...],
-                   per_user_nproc: bool = True, launchers: int = 0) -> list[Check]:
+def _inside_checks(
+    inside: dict | str, limits: Limits, namespaces: tuple[str, ...], per_user_nproc: bool = True, launchers: int = 0
+) -> list[Check]:
     """The checks read from the probe's report (the same for every backend; `per_user_nproc`
     says whether the backend sets RLIMIT_NPROC, as `runner_rlimits` does; `launchers` counts
     the arena's processes in the sandbox's cgroup beside the agent's allowance)."""
     if isinstance(inside, str):
-        return ([Check(name, False, "sandbox did not start" if name != "sandbox starts" else inside) for name in INSIDE]
-                + [Check(f"{ns} namespace", False, "sandbox did not start") for ns in namespaces])
+        return [
+            Check(name, False, "sandbox did not start" if name != "sandbox starts" else inside) for name in INSIDE
+        ] + [Check(f"{ns} namespace", False, "sandbox did not start") for ns in namespaces]
     checks = [Check("sandbox starts", True, f"python {inside['python']}, numpy {inside['numpy']}")]
     for ns in namespaces:
         ok = inside["ns"][ns] != os.readlink(f"/proc/self/ns/{ns}")
@@ -157,45 +175,92 @@ def _inside_checks(inside: dict | str, limits: Limits, namespaces: tuple[str, ..
     status = inside["status"]
     caps = int(status.get("CapEff", "f"), 16)
     host = inside["host_uids"]  # who its processes are on the host, seen from outside
-    unprivileged = (inside["uid"] != 0 and bool(host) and 0 not in host and caps == 0
-                    and status.get("NoNewPrivs") == "1")
-    checks.append(Check("unprivileged", unprivileged,
-                        f"uid/gid {inside['uid']}/{inside['gid']} inside, uid {', '.join(map(str, host)) or '?'} on the "
-                        f"host{' (the host’s ROOT)' if 0 in host else ''}, effective capabilities "
-                        f"{status.get('CapEff')}, no_new_privs {status.get('NoNewPrivs')}"))
+    unprivileged = inside["uid"] != 0 and bool(host) and 0 not in host and caps == 0 and status.get("NoNewPrivs") == "1"
+    checks.append(
+        Check(
+            "unprivileged",
+            unprivileged,
+            f"uid/gid {inside['uid']}/{inside['gid']} inside, uid {', '.join(map(str, host)) or '?'} on the "
+            f"host{' (the host’s ROOT)' if 0 in host else ''}, effective capabilities "
+            f"{status.get('CapEff')}, no_new_privs {status.get('NoNewPrivs')}",
+        )
+    )
     nested = not inside["nested_userns"] and not inside["nested_mount"]
-    checks.append(Check("no nested namespaces", nested,
-                        "unshare(CLONE_NEWUSER) and mount refused" if nested else
-                        f"a nested user namespace {'WAS' if inside['nested_userns'] else 'was not'} created, "
-                        f"a mount {'SUCCEEDED' if inside['nested_mount'] else 'failed'}"))
+    checks.append(
+        Check(
+            "no nested namespaces",
+            nested,
+            "unshare(CLONE_NEWUSER) and mount refused"
+            if nested
+            else f"a nested user namespace {'WAS' if inside['nested_userns'] else 'was not'} created, "
+            f"a mount {'SUCCEEDED' if inside['nested_mount'] else 'failed'}",
+        )
+    )
     calls = inside["syscalls"]
     allowed = sorted(name for name, err in calls.items() if err != (38 if name == "clone3" else 1))
-    checks.append(Check("seccomp filter", status.get("Seccomp") == "2" and not allowed,
-                        f"{len(calls) - len(allowed)} of {len(calls)} refused calls refused" if not allowed else
-                        f"seccomp mode {status.get('Seccomp')}; NOT refused: {', '.join(allowed)}"))
+    checks.append(
+        Check(
+            "seccomp filter",
+            status.get("Seccomp") == "2" and not allowed,
+            f"{len(calls) - len(allowed)} of {len(calls)} refused calls refused"
+            if not allowed
+            else f"seccomp mode {status.get('Seccomp')}; NOT refused: {', '.join(allowed)}",
+        )
+    )
     wanted = json.loads(runner_rlimits(limits, per_user_nproc))
     wrong = [n for n, v in wanted.items() if inside["rlimits"].get(n) != v]
-    checks.append(Check("rlimits inside", not wrong, "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted))))
+    checks.append(
+        Check("rlimits inside", not wrong, "not applied: " + ", ".join(wrong) if wrong else ", ".join(sorted(wanted)))
+    )
     checks.append(own_processes_check(inside, limits, own_userns="user" in namespaces, launchers=launchers))
-    checks.append(Check("private /tmp", inside["tmp_bytes"] <= limits.tmpfs_bytes,
-                        f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes}), {inside['tmp_inodes']} inodes"))
+    checks.append(
+        Check(
+            "private /tmp",
+            inside["tmp_bytes"] <= limits.tmpfs_bytes,
+            f"tmpfs of {inside['tmp_bytes']} bytes (limit {limits.tmpfs_bytes}), {inside['tmp_inodes']} inodes",
+        )
+    )
     # Files in a tmpfs are memory: uncapped, they are a way to the memory limit's OOM kill.
     shm_ok = inside["shm_bytes"] <= limits.tmpfs_bytes and not inside["dev_writable"]
-    checks.append(Check("capped /dev/shm, read-only /dev", shm_ok,
-                        f"/dev/shm tmpfs of {inside['shm_bytes']} bytes (limit {limits.tmpfs_bytes}), "
-                        f"/dev {'WRITABLE' if inside['dev_writable'] else 'not writable'}"))
+    checks.append(
+        Check(
+            "capped /dev/shm, read-only /dev",
+            shm_ok,
+            f"/dev/shm tmpfs of {inside['shm_bytes']} bytes (limit {limits.tmpfs_bytes}), "
+            f"/dev {'WRITABLE' if inside['dev_writable'] else 'not writable'}",
+        )
+    )
     hidden = not inside["root_writable"] and not inside["host_checkout_visible"]
-    checks.append(Check("read-only root, host hidden", hidden,
-                        "root read-only, the arena's checkout absent" if hidden else
-                        f"root writable: {inside['root_writable']}, checkout visible: {inside['host_checkout_visible']}"))
+    checks.append(
+        Check(
+            "read-only root, host hidden",
+            hidden,
+            "root read-only, the arena's checkout absent"
+            if hidden
+            else f"root writable: {inside['root_writable']}, checkout visible: {inside['host_checkout_visible']}",
+        )
+    )
     written = inside.get("frozen_written", True)
-    checks.append(Check("frozen agent not writable", not written,
-                        "a process of the sandbox cannot write the memory of one that is not dumpable (/proc/<pid>/mem, "
-                        "process_vm_writev)" if not written else "a child WROTE the memory of a process that is not dumpable"))
+    checks.append(
+        Check(
+            "frozen agent not writable",
+            not written,
+            "a process of the sandbox cannot write the memory of one that is not dumpable (/proc/<pid>/mem, "
+            "process_vm_writev)"
+            if not written
+            else "a child WROTE the memory of a process that is not dumpable",
+        )
+    )
     unread = inside.get("host_reads_frozen", "not tried")
-    checks.append(Check("frozen agent held from the host", unread is None,
-                        "the host reads the frozen process's maps, files and /tmp, and ends the others" if unread is None
-                        else f"the host cannot read {unread}: run the arena as root or as the sandbox's own user"))
+    checks.append(
+        Check(
+            "frozen agent held from the host",
+            unread is None,
+            "the host reads the frozen process's maps, files and /tmp, and ends the others"
+            if unread is None
+            else f"the host cannot read {unread}: run the arena as root or as the sandbox's own user",
+        )
+    )
     interfaces = [name for name in inside["interfaces"] if name != "lo"]
     checks.append(Check("no network", not interfaces, "interfaces: " + (", ".join(inside["interfaces"]) or "none")))
     return checks
@@ -211,16 +276,25 @@ def own_processes_check(inside: dict, limits: Limits, own_userns: bool, launcher
     pids_max = inside.get("pids_max")
     nproc = inside["rlimits"].get("nproc")
     own_cgroup = pids_max == limits.pids + launchers
-    where = f"pids cgroup of its own at {pids_max}" if own_cgroup else (
-        f"its pids cgroup is at {pids_max}, not {limits.pids + launchers}" if pids_max is not None else
-        "NO pids cgroup of its own read from the host")
+    where = (
+        f"pids cgroup of its own at {pids_max}"
+        if own_cgroup
+        else (
+            f"its pids cgroup is at {pids_max}, not {limits.pids + launchers}"
+            if pids_max is not None
+            else "NO pids cgroup of its own read from the host"
+        )
+    )
     if own_userns:
         ok = own_cgroup or nproc == limits.pids
         counted = f"RLIMIT_NPROC {nproc}, counted in its own user namespace"
     else:
         ok = own_cgroup and nproc != limits.pids
-        counted = ("RLIMIT_NPROC " + ("unlimited" if nproc in (None, -1) else f"{nproc}, the engine's, per host uid")
-                   + (" - SET BY THE ARENA on a uid it shares" if nproc == limits.pids else ", not set by the arena"))
+        counted = (
+            "RLIMIT_NPROC "
+            + ("unlimited" if nproc in (None, -1) else f"{nproc}, the engine's, per host uid")
+            + (" - SET BY THE ARENA on a uid it shares" if nproc == limits.pids else ", not set by the arena")
+        )
     return Check("own process count", ok, f"{where}; {counted}")
 
 
@@ -245,16 +319,34 @@ def local_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
         process.close()
     checks += _inside_checks(inside, limits, NAMESPACES, launchers=LAUNCHER_PROCESSES if sandbox.use_cgroup else 0)
     if isinstance(inside, dict):
-        checks.append(Check("host /etc hidden", not inside["host_etc_visible"],
-                            "absent" if not inside["host_etc_visible"] else "VISIBLE inside"))
+        checks.append(
+            Check(
+                "host /etc hidden",
+                not inside["host_etc_visible"],
+                "absent" if not inside["host_etc_visible"] else "VISIBLE inside",
+            )
+        )
     cgroups = probe_cgroups() if sandbox.use_cgroup else {"memory": False, "pids": False, "cpu": False}
     for controller in ("memory", "pids", "cpu"):
         ok = cgroups[controller]
-        checks.append(Check(f"cgroup {controller}", ok, "per-sandbox cgroup" if ok else "cannot create one here",
-                            required=controller != "cpu"))
+        checks.append(
+            Check(
+                f"cgroup {controller}",
+                ok,
+                "per-sandbox cgroup" if ok else "cannot create one here",
+                required=controller != "cpu",
+            )
+        )
     checks.append(yama_check())
-    checks.append(Check("egress", False, "no user-space network stack is driven: the egress tier runs "
-                        "with no network (its own namespace, host loopback unreachable)", required=False))
+    checks.append(
+        Check(
+            "egress",
+            False,
+            "no user-space network stack is driven: the egress tier runs "
+            "with no network (its own namespace, host loopback unreachable)",
+            required=False,
+        )
+    )
     checks.append(leftovers_check(sweep_cgroups() + sweep_extractions()))
     return checks
 
@@ -263,8 +355,9 @@ def _run_local_probe(sandbox, limits: Limits):
     """(the probe's findings or the error text, the still-running process or None)."""
     exe = os.path.realpath(sys.executable)
     try:
-        process = sandbox.run(os.path.dirname(os.path.abspath(__file__)), limits,
-                              command=[exe, "-I", "-S", "-c", probe_code(limits)])
+        process = sandbox.run(
+            os.path.dirname(os.path.abspath(__file__)), limits, command=[exe, "-I", "-S", "-c", probe_code(limits)]
+        )
     except Exception as exc:  # any failure to start is a finding, not a crash of doctor
         return f"{type(exc).__name__}: {exc}", None
     return _read_probe(process)
@@ -349,8 +442,14 @@ def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
         return [Check("docker engine", False, str(exc))]
     removed = sandbox.swept + sweep_extractions()
     version = engine.version()
-    checks = [Check("docker engine", True, f"{version.get('Version')} (API {version.get('ApiVersion')}), "
-                    f"cgroup v{engine.info().get('CgroupVersion', '?')}")]
+    checks = [
+        Check(
+            "docker engine",
+            True,
+            f"{version.get('Version')} (API {version.get('ApiVersion')}), "
+            f"cgroup v{engine.info().get('CgroupVersion', '?')}",
+        )
+    ]
     try:
         record = sandbox.image_record()
     except LaunchError as exc:
@@ -361,10 +460,15 @@ def docker_checks(sandbox, limits: Limits = DEFAULT_LIMITS) -> list[Check]:
     checks += _inside_checks(inside, limits, tuple(ns for ns in NAMESPACES if ns != "user"), per_user_nproc=False)
     if process is not None:
         cpu = process.cpu_seconds()
-        checks.append(Check("cgroup accounting", cpu is not None and process.cgroup is not None and
-                            "memory" in process.cgroup.dirs,
-                            f"the container's cgroup read from the host: {cpu:.3f} s of CPU" if cpu is not None else
-                            "the container's cgroup is not readable from here: the engine must run on this host"))
+        checks.append(
+            Check(
+                "cgroup accounting",
+                cpu is not None and process.cgroup is not None and "memory" in process.cgroup.dirs,
+                f"the container's cgroup read from the host: {cpu:.3f} s of CPU"
+                if cpu is not None
+                else "the container's cgroup is not readable from here: the engine must run on this host",
+            )
+        )
         process.close()
     checks.append(yama_check())
     checks.append(leftovers_check(removed))
@@ -375,8 +479,9 @@ def _run_docker_probe(sandbox, limits: Limits):
     """(the probe's findings or the error text, the still-running DockerProcess or None)."""
     probe_dir = Submission(path=Path(__file__).resolve().parent, digest="probe", files=())
     try:
-        process = sandbox.start(probe_dir, limits, command=["python3", "-I", "-S", "-c",
-                                                               probe_code(limits, per_user_nproc=False)])
+        process = sandbox.start(
+            probe_dir, limits, command=["python3", "-I", "-S", "-c", probe_code(limits, per_user_nproc=False)]
+        )
     except LaunchError as exc:
         return str(exc), None
     return _read_probe(process)

@@ -61,9 +61,13 @@ class _Guard:
     def _start(self) -> None:
         read, write = os.pipe()  # close-on-exec both: no sandbox started later inherits them
         try:
-            self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", GUARD_SCRIPT], stdin=read,
-                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", GUARD_SCRIPT],
+                stdin=read,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         except BaseException:
             os.close(write)
             raise

@@ -15,12 +15,21 @@ import subprocess
 import sys
 
 from grader.common.limits import Limits
-from grader.sandbox.base import (RUNNER_DIR, RUNNER_SCRIPT, LaunchError, Network, PopenProcess,
-                                 check_network, runner_rlimits)
+from grader.sandbox.base import (
+    RUNNER_DIR,
+    RUNNER_SCRIPT,
+    LaunchError,
+    Network,
+    PopenProcess,
+    check_network,
+    runner_rlimits,
+)
 from grader.documents.submission import Submission
 
-WARNING = ("\n*** arena: WARNING: running {label} WITHOUT A SANDBOX (--sandbox unsafe). ***\n"
-           "*** It can read and write your files and use the network. Use only on code you trust. ***\n")
+WARNING = (
+    "\n*** arena: WARNING: running {label} WITHOUT A SANDBOX (--sandbox unsafe). ***\n"
+    "*** It can read and write your files and use the network. Use only on code you trust. ***\n"
+)
 
 
 class UnsafeSandbox:
@@ -34,14 +43,40 @@ class UnsafeSandbox:
         if not self.quiet:
             print(WARNING.format(label=submission.path.name), file=sys.stderr, flush=True)
         import numpy
+
         site = os.path.dirname(os.path.dirname(os.path.realpath(numpy.__file__)))
-        argv = [sys.executable, "-I", "-S", "-B", str(RUNNER_DIR / RUNNER_SCRIPT), "--agent", str(submission.path),
-                "--path", site, "--rlimits", runner_rlimits(limits, per_user_nproc=False)]
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": os.environ.get("HOME", "/tmp"),
-               "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        argv = [
+            sys.executable,
+            "-I",
+            "-S",
+            "-B",
+            str(RUNNER_DIR / RUNNER_SCRIPT),
+            "--agent",
+            str(submission.path),
+            "--path",
+            site,
+            "--rlimits",
+            runner_rlimits(limits, per_user_nproc=False),
+        ]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": os.environ.get("HOME", "/tmp"),
+            "LANG": "C.UTF-8",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+        }
         try:
-            popen = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     bufsize=0, cwd=submission.path, env=env, close_fds=True, start_new_session=True)
+            popen = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                bufsize=0,
+                cwd=submission.path,
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+            )
         except OSError as exc:
             raise LaunchError(f"cannot start the runner: {exc}") from exc
         return PopenProcess(popen)

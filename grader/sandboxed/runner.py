@@ -101,6 +101,7 @@ def set_dumpable(on: bool) -> None:
     if not sys.platform.startswith("linux"):
         return
     import ctypes
+
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, int(on), 0, 0, 0)
 
 
@@ -251,7 +252,9 @@ def describe(exc: BaseException) -> str:
     try:
         message = _plain_text(str(exc), "its message")
     except Exception as inner:
-        message = f"<the exception's message cannot be shown: str() raised {_plain_text(type(inner).__name__, 'a name')}>"
+        message = (
+            f"<the exception's message cannot be shown: str() raised {_plain_text(type(inner).__name__, 'a name')}>"
+        )
     return f"{name[:100]}: {message[:500]}"[:500]
 
 
@@ -319,11 +322,13 @@ def privatize_shared_memory() -> list[str]:
     """Make every shared mapping of this process a private copy of itself, in place: no other
     process can then change what this one holds. What cannot be copied is named."""
     import ctypes
+
     libc = ctypes.CDLL(None, use_errno=True)
     libc.mmap.restype = ctypes.c_void_p
     libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
     libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
     import mmap
+
     failed = []
     with open("/proc/self/maps") as maps:
         lines = maps.read().splitlines()
@@ -334,14 +339,18 @@ def privatize_shared_memory() -> list[str]:
             continue
         start, end = (int(x, 16) for x in fields[0].split("-"))
         size = end - start
-        prot = ((mmap.PROT_READ if perms[0] == "r" else 0) | (mmap.PROT_WRITE if perms[1] == "w" else 0)
-                | (mmap.PROT_EXEC if perms[2] == "x" else 0))
+        prot = (
+            (mmap.PROT_READ if perms[0] == "r" else 0)
+            | (mmap.PROT_WRITE if perms[1] == "w" else 0)
+            | (mmap.PROT_EXEC if perms[2] == "x" else 0)
+        )
         if not perms[0] == "r" and libc.mprotect(start, size, mmap.PROT_READ) != 0:
             failed.append(line)
             continue
         data = ctypes.string_at(start, size)
-        fixed = libc.mmap(start, size, mmap.PROT_READ | mmap.PROT_WRITE,
-                          mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x10, -1, 0)  # 0x10: MAP_FIXED
+        fixed = libc.mmap(
+            start, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x10, -1, 0
+        )  # 0x10: MAP_FIXED
         if fixed != start:
             failed.append(line)
             continue
@@ -453,8 +462,10 @@ def fork_pairing() -> int | None:
         enter_pairing()
         if soft != resource.RLIM_INFINITY:
             left = max(1, int(soft - used))
-            resource.setrlimit(resource.RLIMIT_CPU, (left, min(hard, left + 5) if hard != resource.RLIM_INFINITY
-                                                     else resource.RLIM_INFINITY))
+            resource.setrlimit(
+                resource.RLIMIT_CPU,
+                (left, min(hard, left + 5) if hard != resource.RLIM_INFINITY else resource.RLIM_INFINITY),
+            )
         return None
     while True:
         try:

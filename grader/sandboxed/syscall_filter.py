@@ -45,51 +45,209 @@ X32_SYSCALL_BIT = 0x40000000
 # CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWTIME
 CLONE_NAMESPACE_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x80
 
-REFUSED = ("unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "open_tree", "move_mount", "fsopen",
-           "fsconfig", "fsmount", "fspick", "mount_setattr", "ptrace", "process_vm_readv", "process_vm_writev",
-           "bpf", "keyctl", "add_key", "request_key", "perf_event_open", "userfaultfd", "io_uring_setup",
-           "io_uring_enter", "io_uring_register", "kexec_load", "kexec_file_load", "init_module", "finit_module",
-           "delete_module", "open_by_handle_at", "name_to_handle_at", "swapon", "swapoff", "reboot", "acct",
-           "quotactl", "syslog", "settimeofday", "clock_settime", "adjtimex", "vhangup", "splice", "tee",
-           "vmsplice", "sendfile", "shmget", "semget", "msgget", "mq_open")
+REFUSED = (
+    "unshare",
+    "setns",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "open_tree",
+    "move_mount",
+    "fsopen",
+    "fsconfig",
+    "fsmount",
+    "fspick",
+    "mount_setattr",
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "bpf",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "perf_event_open",
+    "userfaultfd",
+    "io_uring_setup",
+    "io_uring_enter",
+    "io_uring_register",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "acct",
+    "quotactl",
+    "syslog",
+    "settimeofday",
+    "clock_settime",
+    "adjtimex",
+    "vhangup",
+    "splice",
+    "tee",
+    "vmsplice",
+    "sendfile",
+    "shmget",
+    "semget",
+    "msgget",
+    "mq_open",
+)
 # Allowed on the caller itself only (the argument naming the process is 0): on another process of
 # the sandbox (the frozen agent, say) each would leave a value that a fork of it inherits.
 # {name: index of the argument naming the process}.
-OWN_ONLY = {"prlimit64": 0, "setpriority": 1, "ioprio_set": 1, "sched_setparam": 0, "sched_setscheduler": 0,
-            "sched_setattr": 0, "sched_setaffinity": 0}
+OWN_ONLY = {
+    "prlimit64": 0,
+    "setpriority": 1,
+    "ioprio_set": 1,
+    "sched_setparam": 0,
+    "sched_setscheduler": 0,
+    "sched_setattr": 0,
+    "sched_setaffinity": 0,
+}
 
 # System call numbers (arch/x86/entry/syscalls/syscall_64.tbl; include/uapi/asm-generic/unistd.h for arm64).
 _NUMBERS = {
-    "x86_64": (0xC000003E, {
-        "unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161,
-        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "bpf": 321,
-        "keyctl": 250, "add_key": 248, "request_key": 249, "perf_event_open": 298, "userfaultfd": 323,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "kexec_load": 246,
-        "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176,
-        "open_by_handle_at": 304, "name_to_handle_at": 303, "swapon": 167, "swapoff": 168, "reboot": 169,
-        "acct": 163, "quotactl": 179, "syslog": 103, "settimeofday": 164, "clock_settime": 227, "adjtimex": 159,
-        "vhangup": 153, "splice": 275, "tee": 276, "vmsplice": 278, "sendfile": 40, "shmget": 29, "semget": 64,
-        "msgget": 68, "mq_open": 240, "clone": 56, "clone3": 435}),
-    "aarch64": (0xC00000B7, {
-        "unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41, "chroot": 51,
-        "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-        "mount_setattr": 442, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271, "bpf": 280,
-        "keyctl": 219, "add_key": 217, "request_key": 218, "perf_event_open": 241, "userfaultfd": 282,
-        "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "kexec_load": 104,
-        "kexec_file_load": 294, "init_module": 105, "finit_module": 273, "delete_module": 106,
-        "open_by_handle_at": 265, "name_to_handle_at": 264, "swapon": 224, "swapoff": 225, "reboot": 142,
-        "acct": 89, "quotactl": 60, "syslog": 116, "settimeofday": 170, "clock_settime": 112, "adjtimex": 171,
-        "vhangup": 58, "splice": 76, "tee": 77, "vmsplice": 75, "sendfile": 71, "shmget": 194, "semget": 190,
-        "msgget": 186, "mq_open": 180, "clone": 220, "clone3": 435}),
+    "x86_64": (
+        0xC000003E,
+        {
+            "unshare": 272,
+            "setns": 308,
+            "mount": 165,
+            "umount2": 166,
+            "pivot_root": 155,
+            "chroot": 161,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
+            "ptrace": 101,
+            "process_vm_readv": 310,
+            "process_vm_writev": 311,
+            "bpf": 321,
+            "keyctl": 250,
+            "add_key": 248,
+            "request_key": 249,
+            "perf_event_open": 298,
+            "userfaultfd": 323,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "kexec_load": 246,
+            "kexec_file_load": 320,
+            "init_module": 175,
+            "finit_module": 313,
+            "delete_module": 176,
+            "open_by_handle_at": 304,
+            "name_to_handle_at": 303,
+            "swapon": 167,
+            "swapoff": 168,
+            "reboot": 169,
+            "acct": 163,
+            "quotactl": 179,
+            "syslog": 103,
+            "settimeofday": 164,
+            "clock_settime": 227,
+            "adjtimex": 159,
+            "vhangup": 153,
+            "splice": 275,
+            "tee": 276,
+            "vmsplice": 278,
+            "sendfile": 40,
+            "shmget": 29,
+            "semget": 64,
+            "msgget": 68,
+            "mq_open": 240,
+            "clone": 56,
+            "clone3": 435,
+        },
+    ),
+    "aarch64": (
+        0xC00000B7,
+        {
+            "unshare": 97,
+            "setns": 268,
+            "mount": 40,
+            "umount2": 39,
+            "pivot_root": 41,
+            "chroot": 51,
+            "open_tree": 428,
+            "move_mount": 429,
+            "fsopen": 430,
+            "fsconfig": 431,
+            "fsmount": 432,
+            "fspick": 433,
+            "mount_setattr": 442,
+            "ptrace": 117,
+            "process_vm_readv": 270,
+            "process_vm_writev": 271,
+            "bpf": 280,
+            "keyctl": 219,
+            "add_key": 217,
+            "request_key": 218,
+            "perf_event_open": 241,
+            "userfaultfd": 282,
+            "io_uring_setup": 425,
+            "io_uring_enter": 426,
+            "io_uring_register": 427,
+            "kexec_load": 104,
+            "kexec_file_load": 294,
+            "init_module": 105,
+            "finit_module": 273,
+            "delete_module": 106,
+            "open_by_handle_at": 265,
+            "name_to_handle_at": 264,
+            "swapon": 224,
+            "swapoff": 225,
+            "reboot": 142,
+            "acct": 89,
+            "quotactl": 60,
+            "syslog": 116,
+            "settimeofday": 170,
+            "clock_settime": 112,
+            "adjtimex": 171,
+            "vhangup": 58,
+            "splice": 76,
+            "tee": 77,
+            "vmsplice": 75,
+            "sendfile": 71,
+            "shmget": 194,
+            "semget": 190,
+            "msgget": 186,
+            "mq_open": 180,
+            "clone": 220,
+            "clone3": 435,
+        },
+    ),
 }
 
 
 _OWN_ONLY_NUMBERS = {
-    "x86_64": {"prlimit64": 302, "setpriority": 141, "ioprio_set": 251, "sched_setparam": 142,
-               "sched_setscheduler": 144, "sched_setattr": 314, "sched_setaffinity": 203},
-    "aarch64": {"prlimit64": 261, "setpriority": 140, "ioprio_set": 30, "sched_setparam": 118,
-                "sched_setscheduler": 119, "sched_setattr": 274, "sched_setaffinity": 122},
+    "x86_64": {
+        "prlimit64": 302,
+        "setpriority": 141,
+        "ioprio_set": 251,
+        "sched_setparam": 142,
+        "sched_setscheduler": 144,
+        "sched_setattr": 314,
+        "sched_setaffinity": 203,
+    },
+    "aarch64": {
+        "prlimit64": 261,
+        "setpriority": 140,
+        "ioprio_set": 30,
+        "sched_setparam": 118,
+        "sched_setscheduler": 119,
+        "sched_setattr": 274,
+        "sched_setaffinity": 122,
+    },
 }
 
 
@@ -114,8 +272,13 @@ def program(machine: str | None = None) -> bytes:
         body.append(_insn(_JEQ_K, nr, jt=0xFE))  # jt patched below: to the refusal
     own = []  # each: not this call -> past the block; else its process argument, 0 allowed, else refused
     for name, index in OWN_ONLY.items():
-        own += [_insn(_JEQ_K, _OWN_ONLY_NUMBERS[machine][name], jt=0, jf=4), _insn(_LD_W_ABS, _ARG0 + 8 * index),
-                _insn(_JEQ_K, 0, jt=1, jf=0), _insn(_RET_K, deny), _insn(_RET_K, RET_ALLOW)]
+        own += [
+            _insn(_JEQ_K, _OWN_ONLY_NUMBERS[machine][name], jt=0, jf=4),
+            _insn(_LD_W_ABS, _ARG0 + 8 * index),
+            _insn(_JEQ_K, 0, jt=1, jf=0),
+            _insn(_RET_K, deny),
+            _insn(_RET_K, RET_ALLOW),
+        ]
     body += own
     body.append(_insn(_JEQ_K, numbers["clone3"], jt=0xFD))  # to ENOSYS
     body.append(_insn(_JEQ_K, numbers["clone"], jt=0, jf=2))
@@ -133,8 +296,7 @@ def program(machine: str | None = None) -> bytes:
             if jt > 255:
                 raise AssertionError("seccomp program too long for a short jump")
         resolved.append(struct.pack("=HBBI", code, jt, jf, k))
-    head = [_insn(_LD_W_ABS, _ARCH), _insn(_JEQ_K, arch, jt=1), _insn(_RET_K, RET_KILL_PROCESS),
-            _insn(_LD_W_ABS, _NR)]
+    head = [_insn(_LD_W_ABS, _ARCH), _insn(_JEQ_K, arch, jt=1), _insn(_RET_K, RET_KILL_PROCESS), _insn(_LD_W_ABS, _NR)]
     return b"".join(head + resolved + tail)
 
 
@@ -161,8 +323,12 @@ def install(machine: str | None = None) -> None:
     libc.syscall.restype = ctypes.c_long
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise FilterUnavailable(f"prctl(PR_SET_NO_NEW_PRIVS) failed: errno {ctypes.get_errno()}")
-    result = libc.syscall(ctypes.c_long(_SECCOMP_NR[machine]), ctypes.c_long(SECCOMP_SET_MODE_FILTER),
-                          ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC), ctypes.byref(prog))
+    result = libc.syscall(
+        ctypes.c_long(_SECCOMP_NR[machine]),
+        ctypes.c_long(SECCOMP_SET_MODE_FILTER),
+        ctypes.c_long(SECCOMP_FILTER_FLAG_TSYNC),
+        ctypes.byref(prog),
+    )
     if result != 0:
         raise FilterUnavailable(f"seccomp(SET_MODE_FILTER) failed: {result}, errno {ctypes.get_errno()}")
 

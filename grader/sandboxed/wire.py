@@ -78,8 +78,9 @@ def parse_header(head: bytes | bytearray | memoryview) -> dict:
     except RecursionError:  # a header is small, but `[[[[...` 16 KiB deep exhausts json's recursion
         raise WireError("header is nested too deeply to be a message") from None
     if not isinstance(header, dict) or not isinstance(header.get("op"), str):
-        raise WireError(f"header must be a JSON object with a string 'op', got {type(header).__name__} "
-                        f"{bytes(head[:60])!r}")
+        raise WireError(
+            f"header must be a JSON object with a string 'op', got {type(header).__name__} {bytes(head[:60])!r}"
+        )
     return header
 
 
@@ -92,9 +93,13 @@ def _compile(header: dict) -> tuple:
         raise WireError(f"header 'arrays' must be a list, got {type(specs).__name__}")
     out = []
     for i, spec in enumerate(specs):
-        if (not isinstance(spec, list) or len(spec) != 2 or spec[0] not in DTYPES
-                or not isinstance(spec[1], list)
-                or not all(type(n) is int and 0 <= n <= MAX_BODY_BYTES for n in spec[1])):
+        if (
+            not isinstance(spec, list)
+            or len(spec) != 2
+            or spec[0] not in DTYPES
+            or not isinstance(spec[1], list)
+            or not all(type(n) is int and 0 <= n <= MAX_BODY_BYTES for n in spec[1])
+        ):
             raise WireError(f"header arrays[{i}] must be [dtype in {sorted(DTYPES)}, [dims]], got {spec!r}")
         dtype = np.dtype(spec[0])
         count = 1
@@ -118,8 +123,9 @@ class FrameReader:
     CACHE_ENTRIES = 1024
     CACHE_HEADER_BYTES = 256
 
-    def __init__(self, max_header: int = MAX_HEADER_BYTES, max_body: int = MAX_BODY_BYTES,
-                 cached_ops: frozenset = frozenset()):
+    def __init__(
+        self, max_header: int = MAX_HEADER_BYTES, max_body: int = MAX_BODY_BYTES, cached_ops: frozenset = frozenset()
+    ):
         self.buffer = bytearray()
         self.max_header = max_header
         self.max_body = max_body
@@ -194,7 +200,7 @@ def write_all(fd: int, data: bytes) -> None:
     """Write every byte of `data` to a blocking fd."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def read_frame(fd: int, reader: FrameReader) -> tuple[dict, list[np.ndarray]] | None:

@@ -65,8 +65,7 @@ class Registry:
         return [a for a in self.accounts if a.approved]
 
     def to_dict(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION,
-                "accounts": {a.github_id: a.to_dict() for a in self.accounts}}
+        return {"schema_version": SCHEMA_VERSION, "accounts": {a.github_id: a.to_dict() for a in self.accounts}}
 
 
 def parse_registry(data: Any, source: str = "accounts.yaml") -> Registry:
@@ -115,11 +114,15 @@ def check_change(base: Registry, head: Registry, author_id: int | None) -> list[
     for old in base.accounts:
         new = head.by_id(old.github_id)
         if new is None:
-            problems.append(f"accounts.{old.github_id}: removed; an account is never removed "
-                            "(set approved: false instead), so its handle can never be taken by another")
+            problems.append(
+                f"accounts.{old.github_id}: removed; an account is never removed "
+                "(set approved: false instead), so its handle can never be taken by another"
+            )
         elif new.handle != old.handle:
-            problems.append(f"accounts.{old.github_id}.handle: changed from {old.handle!r} to {new.handle!r}; "
-                            "a handle is chosen once and never changes")
+            problems.append(
+                f"accounts.{old.github_id}.handle: changed from {old.handle!r} to {new.handle!r}; "
+                "a handle is chosen once and never changes"
+            )
     if author_id is not None and base.is_staff(author_id):
         return problems
     for new in head.accounts:
@@ -127,8 +130,10 @@ def check_change(base: Registry, head: Registry, author_id: int | None) -> list[
         where = f"accounts.{new.github_id}"
         if old is None:
             if new.github_id != author_id:
-                problems.append(f"{where}: only staff may add an account for somebody else "
-                                f"(the pull request's author is {author_id})")
+                problems.append(
+                    f"{where}: only staff may add an account for somebody else "
+                    f"(the pull request's author is {author_id})"
+                )
                 continue
             if new.approved:
                 problems.append(f"{where}.approved: a new account starts unapproved; staff approve it")
@@ -149,16 +154,19 @@ def approve(registry: Registry, handle: str) -> tuple[Registry, Account]:
     account = registry.by_handle(handle)
     if account is None:
         known = ", ".join(a.handle for a in registry.accounts) or "none yet"
-        raise AccountError(f"no account has the handle {handle!r} (handles: {known}); the student adds their "
-                           "account by a pull request first")
+        raise AccountError(
+            f"no account has the handle {handle!r} (handles: {known}); the student adds their "
+            "account by a pull request first"
+        )
     if account.approved:
         raise AccountError(f"{handle} (GitHub id {account.github_id}, {account.login}) is already approved")
     approved = dataclasses.replace(account, approved=True)
     return Registry(tuple(approved if a is account else a for a in registry.accounts)), approved
 
 
-def add_account(registry: Registry, github_id: int, login: str, handle: str, staff: bool = False,
-                approved: bool = False) -> tuple[Registry, Account]:
+def add_account(
+    registry: Registry, github_id: int, login: str, handle: str, staff: bool = False, approved: bool = False
+) -> tuple[Registry, Account]:
     """The registry with a new account, validated as a registry entry is (the first staff account is made so)."""
     if registry.by_id(github_id) is not None:
         raise AccountError(f"GitHub id {github_id} already has an account ({registry.by_id(github_id).handle})")

@@ -52,9 +52,12 @@ class FinalState:
     reruns: tuple = ()
 
     def to_dict(self) -> dict:
-        out = {"status": self.status, "round_id": self.round_id,
-               "published_at": _time(self.published_at),
-               "published_by": self.published_by}
+        out = {
+            "status": self.status,
+            "round_id": self.round_id,
+            "published_at": _time(self.published_at),
+            "published_by": self.published_by,
+        }
         if self.reruns:
             out["reruns"] = [dict(r) for r in self.reruns]
         return out
@@ -102,9 +105,16 @@ class Competition:
 
     def status(self, now: dt.datetime) -> dict:
         """What `arena competition status` prints and a workflow reads."""
-        return {"phase": self.phase(now), "now": _time(now), "final_at": _time(self.final_at),
-                "freeze_at": _time(self.freeze_at), "frozen": self.frozen(now), "final": self.final.to_dict(),
-                "appeals_close_at": _time(self.appeals_close_at), "ended": self.ended}
+        return {
+            "phase": self.phase(now),
+            "now": _time(now),
+            "final_at": _time(self.final_at),
+            "freeze_at": _time(self.freeze_at),
+            "frozen": self.frozen(now),
+            "final": self.final.to_dict(),
+            "appeals_close_at": _time(self.appeals_close_at),
+            "ended": self.ended,
+        }
 
     # -- staff transitions ---------------------------------------------------
     def final_dated(self, final_at: dt.datetime, now: dt.datetime) -> "Competition":
@@ -112,18 +122,26 @@ class Competition:
         to a date whose freeze is still ahead (a freeze in the past would change the field of
         students who could still upload a moment ago)."""
         if self.final.status != "not_run":
-            raise FinalStateError(self.final.status, f"the final has been played (status {self.final.status}, round "
-                                                     f"{self.final.round_id}): its date no longer changes")
+            raise FinalStateError(
+                self.final.status,
+                f"the final has been played (status {self.final.status}, round "
+                f"{self.final.round_id}): its date no longer changes",
+            )
         if self.ended:
             raise FinalStateError(self.final.status, "the competition has ended")
         freeze_at = final_at - dt.timedelta(hours=self.freeze_hours)
         if freeze_at <= now:
-            raise OptionError("--final-at", format_time(final_at),
-                              f"--final-at {format_time(final_at)}: the field would freeze at {format_time(freeze_at)} "
-                              f"({self.freeze_hours:g} hours before), which is not after now ({format_time(now)})")
+            raise OptionError(
+                "--final-at",
+                format_time(final_at),
+                f"--final-at {format_time(final_at)}: the field would freeze at {format_time(freeze_at)} "
+                f"({self.freeze_hours:g} hours before), which is not after now ({format_time(now)})",
+            )
         if self.frozen(now):
-            raise FinalStateError(self.final.status, f"the field froze at {format_time(self.freeze_at)}: "
-                                                     "the final's date no longer changes")
+            raise FinalStateError(
+                self.final.status,
+                f"the field froze at {format_time(self.freeze_at)}: the final's date no longer changes",
+            )
         return replace(self, final_at=final_at)
 
     def final_committed(self, round_id: str) -> "Competition":
@@ -131,19 +149,27 @@ class Competition:
         if not ROUND_ID_RE.match(round_id):
             raise OptionError("--round", round_id, f"{round_id!r} is not a round id")
         if self.final.status == "published":
-            raise FinalStateError(self.final.status, f"the final is already published (round {self.final.round_id}); it is run once")
+            raise FinalStateError(
+                self.final.status, f"the final is already published (round {self.final.round_id}); it is run once"
+            )
         if self.final.status == "pending_review" and self.final.round_id != round_id:
-            raise FinalStateError(self.final.status, f"the final has been played: round {self.final.round_id} is pending "
-                                                     f"review, so {round_id} is not recorded; it is run once (staff set "
-                                                     "a failed final aside with `arena competition rerun-final --reason`)")
+            raise FinalStateError(
+                self.final.status,
+                f"the final has been played: round {self.final.round_id} is pending "
+                f"review, so {round_id} is not recorded; it is run once (staff set "
+                "a failed final aside with `arena competition rerun-final --reason`)",
+            )
         return replace(self, final=FinalState("pending_review", round_id, reruns=self.final.reruns))
 
     def final_set_aside(self, reason: str, now: dt.datetime, staff_id: int) -> "Competition":
         """Staff set aside a final pending review that failed, with a reason, so that it may be
         dispatched again; the set-aside round is recorded in `final.reruns`."""
         if self.final.status != "pending_review":
-            raise FinalStateError(self.final.status, f"there is no final pending review to set aside (final status: "
-                                                     f"{self.final.status}); a published final is never run again")
+            raise FinalStateError(
+                self.final.status,
+                f"there is no final pending review to set aside (final status: "
+                f"{self.final.status}); a published final is never run again",
+            )
         if not reason.strip():
             raise OptionError("--reason", reason, "--reason: say why the final is played again (it is recorded)")
         record = {"round_id": self.final.round_id, "reason": reason.strip(), "by": staff_id, "at": format_time(now)}
@@ -152,7 +178,9 @@ class Competition:
     def final_published(self, now: dt.datetime, staff_id: int) -> "Competition":
         """A staff member publishes the reviewed final; the appeal window opens."""
         if self.final.status != "pending_review":
-            raise FinalStateError(self.final.status, f"there is no final pending review (final status: {self.final.status})")
+            raise FinalStateError(
+                self.final.status, f"there is no final pending review (final status: {self.final.status})"
+            )
         return replace(self, final=replace(self.final, status="published", published_at=now, published_by=staff_id))
 
     def closed_if_due(self, now: dt.datetime) -> "Competition":
@@ -163,11 +191,16 @@ class Competition:
         return replace(self, ended=True)
 
     def to_dict(self) -> dict:
-        return {"schema_version": SCHEMA_VERSION,
-                "final_at": _time(self.final_at),
-                "freeze_hours": self.freeze_hours, "appeal_days": self.appeal_days,
-                "requested_runs": {"per_window": self.runs_per_window, "window_days": self.window_days},
-                "review_label": self.review_label, "final": self.final.to_dict(), "ended": self.ended}
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "final_at": _time(self.final_at),
+            "freeze_hours": self.freeze_hours,
+            "appeal_days": self.appeal_days,
+            "requested_runs": {"per_window": self.runs_per_window, "window_days": self.window_days},
+            "review_label": self.review_label,
+            "final": self.final.to_dict(),
+            "ended": self.ended,
+        }
 
 
 def parse_competition(data: Any, source: str = "config/competition.yaml") -> Competition:
@@ -178,8 +211,9 @@ def parse_competition(data: Any, source: str = "config/competition.yaml") -> Com
         raise DocumentError(source, problems)
     final = data.get("final") if isinstance(data.get("final"), dict) else {}
     final_at = None if data.get("final_at") is None else parse_time(data["final_at"], "final_at", problems)
-    published_at = (None if final.get("published_at") is None
-                    else parse_time(final["published_at"], "final.published_at", problems))
+    published_at = (
+        None if final.get("published_at") is None else parse_time(final["published_at"], "final.published_at", problems)
+    )
     status, round_id = final.get("status"), final.get("round_id")
     if status in ("pending_review", "published") and round_id is None:
         problems.append(f"final.round_id: a final that is {status} names its round")
@@ -191,9 +225,16 @@ def parse_competition(data: Any, source: str = "config/competition.yaml") -> Com
         raise DocumentError(source, problems)
     runs = data["requested_runs"]
     reruns = tuple(dict(r) for r in final.get("reruns", []))
-    return Competition(final_at, data["freeze_hours"], data["appeal_days"], runs["per_window"], runs["window_days"],
-                       data["review_label"], FinalState(status, round_id, published_at, final["published_by"], reruns),
-                       data["ended"])
+    return Competition(
+        final_at,
+        data["freeze_hours"],
+        data["appeal_days"],
+        runs["per_window"],
+        runs["window_days"],
+        data["review_label"],
+        FinalState(status, round_id, published_at, final["published_by"], reruns),
+        data["ended"],
+    )
 
 
 def load_competition(path: Path) -> Competition:
@@ -238,8 +279,13 @@ class Invalidation:
     at: dt.datetime
 
     def to_dict(self) -> dict:
-        return {"round": self.round, "handle": self.handle, "reason": self.reason, "by": self.by,
-                "at": format_time(self.at)}
+        return {
+            "round": self.round,
+            "handle": self.handle,
+            "reason": self.reason,
+            "by": self.by,
+            "at": format_time(self.at),
+        }
 
 
 def parse_invalidations(data: Any, source: str = str(INVALIDATIONS_PATH)) -> list[Invalidation]:
@@ -278,9 +324,11 @@ def load_invalidations(path: Path = INVALIDATIONS_PATH) -> list[Invalidation]:
 def write_invalidations(path: Path, items: list[Invalidation]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# Results invalidated by staff (`arena competition invalidate`): struck through on the site.\n"
-                    + dump_yaml({"schema_version": SCHEMA_VERSION, "invalidated": [i.to_dict() for i in items]}),
-                    encoding="utf-8")
+    path.write_text(
+        "# Results invalidated by staff (`arena competition invalidate`): struck through on the site.\n"
+        + dump_yaml({"schema_version": SCHEMA_VERSION, "invalidated": [i.to_dict() for i in items]}),
+        encoding="utf-8",
+    )
 
 
 def invalidated_in(items: list[Invalidation], round_id: str) -> dict[str, str]:

@@ -104,8 +104,11 @@ def private_reasons(results: dict, published_final: str | None = None) -> list[s
     info = results.get("round") or {}
     config = (results.get("provenance") or {}).get("config") or {}
     # The count the round's config records (a summary may leave the environments out).
-    envs = config["environments"] if isinstance(config.get("environments"), int) else \
-        len(results.get("environments") or [])
+    envs = (
+        config["environments"]
+        if isinstance(config.get("environments"), int)
+        else len(results.get("environments") or [])
+    )
     field = len(results.get("field") or [])
     reasons = []
     if config.get("requested"):

@@ -48,6 +48,7 @@ class RequestStateError(ValueError):
         super().__init__(message)
         self.request_id = request_id
 
+
 @dataclass(frozen=True)
 class Request:
     id: str
@@ -69,9 +70,16 @@ class Request:
         return self.status not in NOT_COUNTED and not self.staff_rerun
 
     def to_dict(self) -> dict:
-        out = {"id": self.id, "account_id": self.account_id, "handle": self.handle,
-               "pull_request": self.pull_request, "commit": self.commit,
-               "requested_at": format_time(self.requested_at), "status": self.status, "round_id": self.round_id}
+        out = {
+            "id": self.id,
+            "account_id": self.account_id,
+            "handle": self.handle,
+            "pull_request": self.pull_request,
+            "commit": self.commit,
+            "requested_at": format_time(self.requested_at),
+            "status": self.status,
+            "round_id": self.round_id,
+        }
         if self.requested_by is not None:
             out["requested_by"] = self.requested_by
         return out
@@ -105,8 +113,11 @@ class RequestLog:
 
     def quota(self, account_id: int, now: dt.datetime, limit: int, window: dt.timedelta) -> Quota:
         """Counted runs of `account_id` with now - window < requested_at <= now."""
-        times = sorted(r.requested_at for r in self.requests
-                       if r.account_id == account_id and r.counted and now - window < r.requested_at <= now)
+        times = sorted(
+            r.requested_at
+            for r in self.requests
+            if r.account_id == account_id and r.counted and now - window < r.requested_at <= now
+        )
         return Quota(limit, len(times), times[0] + window if times else None)
 
     def add(self, request: Request) -> "RequestLog":
@@ -117,14 +128,19 @@ class RequestLog:
     def finish(self, request_id: str, status: str, round_id: str | None) -> "RequestLog":
         """Record how a queued request ended."""
         if status not in STATUSES or status == "queued":
-            raise OptionError("--status", status, f"a finished request is one of {[s for s in STATUSES if s != 'queued']}, not {status!r}")
+            raise OptionError(
+                "--status",
+                status,
+                f"a finished request is one of {[s for s in STATUSES if s != 'queued']}, not {status!r}",
+            )
         old = self.get(request_id)
         if old is None:
             raise RequestStateError(request_id, f"no request {request_id} in the log")
         if old.status != "queued":
             raise RequestStateError(request_id, f"request {request_id} already finished as {old.status}")
-        return RequestLog(tuple(replace(r, status=status, round_id=round_id) if r.id == request_id else r
-                                for r in self.requests))
+        return RequestLog(
+            tuple(replace(r, status=status, round_id=round_id) if r.id == request_id else r for r in self.requests)
+        )
 
     def to_dict(self) -> dict:
         return {"schema_version": SCHEMA_VERSION, "requests": [r.to_dict() for r in self.requests]}
@@ -150,9 +166,22 @@ def parse_log(data: Any, source: str = "requests/score.yaml") -> RequestLog:
             times.append(parse_time(item["requested_at"], f"requests[{i}].requested_at", problems))
     if problems:
         raise DocumentError(source, problems)
-    return RequestLog(tuple(Request(item["id"], item["account_id"], item["handle"], item["pull_request"], item["commit"],
-                                    when, item["status"], item["round_id"], item.get("requested_by"))
-                            for item, when in zip(items, times)))
+    return RequestLog(
+        tuple(
+            Request(
+                item["id"],
+                item["account_id"],
+                item["handle"],
+                item["pull_request"],
+                item["commit"],
+                when,
+                item["status"],
+                item["round_id"],
+                item.get("requested_by"),
+            )
+            for item, when in zip(items, times)
+        )
+    )
 
 
 def load_log(path: Path) -> RequestLog:
@@ -166,5 +195,8 @@ def load_log(path: Path) -> RequestLog:
 def write_log(path: Path, log: RequestLog) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("# Requested runs (/score). Written by the score workflow; see grader/season/quota.py.\n"
-                    + dump_yaml(log.to_dict()), encoding="utf-8")
+    path.write_text(
+        "# Requested runs (/score). Written by the score workflow; see grader/season/quota.py.\n"
+        + dump_yaml(log.to_dict()),
+        encoding="utf-8",
+    )

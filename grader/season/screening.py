@@ -69,15 +69,51 @@ DYNAMIC_NAMES = {
     "compile": "compiles code built at run time",
 }
 # Calls on the os module that run or replace processes.
-FLAGGED_OS_CALLS = frozenset({"system", "popen", "fork", "forkpty", "execv", "execve", "execl", "execle",
-                              "execlp", "execlpe", "execvp", "execvpe", "spawnl", "spawnle", "spawnlp",
-                              "spawnlpe", "spawnv", "spawnve", "spawnvp", "spawnvpe", "posix_spawn",
-                              "posix_spawnp", "kill", "killpg"})
+FLAGGED_OS_CALLS = frozenset(
+    {
+        "system",
+        "popen",
+        "fork",
+        "forkpty",
+        "execv",
+        "execve",
+        "execl",
+        "execle",
+        "execlp",
+        "execlpe",
+        "execvp",
+        "execvpe",
+        "spawnl",
+        "spawnle",
+        "spawnlp",
+        "spawnlpe",
+        "spawnv",
+        "spawnve",
+        "spawnvp",
+        "spawnvpe",
+        "posix_spawn",
+        "posix_spawnp",
+        "kill",
+        "killpg",
+    }
+)
 OPAQUE_SUFFIXES = {
-    ".pkl": "a pickle", ".pickle": "a pickle", ".joblib": "a joblib pickle", ".pt": "a torch pickle",
-    ".pth": "a torch pickle", ".ckpt": "a checkpoint", ".so": "a native library", ".pyd": "a native library",
-    ".dll": "a native library", ".dylib": "a native library", ".pyc": "Python bytecode", ".pyo": "Python bytecode",
-    ".exe": "an executable", ".bin": "a binary blob", ".h5": "an HDF5 file", ".onnx": "an ONNX model",
+    ".pkl": "a pickle",
+    ".pickle": "a pickle",
+    ".joblib": "a joblib pickle",
+    ".pt": "a torch pickle",
+    ".pth": "a torch pickle",
+    ".ckpt": "a checkpoint",
+    ".so": "a native library",
+    ".pyd": "a native library",
+    ".dll": "a native library",
+    ".dylib": "a native library",
+    ".pyc": "Python bytecode",
+    ".pyo": "Python bytecode",
+    ".exe": "an executable",
+    ".bin": "a binary blob",
+    ".h5": "an HDF5 file",
+    ".onnx": "an ONNX model",
 }
 # Protocol 2+ pickles start with PROTO (0x80) and the protocol number.
 PICKLE_MAGIC = tuple(bytes([0x80, n]) for n in range(2, 6))
@@ -125,8 +161,14 @@ def scan_python(path: Path, rel: str) -> list[Flag]:
     except (SyntaxError, ValueError):
         return []
     except (RecursionError, MemoryError):
-        return [Flag("import", rel, None, "too deeply nested for the screen to parse: its imports are unchecked; "
-                                          "read it before labelling")]
+        return [
+            Flag(
+                "import",
+                rel,
+                None,
+                "too deeply nested for the screen to parse: its imports are unchecked; read it before labelling",
+            )
+        ]
     flags = []
     for node in ast.walk(tree):
         for module, line in _imported(node):
@@ -135,8 +177,9 @@ def scan_python(path: Path, rel: str) -> list[Flag]:
                 flags.append(Flag("import", rel, line, f"imports {module} ({reason})"))
         call = _os_call(node)
         if call:
-            flags.append(Flag("import", rel, getattr(node, "lineno", None),
-                              f"calls os.{call} (runs or signals processes)"))
+            flags.append(
+                Flag("import", rel, getattr(node, "lineno", None), f"calls os.{call} (runs or signals processes)")
+            )
         dynamic = _dynamic(node)
         if dynamic:
             flags.append(Flag("import", rel, getattr(node, "lineno", None), dynamic))
@@ -155,8 +198,12 @@ def _dynamic(node: ast.AST) -> str | None:
         return f"uses {node.value} by name ({DYNAMIC_NAMES[node.value]})"
     if isinstance(node, ast.Attribute) and node.attr in ("__globals__", "__subclasses__"):
         return f"uses .{node.attr} (reaches objects past the import list)"
-    if isinstance(node, ast.Attribute) and node.attr == "modules" and isinstance(node.value, ast.Name) \
-            and node.value.id == "sys":
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr == "modules"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sys"
+    ):
         return "uses sys.modules (reaches modules without importing them)"
     return None
 
@@ -176,11 +223,18 @@ def _imported(node: ast.AST) -> list[tuple[str, int]]:
     if isinstance(node, ast.Import):
         return [(alias.name, node.lineno) for alias in node.names]
     if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-        found = [(f"{node.module}.{alias.name}", node.lineno) for alias in node.names
-                 if flagged_module(f"{node.module}.{alias.name}") and not flagged_module(node.module)]
+        found = [
+            (f"{node.module}.{alias.name}", node.lineno)
+            for alias in node.names
+            if flagged_module(f"{node.module}.{alias.name}") and not flagged_module(node.module)
+        ]
         return found or [(node.module, node.lineno)]
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-            and isinstance(node.args[0].value, str):
+    if (
+        isinstance(node, ast.Call)
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    ):
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         if name in ("__import__", "import_module"):
@@ -190,8 +244,12 @@ def _imported(node: ast.AST) -> list[tuple[str, int]]:
 
 def _os_call(node: ast.AST) -> str | None:
     """`os.system(...)`-style calls, and `from os import system` (the name alone is enough)."""
-    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("os", "posix") \
-            and node.attr in FLAGGED_OS_CALLS:
+    if (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("os", "posix")
+        and node.attr in FLAGGED_OS_CALLS
+    ):
         return node.attr
     if isinstance(node, ast.ImportFrom) and node.module in ("os", "posix"):
         names = [a.name for a in node.names if a.name in FLAGGED_OS_CALLS or a.name == "*"]
@@ -203,7 +261,9 @@ def scan_data(path: Path, rel: str) -> Flag | None:
     """A flag if the data file is opaque, else None."""
     suffix = Path(rel).suffix.lower()
     if suffix in OPAQUE_SUFFIXES:
-        return Flag("opaque", rel, None, f"{OPAQUE_SUFFIXES[suffix]}; ship data a human can open (JSON, CSV, text, .npz)")
+        return Flag(
+            "opaque", rel, None, f"{OPAQUE_SUFFIXES[suffix]}; ship data a human can open (JSON, CSV, text, .npz)"
+        )
     with open(path, "rb") as fh:
         head = fh.read(TEXT_SAMPLE)
     if head.startswith(PICKLE_MAGIC):

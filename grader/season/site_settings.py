@@ -28,7 +28,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from grader.season.competition import INVALIDATIONS_PATH, Competition, invalidated_in, load_competition, load_invalidations
+from grader.season.competition import (
+    INVALIDATIONS_PATH,
+    Competition,
+    invalidated_in,
+    load_competition,
+    load_invalidations,
+)
 from grader.documents.yaml_io import DocumentError, read_yaml
 from grader.common.patterns import ROUND_ID_RE
 from grader.documents.schema import problems_of
@@ -69,7 +75,6 @@ class SiteConfig:
     @cached_property
     def _series_by_id(self) -> dict[str, SeriesRound]:
         return {s.id: s for s in self.series}
-
 
 
 def _date(value: Any, where: str, problems: list[str]) -> str | None:
@@ -120,10 +125,20 @@ def parse_site_config(data: Any, base: Path, source: str = "site.yaml") -> SiteC
     kit_zip = None if kit.get("zip") is None else base / kit["zip"]
     kit_version = None if kit.get("version") is None else base / kit["version"]
     competition_state, note = load_competition_state(competition_path)
-    invalidations = () if competition_path is None else tuple(
-        load_invalidations(competition_path.parent / INVALIDATIONS_PATH.name))
-    return SiteConfig(name, series, announcement.strip() if announcement else None, competition_state, note,
-                      kit_zip, kit_version, repository.rstrip("/") if repository else None, invalidations)
+    invalidations = (
+        () if competition_path is None else tuple(load_invalidations(competition_path.parent / INVALIDATIONS_PATH.name))
+    )
+    return SiteConfig(
+        name,
+        series,
+        announcement.strip() if announcement else None,
+        competition_state,
+        note,
+        kit_zip,
+        kit_version,
+        repository.rstrip("/") if repository else None,
+        invalidations,
+    )
 
 
 def load_competition_state(path: Path | None) -> tuple[Competition, str | None]:
@@ -131,7 +146,9 @@ def load_competition_state(path: Path | None) -> tuple[Competition, str | None]:
     if path is None:
         return Competition(final_at=None), "no competition config is set: no final has been run"
     if not path.exists():
-        return Competition(final_at=None), f"the competition config {path.name} does not exist yet: no final has been run"
+        return Competition(
+            final_at=None
+        ), f"the competition config {path.name} does not exist yet: no final has been run"
     return load_competition(path), None
 
 

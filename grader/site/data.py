@@ -87,8 +87,10 @@ class RoundSource:
         except OSError as exc:
             raise SiteDataError(str(path), [f"(file): cannot read: {exc.strerror}"]) from None
         if digest != self.games_sha256():
-            raise SiteDataError(str(path), [f"(file): sha256 is {digest}, {self.path.name} says "
-                                            f"{self.games_sha256()} (truncated or changed?)"])
+            raise SiteDataError(
+                str(path),
+                [f"(file): sha256 is {digest}, {self.path.name} says {self.games_sha256()} (truncated or changed?)"],
+            )
 
 
 class RoundCache:
@@ -163,8 +165,9 @@ def parse_round(path: Path, blob: bytes, validate: bool) -> dict:
     try:
         doc, _ = read_document(path, blob, loads=orjson.loads)
     except DocumentError as exc:
-        raise SiteDataError(str(path), [f"(file): not readable YAML: {p.removeprefix('(file): ')}"
-                                        for p in exc.problems]) from None
+        raise SiteDataError(
+            str(path), [f"(file): not readable YAML: {p.removeprefix('(file): ')}" for p in exc.problems]
+        ) from None
     problems = check_document(doc)  # the whole document in one pass
     if not problems and f"{doc['round']['id']}.yaml" != path.name:
         problems.append(f"round.id: {doc['round']['id']} does not match the file name")

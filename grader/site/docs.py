@@ -18,8 +18,7 @@ from grader.common.limits import DEFAULT_LIMITS, Limits
 LIMITS_MARKER = "<!-- limits-table -->"
 # Reading order of the navigation; any other document follows, by name.
 ORDER = ("rules", "benchmark-spec", "protocol", "results")
-NAV_TITLES = {"rules": "Rules", "benchmark-spec": "Benchmark spec", "protocol": "Protocol",
-              "results": "Results format"}
+NAV_TITLES = {"rules": "Rules", "benchmark-spec": "Benchmark spec", "protocol": "Protocol", "results": "Results format"}
 _HREF = re.compile(r'<a href="([^"]*)"([^>]*)>(.*?)</a>', re.S)
 _CODE = re.compile(r"`([^`]+)`")
 
@@ -52,11 +51,15 @@ def limits_table(limits: Limits | None = None) -> Markup:
     """The limits table as HTML, from the grader's own configuration (DEFAULT_LIMITS unless
     given, looked up when called)."""
     limits = DEFAULT_LIMITS if limits is None else limits
-    rows = "".join(f"<tr><th scope=\"row\">{_inline(name)}</th><td class=\"num\">{_inline(value)}</td>"
-                   f"<td>{_inline(meaning)}</td></tr>" for name, value, meaning in limits.rows())
-    return Markup('<table class="limits"><caption>Limits, rendered from the grader\'s configuration '
-                  "(<code>grader/common/limits.py</code>)</caption><thead><tr><th>limit</th><th>value</th>"
-                  f"<th>what it means</th></tr></thead><tbody>{rows}</tbody></table>")
+    rows = "".join(
+        f'<tr><th scope="row">{_inline(name)}</th><td class="num">{_inline(value)}</td><td>{_inline(meaning)}</td></tr>'
+        for name, value, meaning in limits.rows()
+    )
+    return Markup(
+        '<table class="limits"><caption>Limits, rendered from the grader\'s configuration '
+        "(<code>grader/common/limits.py</code>)</caption><thead><tr><th>limit</th><th>value</th>"
+        f"<th>what it means</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def find_docs(folder: Path | None) -> list[Doc]:
@@ -68,8 +71,9 @@ def find_docs(folder: Path | None) -> list[Doc]:
         try:
             text = path.read_bytes().decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DocTextError(path, exc.start,
-                               f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})") from None
+            raise DocTextError(
+                path, exc.start, f"{path}: not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x})"
+            ) from None
         heading = next((line[2:].strip() for line in text.splitlines() if line.startswith("# ")), path.stem)
         docs.append(Doc(path.stem, heading, NAV_TITLES.get(path.stem, heading), text, path))
     return docs
@@ -79,8 +83,7 @@ def render_doc(doc: Doc, site_files: set[str], limits: Limits | None = None) -> 
     """(the document's HTML, warnings). Links to other documents become links to their pages;
     a relative link to something the site does not carry becomes plain text (and a warning),
     so the site never has a broken link."""
-    html = markdown.markdown(doc.text, extensions=["tables", "fenced_code", "sane_lists", "toc"],
-                             output_format="html")
+    html = markdown.markdown(doc.text, extensions=["tables", "fenced_code", "sane_lists", "toc"], output_format="html")
     warnings: list[str] = []
     if LIMITS_MARKER in html:
         html = html.replace(LIMITS_MARKER, str(limits_table(limits)))

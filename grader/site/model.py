@@ -147,8 +147,9 @@ def sae_window(doc: dict) -> Window:
         positive = [c for c in checkpoints if c > 0]
         if len(positive) < 2:
             # One non-zero checkpoint is an empty window (B0 = B_max): there is no area to print.
-            return Window(None, None, checkpoints,
-                          missing="one non-zero checkpoint" if positive else "no non-zero checkpoint")
+            return Window(
+                None, None, checkpoints, missing="one non-zero checkpoint" if positive else "no non-zero checkpoint"
+            )
         return Window(positive[0], positive[-1], checkpoints)
     (b0, b_max), _ = windows.most_common(1)[0]
     return Window(b0, b_max, checkpoints, mixed=len(windows) > 1)
@@ -178,7 +179,7 @@ def standings(doc: dict, environments: list[dict] | None = None, struck: dict[st
     published = doc["round"]["standing_published"]
     agents = doc["agents"]
     if published:
-        order = sorted(agents, key=lambda a: (a["standing"]["rank"] if a["standing"] else 10 ** 9, a["name"]))
+        order = sorted(agents, key=lambda a: (a["standing"]["rank"] if a["standing"] else 10**9, a["name"]))
     else:
         order = sorted(agents, key=lambda a: a["name"])
     rows = []
@@ -187,12 +188,23 @@ def standings(doc: dict, environments: list[dict] | None = None, struck: dict[st
         lost[name] += n
     for i, a in enumerate(order):
         entry = field_by_name.get(a["name"], {"kind": "?", "account": None, "digest": "?"})
-        rows.append(Row(
-            name=a["name"], index=i, kind=entry["kind"], account=entry["account"], digest=entry["digest"],
-            record=a["record"], standing=a["standing"], sae=a["sae"], faults=fault_counts(a["faults"]),
-            faulted_envs=a["faulted_envs"], elo=a.get("elo"),
-            faulted_games=a["standing"]["faulted_games"] if a["standing"] else lost[a["name"]],
-            invalidated=(struck or {}).get(entry["account"] or a["name"])))
+        rows.append(
+            Row(
+                name=a["name"],
+                index=i,
+                kind=entry["kind"],
+                account=entry["account"],
+                digest=entry["digest"],
+                record=a["record"],
+                standing=a["standing"],
+                sae=a["sae"],
+                faults=fault_counts(a["faults"]),
+                faulted_envs=a["faulted_envs"],
+                elo=a.get("elo"),
+                faulted_games=a["standing"]["faulted_games"] if a["standing"] else lost[a["name"]],
+                invalidated=(struck or {}).get(entry["account"] or a["name"]),
+            )
+        )
     if published and all(r.standing for r in rows):
         tie_groups(rows)
         for r in rows:
@@ -200,9 +212,11 @@ def standings(doc: dict, environments: list[dict] | None = None, struck: dict[st
             r.bar = svg.interval_bar(r.standing["value"], lo, hi)
     notes = []
     if not published:
-        notes.append(f"A field of {len(doc['field'])}: fewer than {MIN_FIELD_FOR_STANDING} entrants, so no standing "
-                     "is published (the rules: below that a rank is the individual pairings, not a summary of "
-                     "them). The pairwise results below are the result.")
+        notes.append(
+            f"A field of {len(doc['field'])}: fewer than {MIN_FIELD_FOR_STANDING} entrants, so no standing "
+            "is published (the rules: below that a rank is the individual pairings, not a summary of "
+            "them). The pairwise results below are the result."
+        )
     methods = {a["standing"].get("method") for a in agents if a["standing"]}
     method = next(iter(methods)) if len(methods) == 1 and None not in methods else "wilson-games"
     return Table(rows, published, sae_window(doc), notes, method)
@@ -227,20 +241,42 @@ def curve_figures(doc: dict, table: Table, highlight: str | None = None) -> dict
     win, draw, rows = [], [], []
     for row in table.rows:
         curve = by_name[row.name]["curve"]
-        win.append(svg.Series(row.name, row.index, [(p["games"], p["win_rate"]) for p in curve],
-                              [point_interval(p["win_rate"], games) for p in curve]))
-        draw.append(svg.Series(row.name, row.index, [(p["games"], p["draw_rate"]) for p in curve],
-                               [point_interval(p["draw_rate"], games) for p in curve]))
+        win.append(
+            svg.Series(
+                row.name,
+                row.index,
+                [(p["games"], p["win_rate"]) for p in curve],
+                [point_interval(p["win_rate"], games) for p in curve],
+            )
+        )
+        draw.append(
+            svg.Series(
+                row.name,
+                row.index,
+                [(p["games"], p["draw_rate"]) for p in curve],
+                [point_interval(p["draw_rate"], games) for p in curve],
+            )
+        )
         rows.append((row, {p["games"]: p for p in curve}))
     who = "" if highlight is None else f"{highlight} against the field: "
     return {
-        "win": svg.curve_figure(f"{who}win rate against random at each checkpoint", checkpoints, win,
-                                "win rate against random", highlight),
-        "draw": svg.curve_figure(f"{who}draw rate against random at each checkpoint", checkpoints, draw,
-                                 "draw rate against random", highlight),
-        "checkpoints": checkpoints, "rows": rows, "games": games,
-        "intervals": {row.name: {p["games"]: point_interval(p["win_rate"], games)
-                                 for p in by_name[row.name]["curve"]} for row in table.rows},
+        "win": svg.curve_figure(
+            f"{who}win rate against random at each checkpoint", checkpoints, win, "win rate against random", highlight
+        ),
+        "draw": svg.curve_figure(
+            f"{who}draw rate against random at each checkpoint",
+            checkpoints,
+            draw,
+            "draw rate against random",
+            highlight,
+        ),
+        "checkpoints": checkpoints,
+        "rows": rows,
+        "games": games,
+        "intervals": {
+            row.name: {p["games"]: point_interval(p["win_rate"], games) for p in by_name[row.name]["curve"]}
+            for row in table.rows
+        },
     }
 
 
@@ -255,8 +291,10 @@ class EnvColumn:
 def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
     """Per-environment results: a column per environment (by label, and by name where the
     tier's rules are public), a row per agent, and each agent's distribution figures."""
-    columns = [EnvColumn(e["label"], e["name"], e["id"], rules_label(e["spec"]["rules"]) if e["spec"] else None)
-               for e in environments]
+    columns = [
+        EnvColumn(e["label"], e["name"], e["id"], rules_label(e["spec"]["rules"]) if e["spec"] else None)
+        for e in environments
+    ]
     # One pass per agent over dicts by name, formatting each cell as it goes (no per-cell
     # objects: a 60-agent, 28-environment round has 1,680 cells, a site a hundred such rounds).
     here = [{a["name"]: a for a in env["agents"]} for env in environments]
@@ -281,9 +319,11 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
                 shown = fmt_rate(v, 2)  # the text, and the heat where there is a value
                 shade = "0.00" if v is None else shown
                 r = a["record"]
-                parts.append(f'<td class="num heat" style="--v: {shade}" title="{r["wins"]}-{r["draws"]}-'
-                             f'{r["losses"]} of {r["games"]}; final win rate {fmt_rate(last)}">'
-                             f"{shown}</td>")
+                parts.append(
+                    f'<td class="num heat" style="--v: {shade}" title="{r["wins"]}-{r["draws"]}-'
+                    f'{r["losses"]} of {r["games"]}; final win rate {fmt_rate(last)}">'
+                    f"{shown}</td>"
+                )
             else:
                 faulted += 1
                 kind = escape(status)
@@ -297,8 +337,13 @@ def env_matrix(doc: dict, environments: list[dict], table: Table) -> dict:
     else:
         title = "Each agent's final win rate against random in each environment"
         axis = "win rate at the last checkpoint in one environment"
-    return {"columns": columns, "body": Markup("\n".join(body)), "scored": scored,
-            "distribution": svg.distribution_figure(title, dist_rows, axis), "distribution_title": title}
+    return {
+        "columns": columns,
+        "body": Markup("\n".join(body)),
+        "scored": scored,
+        "distribution": svg.distribution_figure(title, dist_rows, axis),
+        "distribution_title": title,
+    }
 
 
 def pairwise_matrix(doc: dict, table: Table, environments: list[dict] | None = None) -> dict:
@@ -310,16 +355,21 @@ def pairwise_matrix(doc: dict, table: Table, environments: list[dict] | None = N
         result[(p["a"], p["b"])] = (p["a_wins"], p["draws"], p["b_wins"], p["games"])
         result[(p["b"], p["a"])] = (p["b_wins"], p["draws"], p["a_wins"], p["games"])
     faulted = faulted_pairings(doc, environments)
-    return {"names": names, "body": _pairwise_rows(names, result, faulted), "pairs": len(doc["pairwise"]),
-            "faulted": bool(faulted)}
+    return {
+        "names": names,
+        "body": _pairwise_rows(names, result, faulted),
+        "pairs": len(doc["pairwise"]),
+        "faulted": bool(faulted),
+    }
 
 
 _SELF_CELL = '<td class="self">·</td>'
 _VOID_CELL = '<td class="muted" title="no game counted: void, an opponent had faulted">void</td>'
 
 
-def _pairwise_rows(names: list[str], result: dict[tuple[str, str], tuple[int, int, int, int]],
-                   faulted: dict[tuple[str, str], int]) -> Markup:
+def _pairwise_rows(
+    names: list[str], result: dict[tuple[str, str], tuple[int, int, int, int]], faulted: dict[tuple[str, str], int]
+) -> Markup:
     """The matrix's rows as HTML, built here rather than in a template loop: a 60-agent field
     is 3,600 cells, and a page of them must render in milliseconds (benchmarks/bench_site.py).
     A cell's text after its row label depends only on the W-D-L-G result, and results repeat
@@ -336,16 +386,20 @@ def _pairwise_rows(names: list[str], result: dict[tuple[str, str], tuple[int, in
                 cells.append(_SELF_CELL)
             elif lost:  # games the row agent lost to its own faults: counted lost, and marked
                 w, d, lo, g = r if r is not None else (0, 0, 0, 0)
-                cells.append(f'<td class="num faultcell" title="{label}: {w} won, {d} drawn, {lo} lost of {g} counted; '
-                             f'{lost} more lost to its own faults">{w}–{d}–{lo + lost}<span class="fmark">✕{lost}</span></td>')
+                cells.append(
+                    f'<td class="num faultcell" title="{label}: {w} won, {d} drawn, {lo} lost of {g} counted; '
+                    f'{lost} more lost to its own faults">{w}–{d}–{lo + lost}<span class="fmark">✕{lost}</span></td>'
+                )
             elif r is None or r[3] == 0:  # no game counted: the pairing was void (an opponent died)
                 cells.append(_VOID_CELL)
             else:
                 tail = tails.get(r)
                 if tail is None:
                     w, d, lo, g = r
-                    tail = tails[r] = (f': {w} won, {d} drawn, {lo} lost of {g} ({(w + d / 2) / g:.2f} points a game)">'
-                                       f"{w}–{d}–{lo}</td>")
+                    tail = tails[r] = (
+                        f': {w} won, {d} drawn, {lo} lost of {g} ({(w + d / 2) / g:.2f} points a game)">'
+                        f"{w}–{d}–{lo}</td>"
+                    )
                 cells.append(f'<td class="num" title="{label}{tail}')
         out.append(f'<tr><th scope="row">{label}</th>{"".join(cells)}</tr>')
     return Markup("\n".join(out))
@@ -355,25 +409,47 @@ def provenance(doc: dict) -> dict:
     """The provenance block of a round page: where every number comes from."""
     p = doc["provenance"]
     config = p["config"]
-    shown = [("tier", config.get("tier")), ("environments", config.get("environments")),
-             ("budget", config.get("budget")), ("checkpoints", ", ".join(str(c) for c in config["checkpoints"])),
-             ("games per checkpoint", config.get("games_per_checkpoint")),
-             ("pairing games per pair", config.get("pairing_games")), ("sandbox", config.get("sandbox")),
-             ("disclosure", config.get("disclosure")), ("arena retries", config.get("arena_retries")),
-             ("arena faults tolerated", config.get("max_arena_faults"))]
+    shown = [
+        ("tier", config.get("tier")),
+        ("environments", config.get("environments")),
+        ("budget", config.get("budget")),
+        ("checkpoints", ", ".join(str(c) for c in config["checkpoints"])),
+        ("games per checkpoint", config.get("games_per_checkpoint")),
+        ("pairing games per pair", config.get("pairing_games")),
+        ("sandbox", config.get("sandbox")),
+        ("disclosure", config.get("disclosure")),
+        ("arena retries", config.get("arena_retries")),
+        ("arena faults tolerated", config.get("max_arena_faults")),
+    ]
     if config.get("seed") is not None:
         shown.append(("round seed", config["seed"]))
     if config.get("public_round"):
         shown.append(("public round (generalisation gap)", config["public_round"]["id"]))
-    return {"arena_version": p["arena_version"], "commit": p["commit"], "seed_commitment": p["seed_commitment"],
-            "tier_seed_commitment": p.get("tier_seed_commitment"), "config": shown,
-            "limits": sorted(p["limits"].items()), "command": p["execution"]["command"],
-            "shards": p["execution"]["shards"], "arena_faults": p["execution"]["arena_faults"],
-            "host": p["execution"].get("host"), "games": doc["games"], "disclosure": doc["disclosure"]}
+    return {
+        "arena_version": p["arena_version"],
+        "commit": p["commit"],
+        "seed_commitment": p["seed_commitment"],
+        "tier_seed_commitment": p.get("tier_seed_commitment"),
+        "config": shown,
+        "limits": sorted(p["limits"].items()),
+        "command": p["execution"]["command"],
+        "shards": p["execution"]["shards"],
+        "arena_faults": p["execution"]["arena_faults"],
+        "host": p["execution"].get("host"),
+        "games": doc["games"],
+        "disclosure": doc["disclosure"],
+    }
 
 
 def extras(doc: dict, table: Table) -> list[dict]:
     """Reported, not ranked on: spread across environments, endings, generalisation gap, Elo."""
     by_name = {a["name"]: a for a in doc["agents"]}
-    return [{"row": row, "spread": by_name[row.name]["spread"], "endings": by_name[row.name]["endings"],
-             "gap": by_name[row.name].get("generalisation_gap")} for row in table.rows]
+    return [
+        {
+            "row": row,
+            "spread": by_name[row.name]["spread"],
+            "endings": by_name[row.name]["endings"],
+            "gap": by_name[row.name].get("generalisation_gap"),
+        }
+        for row in table.rows
+    ]

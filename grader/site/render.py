@@ -78,10 +78,15 @@ def shown(value: Any) -> Any:
 def make_environment(templates: Path) -> jinja2.Environment:
     """The Jinja environment: autoescaped HTML, StrictUndefined, the site's filters, and every
     printed value's hidden characters shown (`shown`)."""
-    env = SiteEnvironment(loader=jinja2.FileSystemLoader(str(templates)),
-                          autoescape=jinja2.select_autoescape(["html"], default_for_string=True),
-                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                          keep_trailing_newline=True, finalize=shown)
+    env = SiteEnvironment(
+        loader=jinja2.FileSystemLoader(str(templates)),
+        autoescape=jinja2.select_autoescape(["html"], default_for_string=True),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        finalize=shown,
+    )
     env.filters["rate"] = fmt_rate
     env.filters["code"] = fmt_code
     env.globals["canonical_budget"] = CANONICAL_BUDGET  # a round below it is marked on every page
@@ -216,5 +221,6 @@ def check_out_folder(out: Path) -> None:
     """Refuse to build into a folder that holds anything but an earlier build (it would be
     emptied of what this build does not make)."""
     if out.exists() and any(out.iterdir()) and not (out / MANIFEST).exists():
-        raise OutFolderError(out, f"{out} is not empty and was not made by `arena site build`; "
-                         "build into an empty or new folder")
+        raise OutFolderError(
+            out, f"{out} is not empty and was not made by `arena site build`; build into an empty or new folder"
+        )

@@ -76,8 +76,13 @@ def build_replay(number: int, doc: dict, env: dict, tier: str, profile: str) -> 
     layout = spec["layout"]
     rows, cols, obstacles = layout["rows"], layout["cols"], layout["obstacles"]
     position = Game(parse_spec(spec))
-    frames = [Frame(0, "the opening; black to move", svg.board(rows, cols, obstacles, _cells(position), None,
-                                                              "opening", "frame", coords=True))]
+    frames = [
+        Frame(
+            0,
+            "the opening; black to move",
+            svg.board(rows, cols, obstacles, _cells(position), None, "opening", "frame", coords=True),
+        )
+    ]
     moves = game.moves
     shown = moves[:-1] if hide and moves else moves
     for ply, move in enumerate(shown, 1):
@@ -94,18 +99,36 @@ def build_replay(number: int, doc: dict, env: dict, tier: str, profile: str) -> 
         if not hide:
             black, white = position.counts()
             text += f" (black {black}, white {white})"
-        frames.append(Frame(ply, f"{ply}. {text}", svg.board(rows, cols, obstacles, _cells(position), mark,
-                                                            f"after move {ply}", "frame", coords=True)))
+        frames.append(
+            Frame(
+                ply,
+                f"{ply}. {text}",
+                svg.board(rows, cols, obstacles, _cells(position), mark, f"after move {ply}", "frame", coords=True),
+            )
+        )
     note = None
     if hide:
-        note = ("A game of a round whose rules are withheld: the boards before the last move are shown; the "
-                "rules, the result and the disc counts are not.")
+        note = (
+            "A game of a round whose rules are withheld: the boards before the last move are shown; the "
+            "rules, the result and the disc counts are not."
+        )
         result = None
     else:
         result = _result(game)
-    return Replay(number, game.env, None if hide else env.get("name"),
-                  None if hide else rules_text(spec["rules"]), game.phase, game.checkpoint, game.index,
-                  _name(game.black), _name(game.white), result, frames, note)
+    return Replay(
+        number,
+        game.env,
+        None if hide else env.get("name"),
+        None if hide else rules_text(spec["rules"]),
+        game.phase,
+        game.checkpoint,
+        game.index,
+        _name(game.black),
+        _name(game.white),
+        result,
+        frames,
+        note,
+    )
 
 
 def _cells(position) -> list[int]:

@@ -36,8 +36,10 @@ def _mark(kind: str, x: str, y: str, title: str) -> str:
     if kind == "square":
         return f'<rect x="{x}" y="{y}" width="6" height="6" transform="translate(-3 -3)"><title>{title}</title></rect>'
     if kind == "diamond":
-        return (f'<rect x="{x}" y="{y}" width="6" height="6" transform="rotate(45 {x} {y}) translate(-3 -3)">'
-                f"<title>{title}</title></rect>")
+        return (
+            f'<rect x="{x}" y="{y}" width="6" height="6" transform="rotate(45 {x} {y}) translate(-3 -3)">'
+            f"<title>{title}</title></rect>"
+        )
     return f'<circle cx="{x}" cy="{y}" r="3.2"><title>{title}</title></circle>'
 
 
@@ -86,8 +88,9 @@ class BudgetAxis:
         return self.start + frac * (self.end - self.start)
 
 
-def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabel: str,
-                 highlight: str | None = None) -> Markup:
+def curve_figure(
+    title: str, checkpoints: list[int], series: list[Series], ylabel: str, highlight: str | None = None
+) -> Markup:
     """A rate-vs-budget plot: one line per agent, log budget axis, 0 in its own slot, each
     point with its 95% interval where the series has one. With `highlight`, that agent is
     drawn in its colour, with its intervals, over the rest of the field in grey."""
@@ -100,23 +103,31 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
 
     # Every series has its points at the round's few checkpoints: place each once, not per point.
     xs = {games: _n(axis.x(games)) for s in series for games, _ in s.points}
-    out = [f'<svg class="plot curves" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
-           f"<title>{escape(title)}</title>"]
+    out = [
+        f'<svg class="plot curves" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
     for tick in (0, 0.25, 0.5, 0.75, 1):
         yy = _n(y(tick))
-        out.append(f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
-                   f'<text class="tick" x="{left - 8}" y="{yy}" text-anchor="end" dy="5">{tick:g}</text>')
+        out.append(
+            f'<line class="grid" x1="{left}" x2="{right}" y1="{yy}" y2="{yy}"/>'
+            f'<text class="tick" x="{left - 8}" y="{yy}" text-anchor="end" dy="5">{tick:g}</text>'
+        )
     for games in checkpoints:
         xx = _n(axis.x(games))
-        out.append(f'<line class="grid" x1="{xx}" x2="{xx}" y1="{top}" y2="{bottom}"/>'
-                   f'<text class="tick" x="{xx}" y="{bottom + 20}" text-anchor="middle">{games}</text>')
+        out.append(
+            f'<line class="grid" x1="{xx}" x2="{xx}" y1="{top}" y2="{bottom}"/>'
+            f'<text class="tick" x="{xx}" y="{bottom + 20}" text-anchor="middle">{games}</text>'
+        )
     if axis.zero and axis.hi > 0:
         bx = _n((axis.zero_x + axis.start) / 2)
         out.append(f'<text class="tick" x="{bx}" y="{bottom + 5}" text-anchor="middle">//</text>')
-    out.append(f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 8}" text-anchor="middle">'
-               "games used (log scale; 0 = before any game)</text>"
-               f'<text class="label" x="16" y="{_n((top + bottom) / 2)}" text-anchor="middle" '
-               f'transform="rotate(-90 16 {_n((top + bottom) / 2)})">{escape(ylabel)}</text>')
+    out.append(
+        f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 8}" text-anchor="middle">'
+        "games used (log scale; 0 = before any game)</text>"
+        f'<text class="label" x="16" y="{_n((top + bottom) / 2)}" text-anchor="middle" '
+        f'transform="rotate(-90 16 {_n((top + bottom) / 2)})">{escape(ylabel)}</text>'
+    )
     ordered = sorted(series, key=lambda s: s.name == highlight)  # the highlighted agent on top
     for s in ordered:
         faded = highlight is not None and s.name != highlight
@@ -125,19 +136,25 @@ def curve_figure(title: str, checkpoints: list[int], series: list[Series], ylabe
         name = escape(s.name)
         logged = [(g, r) for g, r in s.points if g > 0]
         zero = [(g, r) for g, r in s.points if g <= 0]
-        out.append(f'<g class="series{" faded" if faded else ""}" stroke="{colour}" fill="{colour}"><title>{name}</title>')
+        out.append(
+            f'<g class="series{" faded" if faded else ""}" stroke="{colour}" fill="{colour}"><title>{name}</title>'
+        )
         if s.intervals is not None and not faded:  # each point's 95% interval, a thin bar with caps
             for (g, _), (lo, hi) in zip(s.points, s.intervals):
                 x = xs[g]
-                out.append(f'<path class="ci" stroke-width="1.2" d="M{x} {_n(y(lo))}V{_n(y(hi))}'
-                           f'M{_n(float(x) - 3)} {_n(y(lo))}h6M{_n(float(x) - 3)} {_n(y(hi))}h6"/>')
+                out.append(
+                    f'<path class="ci" stroke-width="1.2" d="M{x} {_n(y(lo))}V{_n(y(hi))}'
+                    f'M{_n(float(x) - 3)} {_n(y(lo))}h6M{_n(float(x) - 3)} {_n(y(hi))}h6"/>'
+                )
         if logged:
             pts = " ".join(f"{xs[g]},{_n(y(r))}" for g, r in logged)
             out.append(f'<polyline fill="none" stroke-width="{1.2 if faded else 2.2}"{dash_attr} points="{pts}"/>')
         if zero and logged:  # zero-shot point joined to the curve by a thin dotted line
             (g0, r0), (g1, r1) = zero[0], logged[0]
-            out.append(f'<line stroke-width="1" stroke-dasharray="1 3" x1="{xs[g0]}" y1="{_n(y(r0))}" '
-                       f'x2="{xs[g1]}" y2="{_n(y(r1))}"/>')
+            out.append(
+                f'<line stroke-width="1" stroke-dasharray="1 3" x1="{xs[g0]}" y1="{_n(y(r0))}" '
+                f'x2="{xs[g1]}" y2="{_n(y(r1))}"/>'
+            )
         mark = "circle" if faded else mark_of(s.index)
         for i, (g, r) in enumerate(s.points):
             text = f"{name}: {r:.3f} at {g} games"
@@ -155,9 +172,11 @@ def swatch(index: int) -> Markup:
     """A short line in the index-th agent's colour and dash, with its mark, for legends and tables."""
     colour, dash = style_of(index)
     dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-    return Markup(f'<svg class="swatch" viewBox="0 0 28 8" aria-hidden="true"><g stroke="{colour}" fill="{colour}">'
-                  f'<line x1="1" x2="27" y1="4" y2="4" stroke-width="2.5"{dash_attr}/>'
-                  f'{_mark(mark_of(index), "14", "4", "").replace("<title></title>", "")}</g></svg>')
+    return Markup(
+        f'<svg class="swatch" viewBox="0 0 28 8" aria-hidden="true"><g stroke="{colour}" fill="{colour}">'
+        f'<line x1="1" x2="27" y1="4" y2="4" stroke-width="2.5"{dash_attr}/>'
+        f"{_mark(mark_of(index), '14', '4', '').replace('<title></title>', '')}</g></svg>"
+    )
 
 
 @dataclass(frozen=True)
@@ -193,15 +212,21 @@ def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -
     def x(v: float) -> float:
         return left + v * span
 
-    out = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
-           f"<title>{escape(title)}</title>"]
+    out = [
+        f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(title)}">',
+        f"<title>{escape(title)}</title>",
+    ]
     bottom = 20 + row_h * len(rows)
     for tick in (0, 0.25, 0.5, 0.75, 1):
         xx = _n(x(tick))
-        out.append(f'<line class="grid" x1="{xx}" x2="{xx}" y1="12" y2="{bottom}"/>'
-                   f'<text class="tick" x="{xx}" y="{bottom + 14}" text-anchor="middle">{tick:g}</text>')
-    out.append(f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 4}" text-anchor="middle">'
-               f"{escape(axis_label)}</text>")
+        out.append(
+            f'<line class="grid" x1="{xx}" x2="{xx}" y1="12" y2="{bottom}"/>'
+            f'<text class="tick" x="{xx}" y="{bottom + 14}" text-anchor="middle">{tick:g}</text>'
+        )
+    out.append(
+        f'<text class="label" x="{_n((left + right) / 2)}" y="{height - 4}" text-anchor="middle">'
+        f"{escape(axis_label)}</text>"
+    )
     for i, row in enumerate(rows):
         cy = 20 + row_h * i + row_h / 2
         name = escape(row.name)
@@ -209,17 +234,21 @@ def distribution_figure(title: str, rows: list[Distribution], axis_label: str) -
         out.append(f'<text class="rowlabel" x="{label_w - 34}" y="{_n(cy + 4)}" text-anchor="end">{label}</text>')
         if row.values:
             q1, med, q3 = quartiles(row.values)
-            out.append(f'<rect class="iqr" x="{_n(x(q1))}" y="{_n(cy - 5)}" width="{_n(max(x(q3) - x(q1), 1))}" '
-                       f'height="10"><title>{name}: quartiles {q1:.3f} to {q3:.3f}</title></rect>'
-                       f'<line class="median" x1="{_n(x(med))}" x2="{_n(x(med))}" y1="{_n(cy - 7)}" '
-                       f'y2="{_n(cy + 7)}"><title>{name}: median {med:.3f}</title></line>')
+            out.append(
+                f'<rect class="iqr" x="{_n(x(q1))}" y="{_n(cy - 5)}" width="{_n(max(x(q3) - x(q1), 1))}" '
+                f'height="10"><title>{name}: quartiles {q1:.3f} to {q3:.3f}</title></rect>'
+                f'<line class="median" x1="{_n(x(med))}" x2="{_n(x(med))}" y1="{_n(cy - 7)}" '
+                f'y2="{_n(cy + 7)}"><title>{name}: median {med:.3f}</title></line>'
+            )
         dot_y = _n(cy)  # a site draws a dot per agent per environment per round: y once per row
         for v in row.values:
             out.append(f'<circle class="dot" cx="{_n(x(v))}" cy="{dot_y}" r="2.5"/>')
         if row.faulted:
-            out.append(f'<text class="fault" x="{label_w - 6}" y="{_n(cy + 4)}" text-anchor="end">'
-                       f"&#215;{row.faulted}<title>{name}: {row.faulted} faulted environment(s), counted as 0"
-                       "</title></text>")
+            out.append(
+                f'<text class="fault" x="{label_w - 6}" y="{_n(cy + 4)}" text-anchor="end">'
+                f"&#215;{row.faulted}<title>{name}: {row.faulted} faulted environment(s), counted as 0"
+                "</title></text>"
+            )
     out.append("</svg>")
     return Markup("".join(out))
 
@@ -231,11 +260,13 @@ def interval_bar(value: float, lo: float, hi: float) -> Markup:
     def x(v: float) -> str:
         return _n(2 + v * (w - 4))
 
-    return Markup(f'<svg class="ci" viewBox="0 0 {w} 12" aria-hidden="true">'
-                  f'<line class="axis" x1="2" x2="{w - 2}" y1="6" y2="6"/>'
-                  f'<line class="mid" x1="{x(0.5)}" x2="{x(0.5)}" y1="2" y2="10"/>'
-                  f'<rect class="band" x="{x(lo)}" y="3" width="{_n(max((hi - lo) * (w - 4), 1))}" height="6"/>'
-                  f'<circle class="point" cx="{x(value)}" cy="6" r="2.5"/></svg>')
+    return Markup(
+        f'<svg class="ci" viewBox="0 0 {w} 12" aria-hidden="true">'
+        f'<line class="axis" x1="2" x2="{w - 2}" y1="6" y2="6"/>'
+        f'<line class="mid" x1="{x(0.5)}" x2="{x(0.5)}" y1="2" y2="10"/>'
+        f'<rect class="band" x="{x(lo)}" y="3" width="{_n(max((hi - lo) * (w - 4), 1))}" height="6"/>'
+        f'<circle class="point" cx="{x(value)}" cy="6" r="2.5"/></svg>'
+    )
 
 
 CELL = 10
@@ -243,19 +274,29 @@ CELL = 10
 
 def board_defs() -> Markup:
     """Disc symbols that every board of a page refers to (one copy, however many frames)."""
-    return Markup('<svg class="defs" width="0" height="0" aria-hidden="true"><defs>'
-                  # Colours as attributes: a page's stylesheet does not reach into <use> copies.
-                  '<symbol id="disc-b" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="#111"/></symbol>'
-                  '<symbol id="disc-w" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="#f7f7f7" '
-                  'stroke="#333" stroke-width="0.6"/></symbol>'
-                  "</defs></svg>")
+    return Markup(
+        '<svg class="defs" width="0" height="0" aria-hidden="true"><defs>'
+        # Colours as attributes: a page's stylesheet does not reach into <use> copies.
+        '<symbol id="disc-b" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="#111"/></symbol>'
+        '<symbol id="disc-w" viewBox="0 0 10 10"><circle cx="5" cy="5" r="4" fill="#f7f7f7" '
+        'stroke="#333" stroke-width="0.6"/></symbol>'
+        "</defs></svg>"
+    )
 
 
 COORD = 7  # the margin a board's coordinates take, in the units of a cell (CELL)
 
 
-def board(rows: int, cols: int, obstacles: list[list[int]], cells: list[int] | None = None,
-          mark: int | None = None, label: str = "", css: str = "board", coords: bool = False) -> Markup:
+def board(
+    rows: int,
+    cols: int,
+    obstacles: list[list[int]],
+    cells: list[int] | None = None,
+    mark: int | None = None,
+    label: str = "",
+    css: str = "board",
+    coords: bool = False,
+) -> Markup:
     """A board: grid, obstacles, and optionally discs (`cells` flat row-major: 0 empty, 1 black,
     2 white, 3 obstacle) and a marked cell (the last move). Discs use the page's `board_defs`.
     With `coords`, column letters (a, b, ...) above and row numbers (1 at the top) on the left,
@@ -264,27 +305,33 @@ def board(rows: int, cols: int, obstacles: list[list[int]], cells: list[int] | N
     m = COORD if coords else 1
     out = [f'<svg class="{css}" viewBox="-{m} -{m} {w + m + 1} {h + m + 1}" role="img" aria-label="{escape(label)}">']
     if coords:
-        out.append('<g class="coord" font-size="5" text-anchor="middle">'
-                   + "".join(f'<text x="{c * CELL + CELL // 2}" y="-2">{chr(ord("a") + c)}</text>' for c in range(cols))
-                   + "".join(f'<text x="-3.5" y="{r * CELL + CELL // 2 + 2}">{r + 1}</text>' for r in range(rows))
-                   + "</g>")
+        out.append(
+            '<g class="coord" font-size="5" text-anchor="middle">'
+            + "".join(f'<text x="{c * CELL + CELL // 2}" y="-2">{chr(ord("a") + c)}</text>' for c in range(cols))
+            + "".join(f'<text x="-3.5" y="{r * CELL + CELL // 2 + 2}">{r + 1}</text>' for r in range(rows))
+            + "</g>"
+        )
     if label:
         out.append(f"<title>{escape(label)}</title>")
     out.append(f'<rect class="felt" x="0" y="0" width="{w}" height="{h}"/>')
     grid = "".join(f"M{c * CELL} 0V{h}" for c in range(1, cols)) + "".join(f"M0 {r * CELL}H{w}" for r in range(1, rows))
     out.append(f'<path class="gridline" d="{grid}"/>')
     if obstacles:
-        out.append('<path class="obstacle" d="' + "".join(f"M{c * CELL} {r * CELL}h{CELL}v{CELL}h-{CELL}z"
-                                                         for r, c in obstacles) + '"/>')
+        out.append(
+            '<path class="obstacle" d="'
+            + "".join(f"M{c * CELL} {r * CELL}h{CELL}v{CELL}h-{CELL}z" for r, c in obstacles)
+            + '"/>'
+        )
     if cells is not None:
         for index, v in enumerate(cells):
             if v in (1, 2):
                 r, c = divmod(index, cols)
-                out.append(f'<use href="#disc-{"b" if v == 1 else "w"}" x="{c * CELL}" y="{r * CELL}" '
-                           f'width="{CELL}" height="{CELL}"/>')
+                out.append(
+                    f'<use href="#disc-{"b" if v == 1 else "w"}" x="{c * CELL}" y="{r * CELL}" '
+                    f'width="{CELL}" height="{CELL}"/>'
+                )
     if mark is not None:
         r, c = divmod(mark, cols)
         out.append(f'<rect class="mark" x="{c * CELL + 3.5}" y="{r * CELL + 3.5}" width="3" height="3"/>')
     out.append("</svg>")
     return Markup("".join(out))
-

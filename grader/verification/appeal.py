@@ -30,20 +30,36 @@ def evidence(data: dict, student: str) -> dict:
         if mine is None:
             continue
         record = mine["record"]
-        environments.append({"label": env["label"], "status": mine["status"], "faulted": mine["status"] != "ok",
-                             "wins": record["wins"], "draws": record["draws"], "losses": record["losses"],
-                             "games": record["games"],
-                             "checkpoints": [{"games": p["games"], "win_rate": p["win_rate"], "draw_rate": p["draw_rate"]}
-                                             for p in mine["curve"]]})
+        environments.append(
+            {
+                "label": env["label"],
+                "status": mine["status"],
+                "faulted": mine["status"] != "ok",
+                "wins": record["wins"],
+                "draws": record["draws"],
+                "losses": record["losses"],
+                "games": record["games"],
+                "checkpoints": [
+                    {"games": p["games"], "win_rate": p["win_rate"], "draw_rate": p["draw_rate"]} for p in mine["curve"]
+                ],
+            }
+        )
     record = agent["record"]
     return {
         "schema_version": SCHEMA_VERSION,
-        "round": data["round"]["id"], "tier": data["round"]["tier"],
-        "student": entry["account"] or entry["name"], "digest": entry["digest"],
-        "totals": {"wins": record["wins"], "draws": record["draws"], "losses": record["losses"],
-                   "games": record["games"], "faulted_envs": agent["faulted_envs"],
-                   "faults": {kind: n for kind, n in agent["faults"].items() if n}},
+        "round": data["round"]["id"],
+        "tier": data["round"]["tier"],
+        "student": entry["account"] or entry["name"],
+        "digest": entry["digest"],
+        "totals": {
+            "wins": record["wins"],
+            "draws": record["draws"],
+            "losses": record["losses"],
+            "games": record["games"],
+            "faulted_envs": agent["faulted_envs"],
+            "faults": {kind: n for kind, n in agent["faults"].items() if n},
+        },
         "environments": environments,
         "note": "pairing games (wins, draws, losses) and the checkpoint curve by environment label; environment identities (ids, names, specs, rules) "
-                "are withheld while the competition runs",
+        "are withheld while the competition runs",
     }

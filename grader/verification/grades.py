@@ -15,8 +15,25 @@ import csv
 import io
 from dataclasses import dataclass
 
-COLUMNS = ("student", "round", "tier", "sae", "sae_b0", "sae_b_max", "best_sae", "standing", "rank", "field",
-           "wins", "draws", "losses", "faults", "faulted_envs", "fault_kinds", "status")
+COLUMNS = (
+    "student",
+    "round",
+    "tier",
+    "sae",
+    "sae_b0",
+    "sae_b_max",
+    "best_sae",
+    "standing",
+    "rank",
+    "field",
+    "wins",
+    "draws",
+    "losses",
+    "faults",
+    "faulted_envs",
+    "fault_kinds",
+    "status",
+)
 OK = "ok"
 
 
@@ -51,11 +68,23 @@ def rows_of(data: dict) -> list[GradeRow]:
             continue
         sae, standing = agent["sae"], agent["standing"]
         window = None if sae["b0"] is None or sae["b_max"] is None else (sae["b0"], sae["b_max"])
-        out.append(GradeRow(entry["account"] or entry["name"], data["round"]["id"], data["round"]["tier"],
-                            sae["value"], window, None if standing is None else standing["value"],
-                            None if standing is None else standing["rank"], len(data["field"]),
-                            agent["record"]["wins"], agent["record"]["draws"], agent["record"]["losses"],
-                            dict(agent["faults"]), agent["faulted_envs"]))
+        out.append(
+            GradeRow(
+                entry["account"] or entry["name"],
+                data["round"]["id"],
+                data["round"]["tier"],
+                sae["value"],
+                window,
+                None if standing is None else standing["value"],
+                None if standing is None else standing["rank"],
+                len(data["field"]),
+                agent["record"]["wins"],
+                agent["record"]["draws"],
+                agent["record"]["losses"],
+                dict(agent["faults"]),
+                agent["faulted_envs"],
+            )
+        )
     return out
 
 
@@ -75,21 +104,23 @@ def status_of(row: GradeRow, window: tuple[int, int]) -> str:
     if row.window is None:
         return "no window: no SAE was measured (no non-zero checkpoint pair); not compared"
     if row.window != window:
-        return (f"other window: SAE over [{row.window[0]}, {row.window[1]}], the export's is "
-                f"[{window[0]}, {window[1]}]; not compared")
+        return (
+            f"other window: SAE over [{row.window[0]}, {row.window[1]}], the export's is "
+            f"[{window[0]}, {window[1]}]; not compared"
+        )
     return OK
 
 
 def chronological(rounds: list[tuple[dict, str | None]]) -> list[dict]:
     """Rounds in the order they were played: by the date given beside each (when its file was
     added to rounds/; None sorts first, in the given order), the final last."""
-    order = sorted(range(len(rounds)), key=lambda i: (rounds[i][0]["round"]["tier"] == "final",
-                                                      rounds[i][1] or "", i))
+    order = sorted(range(len(rounds)), key=lambda i: (rounds[i][0]["round"]["tier"] == "final", rounds[i][1] or "", i))
     return [rounds[i][0] for i in order]
 
 
-def export(rounds: list[dict], window: tuple[int, int] | None = None,
-           invalidated: dict[tuple[str, str], str] | None = None) -> str:
+def export(
+    rounds: list[dict], window: tuple[int, int] | None = None, invalidated: dict[tuple[str, str], str] | None = None
+) -> str:
     """The CSV of `rounds` (oldest first), compared over `window` (default: the newest round's).
     `invalidated` maps (round id, student) to the reason staff invalidated that result: the row
     is carried with it in `status` and enters no maximum."""
@@ -114,11 +145,26 @@ def export(rounds: list[dict], window: tuple[int, int] | None = None,
         if (row.round_id, row.student) in invalidated:
             status = f"invalidated: {invalidated[row.round_id, row.student]}"
         kinds = ";".join(f"{kind}={n}" for kind, n in row.faults.items() if n)
-        writer.writerow([row.student, row.round_id, row.tier, _number(row.sae),
-                         *(row.window if row.window else ("", "")),
-                         _number(best.get(row.student)) if status == OK else "",
-                         _number(row.standing), "" if row.rank is None else row.rank, row.field,
-                         row.wins, row.draws, row.losses, sum(row.faults.values()), row.faulted_envs, kinds, status])
+        writer.writerow(
+            [
+                row.student,
+                row.round_id,
+                row.tier,
+                _number(row.sae),
+                *(row.window if row.window else ("", "")),
+                _number(best.get(row.student)) if status == OK else "",
+                _number(row.standing),
+                "" if row.rank is None else row.rank,
+                row.field,
+                row.wins,
+                row.draws,
+                row.losses,
+                sum(row.faults.values()),
+                row.faulted_envs,
+                kinds,
+                status,
+            ]
+        )
     return buffer.getvalue()
 
 

@@ -15,11 +15,29 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine import (LOST, PASS, Color, EnvSpec, Game, IllegalMoveError, ReplayError, SpecError, parse_spec, replay,
-                    tier_specs)
+from engine import (
+    LOST,
+    PASS,
+    Color,
+    EnvSpec,
+    Game,
+    IllegalMoveError,
+    ReplayError,
+    SpecError,
+    parse_spec,
+    replay,
+    tier_specs,
+)
 from engine.opponents import seated_opponent
 from engine.tiers import DEFAULT_GENERATED_COUNT
-from grader.season.disclosure import PROFILES, RULE_BEARING_GAME_KEYS, Disclosure, profile_for, project_games, project_result
+from grader.season.disclosure import (
+    PROFILES,
+    RULE_BEARING_GAME_KEYS,
+    Disclosure,
+    profile_for,
+    project_games,
+    project_result,
+)
 from grader.play.games import KeptGame, ScoredGame
 from grader.common.limits import Limits
 from grader.common.metrics import INTERVAL_ENVIRONMENTS_FLOOR, INTERVAL_WILSON_GAMES, generalisation_gap
@@ -85,8 +103,12 @@ def first_difference(stored: Any, computed: Any, path: str = "") -> str | None:
             if diff:
                 return diff
         return None
-    if type(stored) is not type(computed) and not (isinstance(stored, (int, float)) and isinstance(computed, (int, float))
-                                                 and not isinstance(stored, bool) and not isinstance(computed, bool)):
+    if type(stored) is not type(computed) and not (
+        isinstance(stored, (int, float))
+        and isinstance(computed, (int, float))
+        and not isinstance(stored, bool)
+        and not isinstance(computed, bool)
+    ):
         return f"{path}: the file says {stored!r}, recomputed {computed!r}".lstrip(".")
     if stored != computed:
         return f"{path}: the file says {stored!r}, recomputed {computed!r}".lstrip(".")
@@ -123,8 +145,9 @@ def replay_game(spec, game: ScoredGame, references: dict[str, str]) -> None:
             if opponent is not None:
                 expected = opponent.act(g)
                 if expected != move:
-                    raise Difference(f"move {i}: {game.seat(g.to_move.label)} plays {expected} from its seed, "
-                                     f"the file says {move}")
+                    raise Difference(
+                        f"move {i}: {game.seat(g.to_move.label)} plays {expected} from its seed, the file says {move}"
+                    )
         try:
             g.apply(move)
         except IllegalMoveError as exc:
@@ -136,8 +159,12 @@ def replay_game(spec, game: ScoredGame, references: dict[str, str]) -> None:
     if not g.done:
         raise Difference(f"the game is not over after {len(moves)} moves")
     out = g.outcome()
-    found = {"termination": out.termination.value, "winner": None if out.winner is None else out.winner.label,
-             "black_discs": out.black_discs, "white_discs": out.white_discs}
+    found = {
+        "termination": out.termination.value,
+        "winner": None if out.winner is None else out.winner.label,
+        "black_discs": out.black_discs,
+        "white_discs": out.white_discs,
+    }
     for key, value in found.items():
         if getattr(game, key) != value:
             raise Difference(f"{key}: the file says {getattr(game, key)!r}, the replay gives {value!r}")
@@ -169,7 +196,9 @@ def check_games(ctx: Context) -> list[str]:
             except SpecError as exc:
                 raise Difference(f"environments {game.env}: {exc}") from None
             if specs[game.env].id != env["id"]:
-                raise Difference(f"environments {game.env}: the spec's id is {specs[game.env].id}, the file says {env['id']}")
+                raise Difference(
+                    f"environments {game.env}: the spec's id is {specs[game.env].id}, the file says {env['id']}"
+                )
         spec = specs[game.env]
         if seed is not None:
             if game.phase == "checkpoint":
@@ -203,11 +232,23 @@ def recompute(data: dict, games: list[dict]) -> dict:
     """The part of a results document that follows from its games, recomputed."""
     config = data["provenance"]["config"]
     names = [f["name"] for f in data["field"]]
-    anchor = next((f["name"] for f in data["field"] if f["kind"] == "reference" and f["digest"] == "reference:random"), None)
+    anchor = next(
+        (f["name"] for f in data["field"] if f["kind"] == "reference" and f["digest"] == "reference:random"), None
+    )
     statuses = {e["label"]: {a["name"]: a["status"] for a in e["agents"]} for e in data["environments"]}
-    scores = compute(ScoringInput(names, [e["label"] for e in data["environments"]], config["checkpoints"],
-                                  config["games_per_checkpoint"], config["pairing_games"], statuses, games, anchor,
-                                  interval_method(data)))
+    scores = compute(
+        ScoringInput(
+            names,
+            [e["label"] for e in data["environments"]],
+            config["checkpoints"],
+            config["games_per_checkpoint"],
+            config["pairing_games"],
+            statuses,
+            games,
+            anchor,
+            interval_method(data),
+        )
+    )
     if scores.problems:
         raise Difference(f"games: {scores.problems[0]}")
     stored_gaps = {a["name"]: a["generalisation_gap"] for a in data["agents"]}
@@ -225,8 +266,13 @@ def recompute(data: dict, games: list[dict]) -> dict:
             env_agent.self_play = stored["self_play"]  # self-play is summarised, not stored: nothing to recompute
             rows.append(asdict(env_agent))
         envs.append(rows)
-    return {"agents": agents, "pairwise": [asdict(p) for p in scores.pairwise], "elo": scores.elo,
-            "environment_agents": envs, "standing_published": scores.standing_published}
+    return {
+        "agents": agents,
+        "pairwise": [asdict(p) for p in scores.pairwise],
+        "elo": scores.elo,
+        "environment_agents": envs,
+        "standing_published": scores.standing_published,
+    }
 
 
 def check_numbers(ctx: Context) -> list[str]:
@@ -234,23 +280,33 @@ def check_numbers(ctx: Context) -> list[str]:
     data, games = ctx.data, ctx.games
     config = data["provenance"]["config"]
     if config["environments"] != len(data["environments"]):
-        raise Difference(f"provenance.config.environments: the file says {config['environments']}, "
-                         f"it lists {len(data['environments'])}")
+        raise Difference(
+            f"provenance.config.environments: the file says {config['environments']}, "
+            f"it lists {len(data['environments'])}"
+        )
     info = data["round"]
     requested = bool(config.get("requested"))  # a requested run is private whatever its size
-    for key, want in (("private", len(data["environments"]) < MIN_ENVS_FOR_PUBLIC or requested),
-                      ("research", info["tier"] == "paper"),
-                      ("standing_published", len(data["field"]) >= MIN_FIELD_FOR_STANDING)):
+    for key, want in (
+        ("private", len(data["environments"]) < MIN_ENVS_FOR_PUBLIC or requested),
+        ("research", info["tier"] == "paper"),
+        ("standing_published", len(data["field"]) >= MIN_FIELD_FOR_STANDING),
+    ):
         if info[key] != want:
             raise Difference(f"round.{key}: the file says {info[key]!r}, the round's size gives {want!r}")
     leaderboard = info["tier"] in HIDDEN_TIERS and not info["private"] and info["standing_published"]
     if info["leaderboard"] != leaderboard:
-        raise Difference(f"round.leaderboard: the file says {info['leaderboard']!r}; only a complete ladder or final "
-                         f"round that is not private and has a standing is on it, which gives {leaderboard!r}")
+        raise Difference(
+            f"round.leaderboard: the file says {info['leaderboard']!r}; only a complete ladder or final "
+            f"round that is not private and has a standing is on it, which gives {leaderboard!r}"
+        )
     got = recompute(data, games)
-    stored = {"agents": data["agents"], "pairwise": data["pairwise"], "elo": data["elo"],
-              "environment_agents": [e["agents"] for e in data["environments"]],
-              "standing_published": info["standing_published"]}
+    stored = {
+        "agents": data["agents"],
+        "pairwise": data["pairwise"],
+        "elo": data["elo"],
+        "environment_agents": [e["agents"] for e in data["environments"]],
+        "standing_published": info["standing_published"],
+    }
     diff = first_difference(stored, got)
     if diff:
         raise Difference(diff.replace("environment_agents[", "environments[agents of "))
@@ -266,8 +322,10 @@ def check_gap(ctx: Context) -> list[str]:
         return []
     other = public_round_file(path, ref)
     if not other.exists():
-        raise Difference(f"provenance.config.public_round: {other.name} is not beside this file, so the "
-                         "generalisation gaps it gives cannot be checked")
+        raise Difference(
+            f"provenance.config.public_round: {other.name} is not beside this file, so the "
+            "generalisation gaps it gives cannot be checked"
+        )
     digest = "sha256:" + hashlib.sha256(other.read_bytes()).hexdigest()
     if digest != ref["sha256"]:
         raise Difference(f"provenance.config.public_round.sha256: {other.name} hashes to {digest}")
@@ -276,11 +334,18 @@ def check_gap(ctx: Context) -> list[str]:
     base = {f["digest"]: a for a in public["agents"] for f in public["field"] if f["name"] == a["name"]}
     for i, agent in enumerate(data["agents"]):
         b = base.get(digests[agent["name"]])
-        want = None if b is None else {
-            "public_round": ref["id"],
-            "final_win_rate": generalisation_gap(b["curve"][-1]["win_rate"] if b["curve"] else None,
-                                                 agent["curve"][-1]["win_rate"] if agent["curve"] else None),
-            "sae": generalisation_gap(b["sae"]["value"], agent["sae"]["value"])}
+        want = (
+            None
+            if b is None
+            else {
+                "public_round": ref["id"],
+                "final_win_rate": generalisation_gap(
+                    b["curve"][-1]["win_rate"] if b["curve"] else None,
+                    agent["curve"][-1]["win_rate"] if agent["curve"] else None,
+                ),
+                "sae": generalisation_gap(b["sae"]["value"], agent["sae"]["value"]),
+            }
+        )
         diff = first_difference(agent["generalisation_gap"], want, f"agents[{i}].generalisation_gap")
         if diff:
             raise Difference(diff)
@@ -306,21 +371,37 @@ def stated_plan(path: Path, data: dict) -> tuple[RoundPlan | None, str]:
     if config["public_round"] is not None:
         other = public_round_file(path, config["public_round"])
         if not other.exists():
-            raise Difference(f"provenance.config.public_round: {other.name} is not beside this file, and the "
-                             "round id cannot be recomputed without it")
+            raise Difference(
+                f"provenance.config.public_round: {other.name} is not beside this file, and the "
+                "round id cannot be recomputed without it"
+            )
         public_round = public_round_baseline(other)
     try:
-        envs = tuple(EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
-                     for i, e in enumerate(data["environments"]))
+        envs = tuple(
+            EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
+            for i, e in enumerate(data["environments"])
+        )
         field = tuple(Entrant(f["name"], f["kind"], "", f["digest"], f["account"]) for f in data["field"])
         plan = RoundPlan(
-            tier=config["tier"], envs=envs, field=field, budget=config["budget"],
-            checkpoints=tuple(config["checkpoints"]), games_per_checkpoint=config["games_per_checkpoint"],
-            pairing_games=config["pairing_games"], seed=config["seed"], tier_seed=None,
-            limits=Limits(**provenance["limits"]), sandbox=config["sandbox"], disclosure=config["disclosure"],
-            commit=provenance["commit"], arena_version=provenance["arena_version"],
-            arena_retries=config["arena_retries"], max_arena_faults=config["max_arena_faults"],
-            public_round=public_round, requested=bool(config.get("requested")))
+            tier=config["tier"],
+            envs=envs,
+            field=field,
+            budget=config["budget"],
+            checkpoints=tuple(config["checkpoints"]),
+            games_per_checkpoint=config["games_per_checkpoint"],
+            pairing_games=config["pairing_games"],
+            seed=config["seed"],
+            tier_seed=None,
+            limits=Limits(**provenance["limits"]),
+            sandbox=config["sandbox"],
+            disclosure=config["disclosure"],
+            commit=provenance["commit"],
+            arena_version=provenance["arena_version"],
+            arena_retries=config["arena_retries"],
+            max_arena_faults=config["max_arena_faults"],
+            public_round=public_round,
+            requested=bool(config.get("requested")),
+        )
     except (SpecError, ValueError, TypeError) as exc:
         raise Difference(f"provenance: the stated configuration is not a round's: {exc}") from None
     return plan, ""
@@ -337,31 +418,45 @@ def check_disclosed(ctx: Context) -> list[str]:
     config, provenance, info = data["provenance"]["config"], data["provenance"], data["round"]
     tier = config["tier"]
     if info["tier"] != tier or not info["id"].startswith(f"{tier}-"):
-        raise Difference(f"round.tier: the file says {info['tier']!r} (id {info['id']}), its configuration "
-                         f"says {tier!r}")
+        raise Difference(
+            f"round.tier: the file says {info['tier']!r} (id {info['id']}), its configuration says {tier!r}"
+        )
     if info["status"] != "complete":
         raise Difference(f"round.status: {info['status']!r}; only a complete round is published")
     generated = tier in HIDDEN_TIERS
     if (provenance["tier_seed_commitment"] is not None) != generated:
-        raise Difference(f"provenance.tier_seed_commitment: the file says {provenance['tier_seed_commitment']!r}; "
-                         f"the {tier} tier " + ("is generated from a secret seed, whose commitment it must give"
-                                                if generated else "is not generated: it has no tier seed (null)"))
+        raise Difference(
+            f"provenance.tier_seed_commitment: the file says {provenance['tier_seed_commitment']!r}; "
+            f"the {tier} tier "
+            + (
+                "is generated from a secret seed, whose commitment it must give"
+                if generated
+                else "is not generated: it has no tier seed (null)"
+            )
+        )
     public = profile_for(tier, ladder_rules_public=config["disclosure"] == "open")
     if config["disclosure"] != public.name:
-        raise Difference(f"provenance.config.disclosure: the file says {config['disclosure']!r}, a {tier} round "
-                         f"is published with the {public.name!r} profile")
+        raise Difference(
+            f"provenance.config.disclosure: the file says {config['disclosure']!r}, a {tier} round "
+            f"is published with the {public.name!r} profile"
+        )
     if data["disclosure"]["profile"] not in ("full", public.name):
-        raise Difference(f"disclosure.profile: the file says {data['disclosure']['profile']!r}; a {tier} round is "
-                         f"the full record or its {public.name!r} projection")
+        raise Difference(
+            f"disclosure.profile: the file says {data['disclosure']['profile']!r}; a {tier} round is "
+            f"the full record or its {public.name!r} projection"
+        )
     profile = PROFILES[data["disclosure"]["profile"]]
     word = "publishes" if profile.rules else "withholds"
     seed = config["seed"]
     if (seed is None) == profile.rules:
-        raise Difference(f"provenance.config.seed: the file says {seed!r}; the {profile.name} profile {word} "
-                         "the round seed")
+        raise Difference(
+            f"provenance.config.seed: the file says {seed!r}; the {profile.name} profile {word} the round seed"
+        )
     if seed is not None and provenance["seed_commitment"] != commitment("round", seed):
-        raise Difference(f"provenance.seed_commitment: the file says {provenance['seed_commitment']}, the "
-                         f"commitment of the stated seed is {commitment('round', seed)}")
+        raise Difference(
+            f"provenance.seed_commitment: the file says {provenance['seed_commitment']}, the "
+            f"commitment of the stated seed is {commitment('round', seed)}"
+        )
     if (config["env_ids"] is None) == profile.rules:
         raise Difference(f"provenance.config.env_ids: the {profile.name} profile {word} the environment ids")
     for i, env in enumerate(data["environments"]):
@@ -374,8 +469,10 @@ def check_disclosed(ctx: Context) -> list[str]:
         present = [k for k in RULE_BEARING_GAME_KEYS if k in game]
         if present != (list(RULE_BEARING_GAME_KEYS) if profile.rules else []):
             missing = [k for k in RULE_BEARING_GAME_KEYS if k not in game]
-            raise Difference(f"game {n} ({game['env']} {game['phase']} #{game['index']}): the {profile.name} "
-                             f"profile {word} {', '.join(missing if profile.rules else present)}")
+            raise Difference(
+                f"game {n} ({game['env']} {game['phase']} #{game['index']}): the {profile.name} "
+                f"profile {word} {', '.join(missing if profile.rules else present)}"
+            )
     return []
 
 
@@ -411,11 +508,15 @@ def check_statuses(ctx: Context) -> list[str]:
             dead = [g.seat(side)] if side else [p for p in (g.black, g.white) if p != CHECKPOINT_LABEL]
             died_in.update(dead)
             if all(p in rows and rows[p][1]["status"] == "ok" for p in dead):
-                raise Difference(f"environments[{e}].agents[{rows[dead[0]][0] if dead[0] in rows else '?'}].status: "
-                                 f"game {n} ended by a fault of {' or '.join(dead)}, whose status is 'ok'")
+                raise Difference(
+                    f"environments[{e}].agents[{rows[dead[0]][0] if dead[0] in rows else '?'}].status: "
+                    f"game {n} ended by a fault of {' or '.join(dead)}, whose status is 'ok'"
+                )
             if len(dead) == 1 and last.get(dead[0], n) > n:
-                raise Difference(f"environments[{e}].agents[{rows[dead[0]][0]}].status: game {n} ended by "
-                                 f"{dead[0]}'s fault, yet it plays game {last[dead[0]]} after it")
+                raise Difference(
+                    f"environments[{e}].agents[{rows[dead[0]][0]}].status: game {n} ended by "
+                    f"{dead[0]}'s fault, yet it plays game {last[dead[0]]} after it"
+                )
         for name, (a, row) in rows.items():
             where = f"environments[{e}].agents[{a}]"
             mine = [g for _, g in env_games if name in (g.black, g.white)]
@@ -425,20 +526,29 @@ def check_statuses(ctx: Context) -> list[str]:
             while complete < len(checkpoints) and counts[checkpoints[complete]] == per_checkpoint:
                 complete += 1
             if complete < len(checkpoints):
-                later = [c for c in checkpoints[complete + 1:] if counts[c]]
+                later = [c for c in checkpoints[complete + 1 :] if counts[c]]
                 if later or paired:
-                    raise Difference(f"{where}.status: {name} has {counts[checkpoints[complete]]} of "
-                                     f"{per_checkpoint} checkpoint games at {checkpoints[complete]} but plays on "
-                                     f"({'at checkpoint ' + str(later[0]) if later else 'its pairings'})")
+                    raise Difference(
+                        f"{where}.status: {name} has {counts[checkpoints[complete]]} of "
+                        f"{per_checkpoint} checkpoint games at {checkpoints[complete]} but plays on "
+                        f"({'at checkpoint ' + str(later[0]) if later else 'its pairings'})"
+                    )
             live = [o for o, (_, r) in rows.items() if o != name and r["status"] == "ok"]
             played = Counter(g.black if g.white == name else g.white for g in mine if g.phase == "pairing")
-            if (row["status"] not in ("ok", *SESSION_END_VALUES) and complete == len(checkpoints)
-                    and name not in died_in and live and all(played[o] == config["pairing_games"] for o in live)):
+            if (
+                row["status"] not in ("ok", *SESSION_END_VALUES)
+                and complete == len(checkpoints)
+                and name not in died_in
+                and live
+                and all(played[o] == config["pairing_games"] for o in live)
+            ):
                 # A fault stops an entrant before a pairing, or ends the game it came in by its fault,
                 # unless the session's end gave it (the pace of a phase, the CPU share), after every game.
-                raise Difference(f"{where}.status: the file says {row['status']!r}, but {name} played every "
-                                 "game of its schedule to its end and no game ended by its fault (only "
-                                 f"{' or '.join(SESSION_END_VALUES)} is given after the last game)")
+                raise Difference(
+                    f"{where}.status: the file says {row['status']!r}, but {name} played every "
+                    "game of its schedule to its end and no game ended by its fault (only "
+                    f"{' or '.join(SESSION_END_VALUES)} is given after the last game)"
+                )
             sp = row["self_play"]["games"]
             if complete == len(checkpoints):
                 low = high = budget
@@ -448,8 +558,10 @@ def check_statuses(ctx: Context) -> list[str]:
                 low, high = checkpoints[complete - 1], checkpoints[complete]  # in the self-play before it
             if not low <= sp <= high:
                 stop = "every checkpoint" if complete == len(checkpoints) else f"checkpoint {checkpoints[complete]}"
-                raise Difference(f"{where}.self_play.games: {sp} self-play games, but {name}'s checkpoint games "
-                                 f"stop at {stop}, which gives " + (f"{low}" if low == high else f"{low}..{high}"))
+                raise Difference(
+                    f"{where}.self_play.games: {sp} self-play games, but {name}'s checkpoint games "
+                    f"stop at {stop}, which gives " + (f"{low}" if low == high else f"{low}..{high}")
+                )
     return []
 
 
@@ -465,16 +577,26 @@ def check_statement(ctx: Context) -> list[str]:
     if config["env_ids"] is not None and config["env_ids"] != ids:
         raise Difference(f"provenance.config.env_ids: the file says {config['env_ids']}, its environments are {ids}")
     for i, entrant in enumerate(data["field"]):
-        if entrant["kind"] == "reference" and (entrant["name"] not in REFERENCE_NAMES
-                                               or entrant["digest"] != f"reference:{entrant['name']}"):
-            raise Difference(f"field[{i}]: a reference entrant is one of {', '.join(REFERENCE_NAMES)}, with the "
-                             f"digest reference:<name>; the file says {entrant['name']!r}, {entrant['digest']!r}")
+        if entrant["kind"] == "reference" and (
+            entrant["name"] not in REFERENCE_NAMES or entrant["digest"] != f"reference:{entrant['name']}"
+        ):
+            raise Difference(
+                f"field[{i}]: a reference entrant is one of {', '.join(REFERENCE_NAMES)}, with the "
+                f"digest reference:<name>; the file says {entrant['name']!r}, {entrant['digest']!r}"
+            )
     profile = PROFILES[data["disclosure"]["profile"]]
     if data["disclosure"]["description"] != profile.describe():
-        raise Difference(f"disclosure.description: the file says {data['disclosure']['description']!r}, "
-                         f"the {profile.name} profile is {profile.describe()!r}")
-    notes = round_notes(info["tier"], len(data["environments"]), len(data["field"]), info["standing_published"],
-                        bool(config.get("requested")))
+        raise Difference(
+            f"disclosure.description: the file says {data['disclosure']['description']!r}, "
+            f"the {profile.name} profile is {profile.describe()!r}"
+        )
+    notes = round_notes(
+        info["tier"],
+        len(data["environments"]),
+        len(data["field"]),
+        info["standing_published"],
+        bool(config.get("requested")),
+    )
     diff = first_difference(info["notes"], notes, "round.notes")
     if diff:
         raise Difference(diff)
@@ -483,18 +605,24 @@ def check_statement(ctx: Context) -> list[str]:
             check_self_play(row, config["budget"], f"environments[{e}].agents[{a}].self_play")
     faults = data["provenance"]["execution"]["arena_faults"]
     if len(faults) > config["max_arena_faults"]:
-        raise Difference(f"provenance.config.max_arena_faults: {len(faults)} arena faults are recorded, more than "
-                         f"the {config['max_arena_faults']} a published round allows")
+        raise Difference(
+            f"provenance.config.max_arena_faults: {len(faults)} arena faults are recorded, more than "
+            f"the {config['max_arena_faults']} a published round allows"
+        )
     for label, count in Counter(f["env"] for f in faults).items():
         if count > config["arena_retries"]:
-            raise Difference(f"provenance.config.arena_retries: environment {label} is recorded after {count} "
-                             f"arena faults, more than the {config['arena_retries']} retries allowed")
+            raise Difference(
+                f"provenance.config.arena_retries: environment {label} is recorded after {count} "
+                f"arena faults, more than the {config['arena_retries']} retries allowed"
+            )
     plan, why = stated_plan(path, data)
     if plan is None:
         return [f"round id not recomputed: {why}"]
     if plan.round_id != info["id"]:
-        raise Difference(f"round.id: the file says {info['id']}, the configuration, limits, field and "
-                         f"environments it states give {plan.round_id}")
+        raise Difference(
+            f"round.id: the file says {info['id']}, the configuration, limits, field and "
+            f"environments it states give {plan.round_id}"
+        )
     return []
 
 
@@ -504,13 +632,17 @@ def check_self_play(row: dict, budget: int, where: str) -> None:
     sp = row["self_play"]
     games = sp["games"]
     if games > budget or (row["status"] == "ok" and games != budget):
-        raise Difference(f"{where}.games: {games} self-play games for an entrant whose status is "
-                         f"{row['status']!r}, with a budget of {budget}")
+        raise Difference(
+            f"{where}.games: {games} self-play games for an entrant whose status is "
+            f"{row['status']!r}, with a budget of {budget}"
+        )
     if "black_wins" not in sp:
         return  # the profile publishes only the count
     if sp["black_wins"] + sp["white_wins"] + sp["draws"] != games:
-        raise Difference(f"{where}: black_wins + white_wins + draws is "
-                         f"{sp['black_wins'] + sp['white_wins'] + sp['draws']}, not its {games} games")
+        raise Difference(
+            f"{where}: black_wins + white_wins + draws is "
+            f"{sp['black_wins'] + sp['white_wins'] + sp['draws']}, not its {games} games"
+        )
     if (sp["mean_plies"] is None) != (games == 0):
         raise Difference(f"{where}.mean_plies: {sp['mean_plies']!r} for {games} games")
 
@@ -629,8 +761,10 @@ def check_records(ctx: Context) -> list[str]:
         if plan is not None and record.plan_key != plan.key():
             raise Difference(f"--private: {path} was recorded for another plan than {plan_path}")
         if (record.label, record.env_id) != (env["label"], env["id"]):
-            raise Difference(f"{where}: the staff record has {env['label']} {env['id']}, its environment record "
-                             f"{record.label} {record.env_id}")
+            raise Difference(
+                f"{where}: the staff record has {env['label']} {env['id']}, its environment record "
+                f"{record.label} {record.env_id}"
+            )
         diff = first_difference(by_env.get(env["label"], []), record.games, f"{where} games")
         if diff:
             raise Difference(f"the staff games are not those of the environment records: {diff}")
@@ -641,11 +775,17 @@ def check_records(ctx: Context) -> list[str]:
                 raise Difference(f"{where}.agents[{a}]: {row['name']} is not in its environment record")
             status = entrant.fault["kind"] if entrant.fault else "ok"
             if row["status"] != status:
-                raise Difference(f"{where}.agents[{a}].status: the file says {row['status']!r}, its environment "
-                                 f"record {status!r}")
+                raise Difference(
+                    f"{where}.agents[{a}].status: the file says {row['status']!r}, its environment record {status!r}"
+                )
             sp = entrant.self_play
-            want = {"games": sp.games, "black_wins": sp.black_wins, "white_wins": sp.white_wins, "draws": sp.draws,
-                    "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None}
+            want = {
+                "games": sp.games,
+                "black_wins": sp.black_wins,
+                "white_wins": sp.white_wins,
+                "draws": sp.draws,
+                "mean_plies": round(sp.plies / sp.games, 3) if sp.games else None,
+            }
             stated = dict(row["self_play"])
             digest = stated.pop("games_sha256", None)
             diff = first_difference(stated, want, f"{where}.agents[{a}].self_play")
@@ -653,11 +793,15 @@ def check_records(ctx: Context) -> list[str]:
                 raise Difference(diff)
             if digest is None:
                 if entrant.self_play_games:
-                    raise Difference(f"{where}.agents[{a}].self_play: its games are kept but no games_sha256 binds them")
+                    raise Difference(
+                        f"{where}.agents[{a}].self_play: its games are kept but no games_sha256 binds them"
+                    )
                 continue  # a round from before self-play games were kept
             if self_play_digest(entrant.self_play_games) != digest:
-                raise Difference(f"{where}.agents[{a}].self_play.games_sha256: not the digest of the self-play games "
-                                 "in its environment record")
+                raise Difference(
+                    f"{where}.agents[{a}].self_play.games_sha256: not the digest of the self-play games "
+                    "in its environment record"
+                )
             if kinds.get(row["name"]) != "reference":
                 spec = spec or parse_spec(env["spec"])
                 check_kept_self_play(spec, row["name"], entrant, plan, f"{where}.agents[{a}].self_play", report)
@@ -690,8 +834,10 @@ def check_kept_self_play(spec, name: str, entrant, plan: RoundPlan | None, where
                 raise Difference(f"{at}: no outcome was sent, but the agent played on")
             continue
         if sent != [winner or "draw", outcome.black_discs, outcome.white_discs]:
-            raise Difference(f"{at}: the agent was sent {sent}, the replay gives "
-                             f"{[winner or 'draw', outcome.black_discs, outcome.white_discs]}")
+            raise Difference(
+                f"{at}: the agent was sent {sent}, the replay gives "
+                f"{[winner or 'draw', outcome.black_discs, outcome.white_discs]}"
+            )
         report.self_play_checked += 1
     if (counted["black"], counted["white"], counted[None]) != (sp.black_wins, sp.white_wins, sp.draws):
         raise Difference(f"{where}: the kept games' winners are not the summary's")
@@ -701,22 +847,32 @@ def check_plan(plan: RoundPlan, full: dict) -> None:
     """The staff's round plan is the round's: its id and the seeds the record commits to."""
     provenance = full["provenance"]
     if plan.round_id != full["round"]["id"] or plan.round_id != f"{plan.tier}-{plan.key()[:10]}":
-        raise Difference(f"round.id: the file says {full['round']['id']}, the staff's plan is round "
-                         f"{plan.round_id} and its content gives {plan.tier}-{plan.key()[:10]}")
+        raise Difference(
+            f"round.id: the file says {full['round']['id']}, the staff's plan is round "
+            f"{plan.round_id} and its content gives {plan.tier}-{plan.key()[:10]}"
+        )
     if commitment("round", plan.seed) != provenance["seed_commitment"]:
         raise Difference("provenance.seed_commitment: not the commitment of the staff plan's round seed")
     tier = None if plan.tier_seed is None else commitment("tier", plan.tier_seed)
     if tier != provenance["tier_seed_commitment"]:
         raise Difference("provenance.tier_seed_commitment: not the commitment of the staff plan's tier seed")
     # What the id hashes, as the record states it: so a hidden tier's id is recomputed too.
-    stated = {"provenance.config": provenance["config"], "provenance.limits": provenance["limits"],
-              "provenance.arena_version": provenance["arena_version"], "provenance.commit": provenance["commit"],
-              "field": full["field"],
-              "environments": [[e["label"], e["id"], e["name"], e["spec"]] for e in full["environments"]]}
-    planned = {"provenance.config": config_of(plan), "provenance.limits": plan.limits.to_dict(),
-               "provenance.arena_version": plan.arena_version, "provenance.commit": plan.commit,
-               "field": [e.public() for e in plan.field],
-               "environments": [[e.label, e.spec.id, e.spec.name, e.spec.to_dict()] for e in plan.envs]}
+    stated = {
+        "provenance.config": provenance["config"],
+        "provenance.limits": provenance["limits"],
+        "provenance.arena_version": provenance["arena_version"],
+        "provenance.commit": provenance["commit"],
+        "field": full["field"],
+        "environments": [[e["label"], e["id"], e["name"], e["spec"]] for e in full["environments"]],
+    }
+    planned = {
+        "provenance.config": config_of(plan),
+        "provenance.limits": plan.limits.to_dict(),
+        "provenance.arena_version": plan.arena_version,
+        "provenance.commit": plan.commit,
+        "field": [e.public() for e in plan.field],
+        "environments": [[e.label, e.spec.id, e.spec.name, e.spec.to_dict()] for e in plan.envs],
+    }
     diff = first_difference(stated, planned)
     if diff:
         raise Difference(f"the staff record is not of the round its plan describes: {diff}")
@@ -730,8 +886,10 @@ POOL_BEFORE_RECORDED = 1
 def stated_envs(data: dict) -> list[EnvEntry]:
     """The environments a results file states (labels, specs with their stated names)."""
     try:
-        return [EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
-                for i, e in enumerate(data["environments"])]
+        return [
+            EnvEntry(i, e["label"], dataclasses.replace(parse_spec(e["spec"]), name=e["name"]))
+            for i, e in enumerate(data["environments"])
+        ]
     except SpecError as exc:
         raise Difference(f"environments: {exc}") from None
 
@@ -743,12 +901,24 @@ def check_plan_tier(plan: RoundPlan) -> None:
         raise Difference(f"--private: the plan of a {plan.tier} round has no tier seed")
     pool = POOL_BEFORE_RECORDED if plan.pool is None else plan.pool
     drawn = tier_specs(plan.tier, int_seed(plan.tier_seed), max(DEFAULT_GENERATED_COUNT, len(plan.envs)), pool=pool)
-    check_tier(plan.tier, list(plan.envs), drawn, plan.profile, f"{plan.tier_seed}\x1f{plan.seed}",
-               f"that its tier seed draws from generator pool {pool}")
+    check_tier(
+        plan.tier,
+        list(plan.envs),
+        drawn,
+        plan.profile,
+        f"{plan.tier_seed}\x1f{plan.seed}",
+        f"that its tier seed draws from generator pool {pool}",
+    )
 
 
-def check_tier(tier: str, envs: list[EnvEntry], tier_envs: list[EnvSpec], profile: Disclosure | None = None,
-               secret: str | None = None, drawn: str = "") -> None:
+def check_tier(
+    tier: str,
+    envs: list[EnvEntry],
+    tier_envs: list[EnvSpec],
+    profile: Disclosure | None = None,
+    secret: str | None = None,
+    drawn: str = "",
+) -> None:
     """Every environment of a round is one of its tier's (`tier_envs`: the fixed tier, or what a
     generated tier's seed draws), by id and, where the round names it, by name, and none twice
     (as `select_envs` picks them). Where the profile shuffles the labels and the round's secret
@@ -771,8 +941,10 @@ def check_tier(tier: str, envs: list[EnvEntry], tier_envs: list[EnvSpec], profil
     ordered = order_envs([by_id[e.spec.id] for e in envs], profile, secret)
     for env, want in zip(envs, ordered):
         if (env.label, env.spec.id) != (want.label, want.spec.id):
-            raise Difference(f"environments[{env.index}] ({env.label}): {env.spec.id} is not the environment the "
-                             f"round's secret orders there ({want.spec.id}, {want.label})")
+            raise Difference(
+                f"environments[{env.index}] ({env.label}): {env.spec.id} is not the environment the "
+                f"round's secret orders there ({want.spec.id}, {want.label})"
+            )
 
 
 def check_published_seed_tier(data: dict, tier_seed: str) -> str:
@@ -789,8 +961,10 @@ def check_published_seed_tier(data: dict, tier_seed: str) -> str:
     for i, env in enumerate(envs):
         where = f"environments[{i}] ({env['label']})"
         if env["id"] not in drawn:
-            raise Difference(f"{where}: {env['id']} is not an environment of the {tier} tier that the published "
-                             f"seed draws from generator pool {pool}")
+            raise Difference(
+                f"{where}: {env['id']} is not an environment of the {tier} tier that the published "
+                f"seed draws from generator pool {pool}"
+            )
         if env["id"] in seen:
             raise Difference(f"{where}: {env['id']} is listed twice; a round takes each environment once")
         seen.add(env["id"])
@@ -798,7 +972,15 @@ def check_published_seed_tier(data: dict, tier_seed: str) -> str:
 
 
 # What is checked of every results file (the public one, and the staff record with --private), in order.
-FILE_CHECKS: list[Check] = [check_twin_file, check_disclosed, check_statement, check_tier_of_file, check_statuses,
-                            check_games, check_numbers, check_gap]
+FILE_CHECKS: list[Check] = [
+    check_twin_file,
+    check_disclosed,
+    check_statement,
+    check_tier_of_file,
+    check_statuses,
+    check_games,
+    check_numbers,
+    check_gap,
+]
 # What is checked of the staff record against the public file and the round's own records, in order.
 PRIVATE_CHECKS: list[Check] = [check_projection, check_records]

@@ -12,9 +12,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_a_light_command_does_not_import_the_heavy_ones():
-    code = ("import sys; from grader.cli.main import main; rc = main(['envs', '--tier', 'public']); "
-            "heavy = [m for m in ('numba', 'jinja2', 'docker', 'markdown') if m in sys.modules]; "
-            "print(rc, heavy, file=sys.stderr)")
+    code = (
+        "import sys; from grader.cli.main import main; rc = main(['envs', '--tier', 'public']); "
+        "heavy = [m for m in ('numba', 'jinja2', 'docker', 'markdown') if m in sys.modules]; "
+        "print(rc, heavy, file=sys.stderr)"
+    )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.stderr.strip().splitlines()[-1] == "0 []", out.stderr
 

@@ -20,8 +20,16 @@ def test_the_demo_field_is_large_enough_for_a_standing():
     assert len(set(names)) == len(names), names
     # Every example plays, an example named like a reference player under another name.
     examples = sorted(d.name for d in EXAMPLES.iterdir() if (d / "agent.py").is_file())
-    assert {"example-random", "example-greedy", "positional", "learner", "adaptive",
-            "random", "greedy", "minimax"} == set(names)
+    assert {
+        "example-random",
+        "example-greedy",
+        "positional",
+        "learner",
+        "adaptive",
+        "random",
+        "greedy",
+        "minimax",
+    } == set(names)
     assert len(examples) == 5
 
 
@@ -29,10 +37,18 @@ def test_a_round_shaped_like_the_demos_leads_the_board(tmp_path):
     """The demo's round: ladder tier, not requested, complete, on DEMO_ENVS environments."""
     assert int(DEMO_ENVS) >= MIN_ENVS_FOR_PUBLIC
     rid = f"{DEMO_TIER}-0123456789"
-    summary = {"round": {"id": rid, "tier": DEMO_TIER, "status": "complete", "private": False, "research": False,
-                         "standing_published": True},
-               "provenance": {"config": {"environments": int(DEMO_ENVS)}},
-               "field": [{"name": e.name} for e in demo_field()]}
+    summary = {
+        "round": {
+            "id": rid,
+            "tier": DEMO_TIER,
+            "status": "complete",
+            "private": False,
+            "research": False,
+            "standing_published": True,
+        },
+        "provenance": {"config": {"environments": int(DEMO_ENVS)}},
+        "field": [{"name": e.name} for e in demo_field()],
+    }
     r = RoundSource(rid, tmp_path / f"{rid}.yaml", "sha256:0", summary)
     assert in_series(r) and can_lead(r)
     # The same round shaped as practice (public tier) is listed but never leads (the rules).

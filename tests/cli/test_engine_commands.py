@@ -19,8 +19,14 @@ def run(capsys, *argv: str) -> tuple[int, list[str], str]:
 
 def write_spec(tmp_path, rows=7, cols=9, obstacles=((0, 0), (6, 8)), win="fewest", capture="longest"):
     path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump({"layout": {"rows": rows, "cols": cols, "obstacles": [list(o) for o in obstacles]},
-                                    "rules": {"win": win, "capture": capture}}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "layout": {"rows": rows, "cols": cols, "obstacles": [list(o) for o in obstacles]},
+                "rules": {"win": win, "capture": capture},
+            }
+        )
+    )
     return str(path)
 
 
@@ -82,18 +88,38 @@ def test_simulate_summary_is_json_on_the_last_line(capsys, tmp_path):
     assert code == 0 and json.loads(out[-1])["black"] == "greedy"
 
 
-
 def test_replay_names_each_hostile_line_and_goes_on(capsys, tmp_path):
     """Red team: an auditor's file is data; no line of it stops the replay."""
     game = '{"layout": {"rows": 8, "cols": 8}, "rules": {"win": "most", "capture": "standard"}, "moves": %s}'
     hostile = tmp_path / "hostile.jsonl"
-    hostile.write_bytes(b"\n".join([("[" * 5000 + "]" * 5000).encode(), b"\xff\xfe", (game % "5").encode(),
-                                    (game % '["x"]').encode(), b"[1, 2]", b'{"moves": []}', b"1" * 5000]) + b"\n")
+    hostile.write_bytes(
+        b"\n".join(
+            [
+                ("[" * 5000 + "]" * 5000).encode(),
+                b"\xff\xfe",
+                (game % "5").encode(),
+                (game % '["x"]').encode(),
+                b"[1, 2]",
+                b'{"moves": []}',
+                b"1" * 5000,
+            ]
+        )
+        + b"\n"
+    )
     code, out, err = run(capsys, "replay", str(hostile))
     assert code == 1 and out[-1] == "7 games, 0 match"
-    for n, text in enumerate(["nested too deeply", "not UTF-8", "not a game record: TypeError",
-                              "move 0 ('x'): cell 'x' is not a legal move",
-                              "not a JSON object", "missing field", "not JSON"], 1):
+    for n, text in enumerate(
+        [
+            "nested too deeply",
+            "not UTF-8",
+            "not a game record: TypeError",
+            "move 0 ('x'): cell 'x' is not a legal move",
+            "not a JSON object",
+            "missing field",
+            "not JSON",
+        ],
+        1,
+    ):
         assert f"line {n}: {text}" in err, (n, err)
     assert "Traceback" not in err
 

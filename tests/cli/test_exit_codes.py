@@ -16,12 +16,15 @@ def test_help_is_ok():
     assert main(["envs", "--help"]) == 0
 
 
-@pytest.mark.parametrize("argv", [
-    ["no-such-command"],
-    ["envs", "--no-such-option"],
-    ["perft", "standard-8x8", "--depth", "two"],
-    [],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["no-such-command"],
+        ["envs", "--no-such-option"],
+        ["perft", "standard-8x8", "--depth", "two"],
+        [],
+    ],
+)
 def test_a_usage_error_is_bad_input(argv, capsys):
     assert main(argv) == INPUT_FAILED
     assert "usage: arena" in capsys.readouterr().err

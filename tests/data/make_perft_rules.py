@@ -31,8 +31,11 @@ def main() -> int:
             board = RefBoard(layout, Rules(Win.MOST, capture))
             counts = [perft(board, d) for d in range(1, DEPTH + 1)]
             out[f"{layout.name}/{capture.value}"] = {
-                "capture": capture.value, "rows": layout.rows, "cols": layout.cols,
-                "obstacles": [list(c) for c in layout.obstacles], "counts": counts,
+                "capture": capture.value,
+                "rows": layout.rows,
+                "cols": layout.cols,
+                "obstacles": [list(c) for c in layout.obstacles],
+                "counts": counts,
             }
             print(f"{layout.name}/{capture.value}: {counts}", file=sys.stderr)
     print("# Perft per capture rule, counted by engine/reference.py; regenerate with")

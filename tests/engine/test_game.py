@@ -5,15 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine import (LOST, PASS, Color, Game, IllegalMoveError, ReplayError, Termination, parse_spec,
-                    public_tier, replay)
+from engine import LOST, PASS, Color, Game, IllegalMoveError, ReplayError, Termination, parse_spec, public_tier, replay
 from engine.rules import Rules, Win
 from engine.scoring import winner_code
 
 
 def spec(win="most", capture="standard", rows=8, cols=8, obstacles=(), **extra):
     rules = {"win": win, "capture": capture, **extra}
-    return parse_spec({"layout": {"rows": rows, "cols": cols, "obstacles": [list(o) for o in obstacles]}, "rules": rules})
+    return parse_spec(
+        {"layout": {"rows": rows, "cols": cols, "obstacles": [list(o) for o in obstacles]}, "rules": rules}
+    )
 
 
 def test_opening_and_first_observation():
@@ -96,11 +97,11 @@ def test_diagonal_has_no_first_move_and_ends_at_once():
 
 def test_band_share_compared_exactly():
     rules = Rules(Win.BAND, __import__("engine").Capture.STANDARD, k=0.4)
-    assert winner_code(rules, 24, 36) == -1   # share exactly 0.4: the open interval excludes it
-    assert winner_code(rules, 25, 35) == 0    # 0.4167 lies in (0.4, 0.5)
+    assert winner_code(rules, 24, 36) == -1  # share exactly 0.4: the open interval excludes it
+    assert winner_code(rules, 25, 35) == 0  # 0.4167 lies in (0.4, 0.5)
     assert winner_code(rules, 30, 30) == -1
     wide = Rules(Win.BAND, rules.capture, k=1.01)
-    assert winner_code(wide, 64, 0) == 0       # a wipe-out wins at k = 1.01
+    assert winner_code(wide, 64, 0) == 0  # a wipe-out wins at k = 1.01
     assert winner_code(Rules(Win.BAND, rules.capture, k=-0.01), 0, 64) == 0
     assert winner_code(Rules(Win.FEWEST, rules.capture), 10, 20) == 0
     assert winner_code(Rules(Win.MOST, rules.capture), 10, 20) == 1
@@ -124,6 +125,7 @@ def test_game_reaches_a_forced_pass():
     for env in public_tier():
         game = Game(env)
         from engine import make_opponent
+
         player = make_opponent("random", env, 3)
         while not game.done:
             if game.has_legal_move():

@@ -58,8 +58,12 @@ def test_minimax_beats_random_under_both_win_conditions():
         wins = 0
         for i in range(40):
             colour = Color(i % 2)
-            game = play(spec, "minimax" if colour is Color.BLACK else "random",
-                        "random" if colour is Color.BLACK else "minimax", 100 + i)
+            game = play(
+                spec,
+                "minimax" if colour is Color.BLACK else "random",
+                "random" if colour is Color.BLACK else "minimax",
+                100 + i,
+            )
             wins += game.outcome().winner is colour
         assert wins >= 26, f"{spec.rules.label}: minimax won {wins}/40"  # ~80% measured over 200
 
@@ -177,7 +181,9 @@ def test_reference_games_in_one_call_are_the_games_played_one_by_one(name, index
     meter = Meter()
     out = play_reference_games(name, spec, seeds, meter)
     for seed, (winner, plies) in zip(seeds, out.tolist()):
-        seats = EngineSeats(spec, seated_opponent(name, spec, seed, "black"), seated_opponent(name, spec, seed, "white"))
+        seats = EngineSeats(
+            spec, seated_opponent(name, spec, seed, "black"), seated_opponent(name, spec, seed, "white")
+        )
         game = Game(spec)
         game.play_engine_turns(seats)
         code = game.outcome().winner

@@ -17,8 +17,12 @@ FAST_DEPTH = 4 if NO_JIT else 8
 
 
 def spec_of(entry: dict, win: str = "most"):
-    return parse_spec({"layout": {"rows": entry["rows"], "cols": entry["cols"], "obstacles": entry["obstacles"]},
-                       "rules": {"win": win, "capture": entry["capture"]}})
+    return parse_spec(
+        {
+            "layout": {"rows": entry["rows"], "cols": entry["cols"], "obstacles": entry["obstacles"]},
+            "rules": {"win": win, "capture": entry["capture"]},
+        }
+    )
 
 
 def assert_perft(spec, depth: int, expected: int) -> None:
@@ -32,7 +36,9 @@ def assert_perft(spec, depth: int, expected: int) -> None:
             child = board.copy()
             child.play(m)
             theirs[str(m)] = ref_perft(child, depth - 1)
-        pytest.fail(f"perft({depth}) = {got}, expected {expected}\n kernels divide: {ours}\n reference divide: {theirs}")
+        pytest.fail(
+            f"perft({depth}) = {got}, expected {expected}\n kernels divide: {ours}\n reference divide: {theirs}"
+        )
 
 
 @pytest.mark.parametrize("name", list(PUBLISHED))
@@ -72,7 +78,8 @@ def test_every_capture_rule_has_golden_perft_data():
 
 
 def test_turn_limit_ends_the_tree():
-    spec = parse_spec({"layout": {"rows": 8, "cols": 8}, "rules": {"win": "band", "k": 0.8, "capture": "standard",
-                                                                   "turn_limit": 2}})
+    spec = parse_spec(
+        {"layout": {"rows": 8, "cols": 8}, "rules": {"win": "band", "k": 0.8, "capture": "standard", "turn_limit": 2}}
+    )
     assert perft(spec, 2) == 12
     assert perft(spec, 5) == 12  # every line ends at 2 placements

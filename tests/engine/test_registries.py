@@ -38,7 +38,13 @@ def test_every_rule_has_one_row_with_its_own_code():
 
 def test_published_codes_never_move():
     assert {c.value: c.code for c in Capture} == {
-        "standard": 0, "orthogonal": 1, "diagonal": 2, "short-1": 3, "short-2": 4, "longest": 5}
+        "standard": 0,
+        "orthogonal": 1,
+        "diagonal": 2,
+        "short-1": 3,
+        "short-2": 4,
+        "longest": 5,
+    }
     assert {w.value: w.code for w in Win} == {"most": 0, "fewest": 1, "band": 2}
 
 
@@ -67,8 +73,7 @@ def test_site_describes_rules_from_the_table():
 def test_pool_one_is_frozen():
     pool = GENERATOR_POOLS[1]
     assert pool.wins == (Win.MOST, Win.FEWEST)
-    assert [c.value for c in pool.captures] == ["standard", "orthogonal", "diagonal", "short-1", "short-2",
-                                                "longest"]
+    assert [c.value for c in pool.captures] == ["standard", "orthogonal", "diagonal", "short-1", "short-2", "longest"]
     assert POOL_VERSION == max(GENERATOR_POOLS)
 
 

@@ -52,8 +52,14 @@ def load_agent_class(name: str) -> type:
 def env_info(spec: EnvSpec, budget: int) -> dict:
     """What `prepare` receives: geometry and budget, never the rules (as grader.play.match builds it)."""
     layout = spec.layout
-    return {"rows": layout.rows, "cols": layout.cols, "obstacles": [list(c) for c in layout.obstacles],
-            "interaction_budget": int(budget), "env_index": 0, "env_count": 1}
+    return {
+        "rows": layout.rows,
+        "cols": layout.cols,
+        "obstacles": [list(c) for c in layout.obstacles],
+        "interaction_budget": int(budget),
+        "env_index": 0,
+        "env_count": 1,
+    }
 
 
 @dataclass
@@ -97,12 +103,18 @@ class Session:
         return d / (w + d + l)
 
     def to_dict(self) -> dict:
-        return {"env": self.env, "rules": self.rules, "curve": {str(k): v for k, v in self.curve.items()},
-                "mean_act_ms_measured": round(self.clock_measured.mean_ms, 3),
-                "mean_act_ms_all": round(self.clock_all.mean_ms, 3),
-                "max_act_ms": round(1000 * self.clock_all.max_seconds, 3), "illegal": self.illegal,
-                "inferred_capture": self.inferred_capture, "inferred_objective": self.inferred_objective,
-                "capture_after_first_game": self.capture_after_first_game}
+        return {
+            "env": self.env,
+            "rules": self.rules,
+            "curve": {str(k): v for k, v in self.curve.items()},
+            "mean_act_ms_measured": round(self.clock_measured.mean_ms, 3),
+            "mean_act_ms_all": round(self.clock_all.mean_ms, 3),
+            "max_act_ms": round(1000 * self.clock_all.max_seconds, 3),
+            "illegal": self.illegal,
+            "inferred_capture": self.inferred_capture,
+            "inferred_objective": self.inferred_objective,
+            "capture_after_first_game": self.capture_after_first_game,
+        }
 
 
 def _agent_move(agent, game: Game, clocks: list[ActClock], session: Session) -> None:
@@ -142,13 +154,25 @@ def play_self(agent, spec: EnvSpec, session: Session) -> Game:
         else:
             _agent_move(agent, game, [session.clock_all], session)
     outcome = game.outcome()
-    agent.observe_outcome({"winner": outcome.winner_label, "black_discs": outcome.black_discs,
-                           "white_discs": outcome.white_discs, "your_color": "both"})
+    agent.observe_outcome(
+        {
+            "winner": outcome.winner_label,
+            "black_discs": outcome.black_discs,
+            "white_discs": outcome.white_discs,
+            "your_color": "both",
+        }
+    )
     return game
 
 
-def run_session(agent_name: str, spec: EnvSpec, budget: int = 2000, checkpoints=CHECKPOINTS,
-                games_per_checkpoint: int = GAMES_PER_CHECKPOINT, seed: int = 1) -> Session:
+def run_session(
+    agent_name: str,
+    spec: EnvSpec,
+    budget: int = 2000,
+    checkpoints=CHECKPOINTS,
+    games_per_checkpoint: int = GAMES_PER_CHECKPOINT,
+    seed: int = 1,
+) -> Session:
     """prepare, measure at 0, self-play with a measurement at each checkpoint up to `budget`, freeze."""
     agent = load_agent_class(agent_name)()
     session = Session(env=spec.name or spec.id, rules=spec.rules.label)
@@ -184,7 +208,9 @@ def _inferred(agent) -> tuple[str | None, tuple | None]:
     """What the adaptive agent believes (None for agents that infer nothing)."""
     rules, wins = getattr(agent, "rules", None), getattr(agent, "wins", None)
     capture = rules.best()[0] if rules is not None and hasattr(rules, "best") else None
-    objective = tuple(round(x, 4) for x in wins.objective()) if wins is not None and hasattr(wins, "objective") else None
+    objective = (
+        tuple(round(x, 4) for x in wins.objective()) if wins is not None and hasattr(wins, "objective") else None
+    )
     return capture, objective
 
 
@@ -218,7 +244,9 @@ def select_envs(selectors: list[str]) -> list[EnvSpec]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--agent", default="adaptive")
-    parser.add_argument("--envs", nargs="+", required=True, help="public:<layout>[:<win>/<capture>] or paper:<layout>[:<k>]")
+    parser.add_argument(
+        "--envs", nargs="+", required=True, help="public:<layout>[:<win>/<capture>] or paper:<layout>[:<k>]"
+    )
     parser.add_argument("--budget", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jsonl", help="append one JSON line per session to this file")
@@ -226,8 +254,12 @@ def main(argv: list[str] | None = None) -> int:
     for spec in select_envs(args.envs):
         start = time.perf_counter()
         session = run_session(args.agent, spec, args.budget, seed=args.seed)
-        row = session.to_dict() | {"seconds": round(time.perf_counter() - start, 1), "budget": args.budget,
-                                   "agent": args.agent, "seed": args.seed}
+        row = session.to_dict() | {
+            "seconds": round(time.perf_counter() - start, 1),
+            "budget": args.budget,
+            "agent": args.agent,
+            "seed": args.seed,
+        }
         print(json.dumps(row), flush=True)
         if args.jsonl:
             with open(args.jsonl, "a") as fh:

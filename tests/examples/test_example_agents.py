@@ -35,8 +35,9 @@ def public(layout: str, win: str, capture: str) -> EnvSpec:
 
 def paper(layout: str, k: float) -> EnvSpec:
     """The paper-tier preset of `layout` with band threshold `k` and no turn limit."""
-    return next(s for s in paper_tier()
-                if (s.name or "").split()[1] == layout and s.rules.k == k and s.rules.turn_limit is None)
+    return next(
+        s for s in paper_tier() if (s.name or "").split()[1] == layout and s.rules.k == k and s.rules.turn_limit is None
+    )
 
 
 def random_positions(spec: EnvSpec, count: int, seed: int) -> list[tuple[np.ndarray, int]]:
@@ -122,8 +123,10 @@ def test_adaptive_identifies_capture_rule_in_one_game(capture):
     assert session.illegal == 0
 
 
-@pytest.mark.parametrize("layout,capture", [("random-1", "longest"), ("random-2", "short-2"),
-                                            ("random-3", "orthogonal"), ("x-squares", "short-1")])
+@pytest.mark.parametrize(
+    "layout,capture",
+    [("random-1", "longest"), ("random-2", "short-2"), ("random-3", "orthogonal"), ("x-squares", "short-1")],
+)
 def test_adaptive_identifies_capture_rule_from_self_play(layout, capture):
     """From self-play alone (consecutive positions one placement apart) within 3 games."""
     spec = public(layout, "fewest", capture)
@@ -218,8 +221,16 @@ def test_positional_values_cells_by_the_lines_the_layout_closes():
     """Corners (all four lines closed) top the table, edges next, the centre least; a cell
     boxed in by obstacles counts as a corner, and its neighbours are guarded while it is empty."""
     agent = harness.load_agent_class("positional")()
-    agent.prepare({"rows": 6, "cols": 6, "obstacles": [[1, 1], [1, 2], [1, 3], [2, 1]],
-                   "interaction_budget": 0, "env_index": 0, "env_count": 1})
+    agent.prepare(
+        {
+            "rows": 6,
+            "cols": 6,
+            "obstacles": [[1, 1], [1, 2], [1, 3], [2, 1]],
+            "interaction_budget": 0,
+            "env_index": 0,
+            "env_count": 1,
+        }
+    )
     value = agent.value.reshape(6, 6)
     assert value[0, 0] == value[5, 5] == max(agent.value)
     assert value[0, 0] > value[0, 3] > value[4, 4]
@@ -279,9 +290,15 @@ def test_learner_beats_random_under_fewest_once_it_has_learnt():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("layout,win,capture,bar", [
-    ("standard", "most", "orthogonal", 0.6), ("standard", "fewest", "short-1", 0.6),
-    ("random-2", "fewest", "short-2", 0.4), ("random-1", "fewest", "longest", 0.6)])
+@pytest.mark.parametrize(
+    "layout,win,capture,bar",
+    [
+        ("standard", "most", "orthogonal", 0.6),
+        ("standard", "fewest", "short-1", 0.6),
+        ("random-2", "fewest", "short-2", 0.4),
+        ("random-1", "fewest", "longest", 0.6),
+    ],
+)
 def test_adaptive_curve_to_500(layout, win, capture, bar):
     """The agent has learnt by 500 games: well over what the zero-shot games give.
 

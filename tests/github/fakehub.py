@@ -89,8 +89,9 @@ class RepoSettings:
     labels: dict[str, dict] = field(default_factory=dict)
     environments: dict[str, dict] = field(default_factory=dict)  # name -> {policy, branch_policies, secrets}
     rulesets: dict[int, dict] = field(default_factory=dict)
-    workflow_permissions: dict = field(default_factory=lambda: {"default_workflow_permissions": "write",
-                                                                "can_approve_pull_request_reviews": True})
+    workflow_permissions: dict = field(
+        default_factory=lambda: {"default_workflow_permissions": "write", "can_approve_pull_request_reviews": True}
+    )
     fork_approval: dict = field(default_factory=lambda: {"approval_policy": "first_time_contributors"})
     pages: dict | None = None
     secrets: dict[str, str] = field(default_factory=dict)
@@ -118,6 +119,7 @@ if not answer["allowed"]:
 
 def git_in(repo: Path, *args: str, check: bool = True) -> str:
     import subprocess
+
     done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=120)
     if check and done.returncode != 0:
         raise RuntimeError(f"git {' '.join(args)}: {done.stderr.strip()}")
@@ -149,15 +151,26 @@ class GitHubRules:
     # -- settings endpoints ----------------------------------------------------------------
     def route_settings(self, method: str, rest: str, body, who: Identity | None):
         st = self.settings
-        admin_paths = ("/environments", "/rulesets", "/actions/permissions", "/pages", "/actions/secrets",
-                       "/actions/variables", "/keys", "/actions/runners", "/labels")
+        admin_paths = (
+            "/environments",
+            "/rulesets",
+            "/actions/permissions",
+            "/pages",
+            "/actions/secrets",
+            "/actions/variables",
+            "/keys",
+            "/actions/runners",
+            "/labels",
+        )
         if not rest.startswith(admin_paths):
             return None
         if rest.startswith("/labels"):
             return self._labels_route(method, rest, body, who)
         if who is None or who.role != "admin":
-            return 403, {"message": "Must have admin rights to Repository.",
-                         "documentation_url": "https://docs.github.com/rest"}
+            return 403, {
+                "message": "Must have admin rights to Repository.",
+                "documentation_url": "https://docs.github.com/rest",
+            }
         if m := re.fullmatch(r"/environments/([^/]+)", rest):
             env = urllib.parse.unquote(m.group(1))
             if method == "GET":
@@ -187,8 +200,10 @@ class GitHubRules:
             return 200, {"total_count": len(e["secrets"]), "secrets": [{"name": n} for n in sorted(e["secrets"])]}
         if rest == "/rulesets":
             if method == "GET":
-                return 200, [{"id": i, "name": r["name"], "target": r["target"], "enforcement": r["enforcement"]}
-                             for i, r in st.rulesets.items()]
+                return 200, [
+                    {"id": i, "name": r["name"], "target": r["target"], "enforcement": r["enforcement"]}
+                    for i, r in st.rulesets.items()
+                ]
             if method == "POST":
                 ruleset_id = self.next_id()
                 st.rulesets[ruleset_id] = json.loads(json.dumps(body))
@@ -215,8 +230,11 @@ class GitHubRules:
                 return (404, {"message": "Not Found"}) if st.pages is None else (200, st.pages)
             if method == "POST" and st.pages is not None:
                 return 409, {"message": "GitHub Pages is already enabled."}
-            st.pages = {"url": f"{self.api}/repos/{self.owner}/{self.repo}/pages", "build_type": body["build_type"],
-                        "html_url": f"https://{self.owner}.github.io/{self.repo}/"}
+            st.pages = {
+                "url": f"{self.api}/repos/{self.owner}/{self.repo}/pages",
+                "build_type": body["build_type"],
+                "html_url": f"https://{self.owner}.github.io/{self.repo}/",
+            }
             return (201, st.pages) if method == "POST" else (204, None)
         if rest == "/actions/secrets":
             return 200, {"total_count": len(st.secrets), "secrets": [{"name": n} for n in sorted(st.secrets)]}
@@ -226,22 +244,54 @@ class GitHubRules:
                     return 409, {"message": "Already exists"}
                 st.variables[body["name"]] = body["value"]
                 return 201, {}
-            return 200, {"total_count": len(st.variables),
-                         "variables": [{"name": n, "value": v} for n, v in sorted(st.variables.items())]}
+            return 200, {
+                "total_count": len(st.variables),
+                "variables": [{"name": n, "value": v} for n, v in sorted(st.variables.items())],
+            }
         if rest == "/keys":
             if method == "POST":
-                key = {"id": self.next_id(), "title": body["title"], "key": body["key"].strip(),
-                       "read_only": bool(body.get("read_only", True)), "verified": True}
+                key = {
+                    "id": self.next_id(),
+                    "title": body["title"],
+                    "key": body["key"].strip(),
+                    "read_only": bool(body.get("read_only", True)),
+                    "verified": True,
+                }
                 st.deploy_keys.append(key)
-                return 201, key | {"url": f"{self.api}/repos/{self.owner}/{self.repo}/keys/{key['id']}",
-                                   "created_at": "2026-09-01T10:00:00Z"}
-            return 200, [k | {"url": f"{self.api}/repos/{self.owner}/{self.repo}/keys/{k['id']}",
-                              "created_at": "2026-09-01T10:00:00Z"} for k in st.deploy_keys]
+                return 201, key | {
+                    "url": f"{self.api}/repos/{self.owner}/{self.repo}/keys/{key['id']}",
+                    "created_at": "2026-09-01T10:00:00Z",
+                }
+            return 200, [
+                k
+                | {
+                    "url": f"{self.api}/repos/{self.owner}/{self.repo}/keys/{k['id']}",
+                    "created_at": "2026-09-01T10:00:00Z",
+                }
+                for k in st.deploy_keys
+            ]
         if rest == "/actions/runners":
-            return 200, {"total_count": len(st.runners), "runners": [
-                {"id": r["id"], "name": r["name"], "os": "linux", "status": "online", "busy": False,
-                 "labels": [{"id": i, "name": n, "type": "read-only" if n in ("self-hosted", "Linux", "X64") else
-                             "custom"} for i, n in enumerate(r["labels"])]} for r in st.runners]}
+            return 200, {
+                "total_count": len(st.runners),
+                "runners": [
+                    {
+                        "id": r["id"],
+                        "name": r["name"],
+                        "os": "linux",
+                        "status": "online",
+                        "busy": False,
+                        "labels": [
+                            {
+                                "id": i,
+                                "name": n,
+                                "type": "read-only" if n in ("self-hosted", "Linux", "X64") else "custom",
+                            }
+                            for i, n in enumerate(r["labels"])
+                        ],
+                    }
+                    for r in st.runners
+                ],
+            }
         return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
 
     def _labels_route(self, method: str, rest: str, body, who: Identity | None):
@@ -261,14 +311,25 @@ class GitHubRules:
 
     def _label_json(self, name: str) -> dict:
         label = self.settings.labels[name]
-        return {"id": 1, "node_id": "LA", "url": f"{self.api}/repos/{self.owner}/{self.repo}/labels/"
-                f"{urllib.parse.quote(name)}", "name": name, "color": label["color"],
-                "description": label["description"], "default": False}
+        return {
+            "id": 1,
+            "node_id": "LA",
+            "url": f"{self.api}/repos/{self.owner}/{self.repo}/labels/{urllib.parse.quote(name)}",
+            "name": name,
+            "color": label["color"],
+            "description": label["description"],
+            "default": False,
+        }
 
     def _render_env(self, env: str) -> dict:
         e = self.settings.environments[env]
-        return {"id": 1, "name": env, "url": f"{self.api}/repos/{self.owner}/{self.repo}/environments/{env}",
-                "protection_rules": [], "deployment_branch_policy": e["policy"]}
+        return {
+            "id": 1,
+            "name": env,
+            "url": f"{self.api}/repos/{self.owner}/{self.repo}/environments/{env}",
+            "protection_rules": [],
+            "deployment_branch_policy": e["policy"],
+        }
 
     # -- what the staff do with `gh` (secrets: values the API never returns) and runners -------
     def set_secret(self, name: str, value: str, environment: str | None = None) -> None:
@@ -335,8 +396,11 @@ class GitHubRules:
         """A push to the bare repository: allowed, or refused with what GitHub says."""
         repo = f"{self.owner}/{self.repo}"
         if not credential:
-            return {"allowed": False, "message": "fatal: could not read Username for 'https://github.com': "
-                                                 "terminal prompts disabled (no credentials were persisted)"}
+            return {
+                "allowed": False,
+                "message": "fatal: could not read Username for 'https://github.com': "
+                "terminal prompts disabled (no credentials were persisted)",
+            }
         kind, _, value = credential.partition(":")
         actor: Identity | dict
         if kind == "ssh":
@@ -344,8 +408,10 @@ class GitHubRules:
             if key is None:
                 return {"allowed": False, "message": "git@github.com: Permission denied (publickey)."}
             if key["read_only"]:
-                return {"allowed": False, "message": "ERROR: The key you are authenticating with has been marked "
-                                                     "as read only."}
+                return {
+                    "allowed": False,
+                    "message": "ERROR: The key you are authenticating with has been marked as read only.",
+                }
             actor = key
         else:
             actor = self.identity(value)
@@ -366,20 +432,28 @@ class GitHubRules:
                     violations.append("Changes must be made through a pull request.")
                 elif kind == "required_status_checks":
                     for check in rule["parameters"]["required_status_checks"]:
-                        violations.append(f"Required status check \"{check['context']}\" is expected.")
+                        violations.append(f'Required status check "{check["context"]}" is expected.')
             if violations:
-                problems.append(f"error: GH013: Repository rule violations found for {ref}.\n"
-                                f"Review all repository rules at https://github.com/{repo}/rules?ref="
-                                f"{urllib.parse.quote(ref, safe='')}\n\n" + "\n\n".join(f"- {v}" for v in
-                                                                                       dict.fromkeys(violations)))
+                problems.append(
+                    f"error: GH013: Repository rule violations found for {ref}.\n"
+                    f"Review all repository rules at https://github.com/{repo}/rules?ref="
+                    f"{urllib.parse.quote(ref, safe='')}\n\n" + "\n\n".join(f"- {v}" for v in dict.fromkeys(violations))
+                )
         if problems:
             return {"allowed": False, "message": "\n".join(problems)}
         return {"allowed": True, "message": ""}
 
     def _ancestor(self, old: str, new: str) -> bool:
         import subprocess
-        return subprocess.run(["git", "-C", str(self.origin), "merge-base", "--is-ancestor", old, new],
-                              capture_output=True, timeout=60).returncode == 0
+
+        return (
+            subprocess.run(
+                ["git", "-C", str(self.origin), "merge-base", "--is-ancestor", old, new],
+                capture_output=True,
+                timeout=60,
+            ).returncode
+            == 0
+        )
 
     def attach_origin(self, origin: Path) -> None:
         """Make `origin` (a bare repository) GitHub's copy: every push to it is asked of this hub."""
@@ -404,20 +478,23 @@ class GitHubRules:
         # changes (what the arena fetches of it); the rest of the repository is not its content.
         wanted = {path for path, status in changed if status != "removed"}
         files = {path: git_in_bytes(self.origin, "cat-file", "blob", f"{head}:{path}") for path in wanted}
-        pull = self.add_pull(number, author, files, changed=sorted(wanted),
-                             removed=[p for p, st in changed if st == "removed"])
+        pull = self.add_pull(
+            number, author, files, changed=sorted(wanted), removed=[p for p, st in changed if st == "removed"]
+        )
         del self.trees[pull.head_sha]
         entries, dirs = [], set()
         for line in git_in(self.origin, "ls-tree", "-r", "-l", head).splitlines():
             meta, path = line.split("\t", 1)
             mode, kind, sha, size = meta.split()
-            entries.append({"path": path, "mode": mode, "type": kind, "sha": sha,
-                            "size": None if size == "-" else int(size)})
+            entries.append(
+                {"path": path, "mode": mode, "type": kind, "sha": sha, "size": None if size == "-" else int(size)}
+            )
             parts = path.split("/")
             dirs |= {"/".join(parts[:i]) for i in range(1, len(parts))}
         for d in sorted(dirs):
-            entries.append({"path": d, "mode": "040000", "type": "tree", "sha": git_sha("tree", d.encode()),
-                            "size": None})
+            entries.append(
+                {"path": d, "mode": "040000", "type": "tree", "sha": git_sha("tree", d.encode()), "size": None}
+            )
         self.trees[head] = sorted(entries, key=lambda e: e["path"])
         pull.head_sha, pull.branch = head, branch
         return pull
@@ -436,28 +513,57 @@ class GitHubRules:
             if rule["type"] != "required_status_checks" or self.bypasses(rs, who, pull_request=True):
                 continue
             for check in rule["parameters"]["required_status_checks"]:
-                latest = [s for s, creator in zip(self.statuses, self.status_creators)
-                          if s["sha"] == pull.head_sha and s.get("context") == check["context"]
-                          and (check.get("integration_id") != ACTIONS_APP_ID or creator == ACTIONS_BOT[1])]
+                latest = [
+                    s
+                    for s, creator in zip(self.statuses, self.status_creators)
+                    if s["sha"] == pull.head_sha
+                    and s.get("context") == check["context"]
+                    and (check.get("integration_id") != ACTIONS_APP_ID or creator == ACTIONS_BOT[1])
+                ]
                 if not latest or latest[-1]["state"] != "success":
-                    missing.append(f"Required status check \"{check['context']}\" is expected.")
+                    missing.append(f'Required status check "{check["context"]}" is expected.')
         if missing:
-            return 405, {"message": "Repository rule violations found\n\n" + "\n".join(missing),
-                         "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request"}
+            return 405, {
+                "message": "Repository rule violations found\n\n" + "\n".join(missing),
+                "documentation_url": "https://docs.github.com/rest/pulls/pulls#merge-a-pull-request",
+            }
         if getattr(pull, "branch", None) and self.origin is not None:
             main = git_in(self.origin, "rev-parse", "refs/heads/main")
             if not self._ancestor(main, pull.head_sha):
                 return 405, {"message": "Pull Request is not mergeable"}
             import os
             import subprocess
+
             # The fake's clock is the pull request's: the merge is dated as its head commit.
             when = git_in(self.origin, "log", "-1", "--format=%cI", pull.head_sha)
-            env = os.environ | {"GIT_AUTHOR_NAME": who.login, "GIT_AUTHOR_EMAIL": f"{who.login}@users.noreply.github.com",
-                                "GIT_COMMITTER_NAME": "GitHub", "GIT_COMMITTER_EMAIL": "noreply@github.com",
-                                "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
-            sha = subprocess.run(["git", "-C", str(self.origin), "commit-tree", f"{pull.head_sha}^{{tree}}", "-p", main,
-                                  "-p", pull.head_sha, "-m", f"Merge pull request #{number} from {pull.branch}"],
-                                 capture_output=True, text=True, check=True, env=env, timeout=60).stdout.strip()
+            env = os.environ | {
+                "GIT_AUTHOR_NAME": who.login,
+                "GIT_AUTHOR_EMAIL": f"{who.login}@users.noreply.github.com",
+                "GIT_COMMITTER_NAME": "GitHub",
+                "GIT_COMMITTER_EMAIL": "noreply@github.com",
+                "GIT_AUTHOR_DATE": when,
+                "GIT_COMMITTER_DATE": when,
+            }
+            sha = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(self.origin),
+                    "commit-tree",
+                    f"{pull.head_sha}^{{tree}}",
+                    "-p",
+                    main,
+                    "-p",
+                    pull.head_sha,
+                    "-m",
+                    f"Merge pull request #{number} from {pull.branch}",
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+                timeout=60,
+            ).stdout.strip()
             # Server side, as GitHub's merge: no pre-receive hook.
             git_in(self.origin, "update-ref", "refs/heads/main", sha, main)
             pull.merge_commit_sha = sha
@@ -467,6 +573,7 @@ class GitHubRules:
 
 def git_in_bytes(repo: Path, *args: str) -> bytes:
     import subprocess
+
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True, timeout=120).stdout
 
 
@@ -524,22 +631,35 @@ class FakeGitHub(GitHubRules):
             parts = path.split("/")
             dirs |= {"/".join(parts[:i]) for i in range(1, len(parts))}
         for d in sorted(dirs):
-            entries.append({"path": d, "mode": "040000", "type": "tree", "sha": git_sha("tree", d.encode()), "size": None})
+            entries.append(
+                {"path": d, "mode": "040000", "type": "tree", "sha": git_sha("tree", d.encode()), "size": None}
+            )
         sha = git_sha("commit", json.dumps(entries, sort_keys=True).encode())
         self.trees[sha] = sorted(entries, key=lambda e: e["path"])
         return sha
 
-    def add_pull(self, number: int, author: tuple[int, str], files: dict[str, bytes], changed: list[str] | None = None,
-                 labels: list[str] | None = None, merged: bool = False, modes: dict[str, str] | None = None,
-                 removed: list[str] | None = None) -> Pull:
+    def add_pull(
+        self,
+        number: int,
+        author: tuple[int, str],
+        files: dict[str, bytes],
+        changed: list[str] | None = None,
+        labels: list[str] | None = None,
+        merged: bool = False,
+        modes: dict[str, str] | None = None,
+        removed: list[str] | None = None,
+    ) -> Pull:
         """A pull request whose head holds `files`; `changed` (default: all of them) are its changes."""
         head = self.add_commit(files, modes)
         self.users[author[0]] = author[1]
-        changed_files = [{"filename": p, "status": "modified", "sha": git_sha("blob", files[p])}
-                         for p in (changed if changed is not None else sorted(files))]
+        changed_files = [
+            {"filename": p, "status": "modified", "sha": git_sha("blob", files[p])}
+            for p in (changed if changed is not None else sorted(files))
+        ]
         changed_files += [{"filename": p, "status": "removed", "sha": "0" * 40} for p in removed or ()]
-        pull = Pull(number, author, head, changed_files, list(labels or ()), merged,
-                    self.add_commit(files) if merged else None)
+        pull = Pull(
+            number, author, head, changed_files, list(labels or ()), merged, self.add_commit(files) if merged else None
+        )
         if merged:
             pull.merge_commit_sha = hashlib.sha1(f"merge {number}".encode()).hexdigest()
         self.pulls[number] = pull
@@ -547,13 +667,15 @@ class FakeGitHub(GitHubRules):
 
     def add_label_event(self, number: int, event: str, label: str, actor: tuple[int, str], created_at: str) -> None:
         self.users[actor[0]] = actor[1]
-        self.events.setdefault(number, []).append({"id": self.next_id(), "event": event, "label": label,
-                                                   "actor": actor, "created_at": created_at})
+        self.events.setdefault(number, []).append(
+            {"id": self.next_id(), "event": event, "label": label, "actor": actor, "created_at": created_at}
+        )
 
     def add_comment(self, number: int, author: tuple[int, str], body: str) -> int:
         comment_id = self.next_id()
-        self.comments.setdefault(number, []).append({"id": comment_id, "user": author, "body": body,
-                                                     "created_at": "2026-10-01T10:00:00Z"})
+        self.comments.setdefault(number, []).append(
+            {"id": comment_id, "user": author, "body": body, "created_at": "2026-10-01T10:00:00Z"}
+        )
         return comment_id
 
     # -- rendering -------------------------------------------------------------
@@ -568,31 +690,58 @@ class FakeGitHub(GitHubRules):
         return [fill(fixture("label"), self._values(name=n, name_quoted=urllib.parse.quote(n))) for n in names]
 
     def render_pull(self, pull: Pull) -> dict:
-        return fill(fixture("pull_request"), self._values(
-            number=pull.number, state="closed" if pull.merged else "open", login=pull.author[1],
-            user=self.user(*pull.author), labels=self._labels(pull.labels), head_sha=pull.head_sha,
-            merged=pull.merged, merged_at="2026-10-02T10:00:00Z" if pull.merged else None,
-            merge_commit_sha=pull.merge_commit_sha, owner_user=self.user(1, self.owner),
-            base_repo=self.render_repository(), head_repo=self.render_repository()))
+        return fill(
+            fixture("pull_request"),
+            self._values(
+                number=pull.number,
+                state="closed" if pull.merged else "open",
+                login=pull.author[1],
+                user=self.user(*pull.author),
+                labels=self._labels(pull.labels),
+                head_sha=pull.head_sha,
+                merged=pull.merged,
+                merged_at="2026-10-02T10:00:00Z" if pull.merged else None,
+                merge_commit_sha=pull.merge_commit_sha,
+                owner_user=self.user(1, self.owner),
+                base_repo=self.render_repository(),
+                head_repo=self.render_repository(),
+            ),
+        )
 
     def render_repository(self) -> dict:
         return fill(fixture("repository"), self._values(user=self.user(1, self.owner)))
 
     def render_issue(self, pull: Pull) -> dict:
-        return fill(fixture("issue"), self._values(number=pull.number, state="closed" if pull.merged else "open",
-                                                   login=pull.author[1], user=self.user(*pull.author),
-                                                   labels=self._labels(pull.labels)))
+        return fill(
+            fixture("issue"),
+            self._values(
+                number=pull.number,
+                state="closed" if pull.merged else "open",
+                login=pull.author[1],
+                user=self.user(*pull.author),
+                labels=self._labels(pull.labels),
+            ),
+        )
 
     def render_comment(self, number: int, c: dict) -> dict:
         assoc = "NONE" if c["user"] == self.bot else "CONTRIBUTOR"
-        return fill(fixture("issue_comment"), self._values(id=c["id"], number=number, body=c["body"],
-                                                           body_html=html.escape(c["body"]),
-                                                           user=self.user(*c["user"]), created_at=c["created_at"],
-                                                           association=assoc))
+        return fill(
+            fixture("issue_comment"),
+            self._values(
+                id=c["id"],
+                number=number,
+                body=c["body"],
+                body_html=html.escape(c["body"]),
+                user=self.user(*c["user"]),
+                created_at=c["created_at"],
+                association=assoc,
+            ),
+        )
 
     # -- routing ---------------------------------------------------------------
-    def route(self, method: str, path: str, body: object, authed: bool, who: "Identity | None" = None
-              ) -> tuple[int, object]:
+    def route(
+        self, method: str, path: str, body: object, authed: bool, who: "Identity | None" = None
+    ) -> tuple[int, object]:
         base = f"/repos/{self.owner}/{self.repo}"
         if path == "/_fakehub/receive" and method == "POST":
             return 200, self.receive(body["credential"], [tuple(u) for u in body["updates"]])
@@ -602,14 +751,16 @@ class FakeGitHub(GitHubRules):
             return (200, self.user(found, login)) if found is not None else (404, {"message": "Not Found"})
         if not path.startswith(base):
             return 404, {"message": "Not Found"}
-        rest = path[len(base):]
+        rest = path[len(base) :]
         if method != "GET" and not authed:
             return 401, {"message": "Requires authentication"}
         if method == "GET" and rest == "":
             return 200, self.render_repository()
         if method != "GET" and who is not None and who.role == "read":
-            return 403, {"message": "Resource not accessible by integration",
-                         "documentation_url": "https://docs.github.com/rest"}
+            return 403, {
+                "message": "Resource not accessible by integration",
+                "documentation_url": "https://docs.github.com/rest",
+            }
         settled = self.route_settings(method, rest, body, who)
         if settled is not None:
             return settled
@@ -620,34 +771,59 @@ class FakeGitHub(GitHubRules):
             return (200, self.render_pull(pull)) if pull else (404, {"message": "Not Found"})
         if m := re.fullmatch(r"/pulls/(\d+)/files", rest):
             pull = self.pulls[int(m.group(1))]
-            return 200, [fill(fixture("pull_request_file"), self._values(sha=f["sha"], filename=f["filename"],
-                                                                         status=f["status"], head_sha=pull.head_sha))
-                         for f in pull.changed]
+            return 200, [
+                fill(
+                    fixture("pull_request_file"),
+                    self._values(sha=f["sha"], filename=f["filename"], status=f["status"], head_sha=pull.head_sha),
+                )
+                for f in pull.changed
+            ]
         if m := re.fullmatch(r"/git/trees/(\w+)", rest):
             entries = self.trees.get(m.group(1))
             if entries is None:
                 return 404, {"message": "Not Found"}
-            return 200, fill(fixture("git_tree"), self._values(
-                sha=m.group(1), entries=[fill(fixture("git_tree_entry"), self._values(**e)) for e in entries]))
+            return 200, fill(
+                fixture("git_tree"),
+                self._values(
+                    sha=m.group(1), entries=[fill(fixture("git_tree_entry"), self._values(**e)) for e in entries]
+                ),
+            )
         if m := re.fullmatch(r"/git/blobs/(\w+)", rest):
             data = self.blobs.get(m.group(1))
             if data is None:
                 return 404, {"message": "Not Found"}
-            return 200, fill(fixture("git_blob"), self._values(sha=m.group(1), size=len(data),
-                                                               content=base64.encodebytes(data).decode()))
+            return 200, fill(
+                fixture("git_blob"),
+                self._values(sha=m.group(1), size=len(data), content=base64.encodebytes(data).decode()),
+            )
         if m := re.fullmatch(r"/issues/(\d+)", rest):
             pull = self.pulls.get(int(m.group(1)))
             return (200, self.render_issue(pull)) if pull else (404, {"message": "Not Found"})
         if m := re.fullmatch(r"/issues/(\d+)/events", rest):
-            return 200, [fill(fixture("issue_event"), self._values(id=e["id"], event=e["event"], label=e["label"],
-                                                                   user=self.user(*e["actor"]), created_at=e["created_at"]))
-                         for e in self.events.get(int(m.group(1)), [])]
+            return 200, [
+                fill(
+                    fixture("issue_event"),
+                    self._values(
+                        id=e["id"],
+                        event=e["event"],
+                        label=e["label"],
+                        user=self.user(*e["actor"]),
+                        created_at=e["created_at"],
+                    ),
+                )
+                for e in self.events.get(int(m.group(1)), [])
+            ]
         if (m := re.fullmatch(r"/issues/(\d+)/comments", rest)) and method == "GET":
             number = int(m.group(1))
             return 200, [self.render_comment(number, c) for c in self.comments.get(number, [])]
         if (m := re.fullmatch(r"/issues/(\d+)/comments", rest)) and method == "POST":
             number = int(m.group(1))
-            comment = {"id": self.next_id(), "user": self.bot, "body": body["body"], "created_at": "2026-10-03T10:00:00Z"}
+            comment = {
+                "id": self.next_id(),
+                "user": self.bot,
+                "body": body["body"],
+                "created_at": "2026-10-03T10:00:00Z",
+            }
             self.comments.setdefault(number, []).append(comment)
             return 201, self.render_comment(number, comment)
         if (m := re.fullmatch(r"/issues/comments/(\d+)", rest)) and method == "PATCH":
@@ -673,10 +849,19 @@ class FakeGitHub(GitHubRules):
             status = {"sha": m.group(1), **body}
             self.statuses.append(status)
             self.status_creators.append(who.login if who else None)
-            return 201, fill(fixture("status"), self._values(
-                sha=m.group(1), id=self.next_id(), state=body["state"], description=body.get("description"),
-                target_url=body.get("target_url"), context=body.get("context"), created_at="2026-10-03T10:00:00Z",
-                user=self.user(*self.bot)))
+            return 201, fill(
+                fixture("status"),
+                self._values(
+                    sha=m.group(1),
+                    id=self.next_id(),
+                    state=body["state"],
+                    description=body.get("description"),
+                    target_url=body.get("target_url"),
+                    context=body.get("context"),
+                    created_at="2026-10-03T10:00:00Z",
+                    user=self.user(*self.bot),
+                ),
+            )
         return 404, {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}
 
     def _handler(self):

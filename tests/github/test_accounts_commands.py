@@ -21,8 +21,25 @@ def registry(tmp_path) -> Path:
 def test_the_first_staff_account_then_a_student_approved(tmp_path, capsys):
     path = registry(tmp_path)
     header = [line for line in path.read_text().splitlines() if line.startswith("#")]
-    assert main(["accounts", "add", "--id", "583231", "--login", "octocat", "--handle", "prof", "--staff",
-                 "--approved", "--registry", str(path)]) == 0
+    assert (
+        main(
+            [
+                "accounts",
+                "add",
+                "--id",
+                "583231",
+                "--login",
+                "octocat",
+                "--handle",
+                "prof",
+                "--staff",
+                "--approved",
+                "--registry",
+                str(path),
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.startswith("added prof (GitHub id 583231, login octocat, staff, approved) to ")
     assert main(["accounts", "add", "--id", "99", "--login", "ann-s", "--handle", "ann", "--registry", str(path)]) == 0
     assert main(["accounts", "approve", "ann", "--registry", str(path)]) == 0
@@ -36,12 +53,16 @@ def test_the_first_staff_account_then_a_student_approved(tmp_path, capsys):
 
 def test_approving_an_unknown_or_approved_handle_is_refused(tmp_path, capsys):
     path = registry(tmp_path)
-    main(["accounts", "add", "--id", "99", "--login", "ann-s", "--handle", "ann", "--approved", "--registry", str(path)])
+    main(
+        ["accounts", "add", "--id", "99", "--login", "ann-s", "--handle", "ann", "--approved", "--registry", str(path)]
+    )
     capsys.readouterr()
     before = path.read_text()
     assert main(["accounts", "approve", "bob", "--registry", str(path)]) == 1
-    assert ("arena accounts: no account has the handle 'bob' (handles: ann); the student adds their account by a "
-            "pull request first") in capsys.readouterr().err
+    assert (
+        "arena accounts: no account has the handle 'bob' (handles: ann); the student adds their account by a "
+        "pull request first"
+    ) in capsys.readouterr().err
     assert main(["accounts", "approve", "ann", "--registry", str(path)]) == 1
     assert "ann (GitHub id 99, ann-s) is already approved" in capsys.readouterr().err
     assert path.read_text() == before
@@ -49,7 +70,9 @@ def test_approving_an_unknown_or_approved_handle_is_refused(tmp_path, capsys):
 
 def test_a_bad_handle_or_a_taken_id_is_named(tmp_path, capsys):
     path = registry(tmp_path)
-    assert main(["accounts", "add", "--id", "7", "--login", "x", "--handle", "Bad_Handle", "--registry", str(path)]) == 1
+    assert (
+        main(["accounts", "add", "--id", "7", "--login", "x", "--handle", "Bad_Handle", "--registry", str(path)]) == 1
+    )
     assert "'Bad_Handle' is not a handle: 1-32 lower-case letters" in capsys.readouterr().err
     main(["accounts", "add", "--id", "7", "--login", "x", "--handle", "ok", "--registry", str(path)])
     assert main(["accounts", "add", "--id", "7", "--login", "y", "--handle", "ok2", "--registry", str(path)]) == 1
@@ -62,8 +85,11 @@ def test_the_staff_docs_commands_run_as_written(tmp_path, capsys, monkeypatch):
 
     text = (REPO / "docs" / "staff.md").read_text()
     lines = [line.split("#", 1)[0].strip() for line in text.splitlines() if line.startswith("arena accounts ")]
-    assert [shlex.split(line)[:3] for line in lines] == [["arena", "accounts", "add"], ["arena", "accounts", "check"],
-                                                         ["arena", "accounts", "approve"]]
+    assert [shlex.split(line)[:3] for line in lines] == [
+        ["arena", "accounts", "add"],
+        ["arena", "accounts", "check"],
+        ["arena", "accounts", "approve"],
+    ]
     monkeypatch.chdir(tmp_path)
     shutil.copy(REPO / "accounts.yaml", tmp_path / "accounts.yaml")
     add, check, approve = (shlex.split(line.replace("LOGIN", "prof-gh"))[1:] for line in lines)

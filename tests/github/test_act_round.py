@@ -35,10 +35,15 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     config = CONFIG | {"final_at": format_time(final_at), "appeal_days": 0.0002}  # appeals close ~17 s after
     before_freeze = format_time(final_at - dt.timedelta(hours=72))
     bob_key = PrivateKey.generate()  # bob's own key, as his kit keeps it; alice's kit is older (none)
-    scratch.commit({"config/competition.yaml": yaml.safe_dump(config, sort_keys=False),
-                    **agent_files("alice"), **agent_files("bob", extra={"agent.py": BOB_AGENT},
-                                                        owner_key=encode_key(bytes(bob_key.public_key)))},
-                   "the field", date=before_freeze)
+    scratch.commit(
+        {
+            "config/competition.yaml": yaml.safe_dump(config, sort_keys=False),
+            **agent_files("alice"),
+            **agent_files("bob", extra={"agent.py": BOB_AGENT}, owner_key=encode_key(bytes(bob_key.public_key))),
+        },
+        "the field",
+        date=before_freeze,
+    )
     frozen = scratch.head()
     # Merged after the freeze: it cannot change which submission is active in the final.
     scratch.commit({"submissions/bob/late.txt": "after the freeze\n"}, "late change")
@@ -46,13 +51,26 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     inputs = {"tier": "final", "budget": "10", "envs": "2", "shards": "2"}
 
     # Inputs are checked before anything else: a third shard for 2 environments stops the field job.
-    run = act.run("round.yml", "workflow_dispatch", {"inputs": inputs | {"shards": "3"}}, actor=STAFF,
-                  secrets=ROUND_SECRETS, job="field")
+    run = act.run(
+        "round.yml",
+        "workflow_dispatch",
+        {"inputs": inputs | {"shards": "3"}},
+        actor=STAFF,
+        secrets=ROUND_SECRETS,
+        job="field",
+    )
     assert run.job("field") == "failed" and "shards: 3 shards for 2 environments" in run.log, run.log[-3000:]
 
     # A re-run by a writer who is not staff keeps the staff actor id: refused at the first step.
-    run = act.run("round.yml", "workflow_dispatch", {"inputs": inputs}, actor=STAFF, triggering_actor=ALICE[1],
-                  secrets=ROUND_SECRETS, job="field")
+    run = act.run(
+        "round.yml",
+        "workflow_dispatch",
+        {"inputs": inputs},
+        actor=STAFF,
+        triggering_actor=ALICE[1],
+        secrets=ROUND_SECRETS,
+        job="field",
+    )
     assert run.job("field") == "failed" and "who is not staff" in run.log, run.log[-3000:]
     print(f"act: round.yml (re-run by a non-staff writer, field job) ran in {run.timing}")
 
@@ -69,8 +87,12 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     round_id = sealed.removeprefix("withheld/").removesuffix(".sealed")
     assert scratch.log()[0] == f"round {round_id}"
     competition = yaml.safe_load(scratch.show("config/competition.yaml"))
-    assert competition["final"] == {"status": "pending_review", "round_id": round_id, "published_at": None,
-                                    "published_by": None}
+    assert competition["final"] == {
+        "status": "pending_review",
+        "round_id": round_id,
+        "published_at": None,
+        "published_by": None,
+    }
     assert seeds_absent(run)
     # bob's own log of the round reached bob's history, sealed to him; alice's package has no owner key.
     # With his replays of it, locked with the final's seed until it is published.
@@ -80,8 +102,12 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     assert entry.round == round_id and entry.kind == "round" and entry.tier == "final"
     payload = entry.open(bob_key)
     file_lock = replays.FileLock.from_dict(payload["replays"], round_id)
-    blob = subprocess.run(["git", "-C", str(scratch.origin), "show", f"refs/replays/bob/{round_id}:{round_id}.replays"],
-                          check=True, capture_output=True, timeout=60).stdout
+    blob = subprocess.run(
+        ["git", "-C", str(scratch.origin), "show", f"refs/replays/bob/{round_id}:{round_id}.replays"],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    ).stdout
     with pytest.raises(replays.ReplaysLocked):
         replays.unlock(blob, file_lock, round_id, "final", None)
     log = payload["log"]
@@ -93,12 +119,14 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     print(f"act: round.yml (final, 2 shards, merged, verified, committed, site) ran in {run.timing}")
 
     # A final on 2 environments with a field of 2 ranks nobody: refused, then published by force.
-    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final"}}, actor=STAFF,
-                  job="update")
+    run = act.run(
+        "competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final"}}, actor=STAFF, job="update"
+    )
     assert run.job("update") == "failed" and "publish it anyway with --force" in run.log, run.log[-4000:]
     assert yaml.safe_load(scratch.show("config/competition.yaml"))["final"]["status"] == "pending_review"
-    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final", "force": "true"}},
-                  actor=STAFF)
+    run = act.run(
+        "competition.yml", "workflow_dispatch", {"inputs": {"action": "publish-final", "force": "true"}}, actor=STAFF
+    )
     assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
     assert "publishing with --force although" in run.log
     competition = yaml.safe_load(scratch.show("config/competition.yaml"))
@@ -123,8 +151,9 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     closes = published + dt.timedelta(days=config["appeal_days"])
     time.sleep(max(0.0, (closes - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1)
     # The close also publishes the ladder and final seeds (its one step given them, as in production).
-    run = act.run("competition.yml", "workflow_dispatch", {"inputs": {"action": "close"}}, actor=STAFF,
-                  secrets=ROUND_SECRETS)
+    run = act.run(
+        "competition.yml", "workflow_dispatch", {"inputs": {"action": "close"}}, actor=STAFF, secrets=ROUND_SECRETS
+    )
     assert run.code == 0 and run.job("update") == "succeeded", run.log[-4000:]
     assert yaml.safe_load(scratch.show("config/competition.yaml"))["ended"] is True
     published_seeds = yaml.safe_load(scratch.show("seeds/published.yaml"))["tier_seeds"]

@@ -38,6 +38,7 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
 
     from grader.history.owner_history import parse_history
     from grader.documents.sealing import encode_key
+
     owner = PrivateKey.generate()  # alice's own key, as her kit keeps it
     merged_submission(scratch, hub, 40, encode_key(bytes(owner.public_key)))
     seen = {"merged": False, "recorded_at_reply": None}
@@ -53,16 +54,25 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
                 seen["recorded_at_reply"] = False
 
     hub.on_request = meanwhile
-    run = act.run("score.yml", "issue_comment", comment_payload(40, ALICE, ALICE, 5001), actor=ALICE,
-                  secrets=ROUND_SECRETS, variables=SMALL)
+    run = act.run(
+        "score.yml",
+        "issue_comment",
+        comment_payload(40, ALICE, ALICE, 5001),
+        actor=ALICE,
+        secrets=ROUND_SECRETS,
+        variables=SMALL,
+    )
     assert run.code == 0, run.log[-5000:]
     for job in ("request", "run", "finish"):
         assert run.job(job) == "succeeded", f"{job}: {run.jobs}\n{run.log[-5000:]}"
     log = yaml.safe_load(scratch.show("requests/score.yaml"))
     (entry,) = log["requests"]
     assert entry["id"] == "c-5001" and entry["status"] == "published" and entry["round_id"]
-    assert scratch.log()[:3] == ["requested run c-5001: published", "requested run c-5001 queued",
-                                 "a merge lands on main"]
+    assert scratch.log()[:3] == [
+        "requested run c-5001: published",
+        "requested run c-5001 queued",
+        "a merge lands on main",
+    ]
     assert seen["recorded_at_reply"] is True, "the reply came before the request was on main"
     assert "refused (attempt 1 of" in run.log  # the first push met the moved main
     # Off the site: nothing under rounds/; the round and alice's log in her history, sealed to her.
@@ -76,8 +86,19 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
     assert list(payload["log"]) and "win_rate" not in scratch.show("history/alice.yaml")
     # And her replays of it (a ladder round), locked with the ladder's seed until the end.
     assert scratch.files("history") == ["history/alice.yaml"]  # the replays: a ref of their own, not on main
-    assert subprocess.run(["git", "-C", str(scratch.origin), "cat-file", "-e",
-                           f"refs/replays/alice/{entry['round_id']}:{entry['round_id']}.replays"]).returncode == 0
+    assert (
+        subprocess.run(
+            [
+                "git",
+                "-C",
+                str(scratch.origin),
+                "cat-file",
+                "-e",
+                f"refs/replays/alice/{entry['round_id']}:{entry['round_id']}.replays",
+            ]
+        ).returncode
+        == 0
+    )
     assert payload["replays"]["file"] == f"{entry['round_id']}.replays"
     queued, done = replies(hub, 40)
     assert "queued a private ladder round of one" in queued
@@ -96,20 +117,42 @@ def test_a_score_over_the_quota_and_one_with_an_argument_are_answered(act, hub, 
     now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
     log = RequestLog()
     for i in range(3):
-        log = log.add(Request(f"c-{i + 1}", ALICE[0], "alice", 41, "a" * 40, now - dt.timedelta(hours=3 - i),
-                              "published", f"ladder-00000{i}"))
+        log = log.add(
+            Request(
+                f"c-{i + 1}",
+                ALICE[0],
+                "alice",
+                41,
+                "a" * 40,
+                now - dt.timedelta(hours=3 - i),
+                "published",
+                f"ladder-00000{i}",
+            )
+        )
     scratch.commit({"requests/score.yaml": yaml.safe_dump(log.to_dict(), sort_keys=False)}, "three runs this week")
     before = scratch.head()
-    run = act.run("score.yml", "issue_comment", comment_payload(41, ALICE, ALICE, 5002), actor=ALICE,
-                  secrets=ROUND_SECRETS, variables=SMALL)
+    run = act.run(
+        "score.yml",
+        "issue_comment",
+        comment_payload(41, ALICE, ALICE, 5002),
+        actor=ALICE,
+        secrets=ROUND_SECRETS,
+        variables=SMALL,
+    )
     assert run.code == 0 and run.job("request") == "succeeded", run.log[-4000:]
     assert run.job("run") is None and run.job("finish") is None
     (reply,) = replies(hub, 41)
     assert "no requested runs left: 0 of 3" in reply
     assert f"the next one frees at {format_time(now - dt.timedelta(hours=3) + dt.timedelta(days=7))}" in reply
     print(f"act: score.yml (over the quota) ran in {run.timing}")
-    run = act.run("score.yml", "issue_comment", comment_payload(41, ALICE, ALICE, 5003, body="/score please"),
-                  actor=ALICE, secrets=ROUND_SECRETS, variables=SMALL)
+    run = act.run(
+        "score.yml",
+        "issue_comment",
+        comment_payload(41, ALICE, ALICE, 5003, body="/score please"),
+        actor=ALICE,
+        secrets=ROUND_SECRETS,
+        variables=SMALL,
+    )
     assert run.code == 0 and run.job("request") == "succeeded", run.log[-4000:]
     assert "`/score` takes no argument" in replies(hub, 41)[-1]
     assert scratch.head() == before  # nothing was queued or committed

@@ -43,9 +43,13 @@ def readable_by_anyone(hub, run) -> list[tuple[str, bytes]]:
 
 
 def test_a_passing_submission_gets_success_and_one_comment(act, hub, act_docker):
-    pull = hub.add_pull(7, ALICE, agent_files("alice", "stderr_chatty",
-                                              extra={"agent.py": CHATTY,
-                                                     "api.json": b'{"key": "' + SECRET_MARK + b'"}'}))
+    pull = hub.add_pull(
+        7,
+        ALICE,
+        agent_files(
+            "alice", "stderr_chatty", extra={"agent.py": CHATTY, "api.json": b'{"key": "' + SECRET_MARK + b'"}'}
+        ),
+    )
     run = act.run("submission.yml", "pull_request_target", pr_payload(7, ALICE, pull.head_sha), actor=ALICE)
     assert_green(run, "collect", "smoke", "report")
     # Another account reads nothing of the submission, and the key is in no log.
@@ -87,9 +91,12 @@ def test_a_flagged_submission_is_held_then_cleared_by_a_staff_review_then_held_a
     hub.add_comment(13, STAFF, f"/cleared {package_digest(flagged)}")
     pull.labels.append(LABEL)
     hub.add_label_event(13, "labeled", LABEL, STAFF, "2026-11-20T10:00:00Z")
-    run = act.run("submission.yml", "pull_request_target",
-                  pr_payload(13, ALICE, pull.head_sha, action="labeled", labels=[LABEL], label=LABEL, sender=STAFF),
-                  actor=STAFF)
+    run = act.run(
+        "submission.yml",
+        "pull_request_target",
+        pr_payload(13, ALICE, pull.head_sha, action="labeled", labels=[LABEL], label=LABEL, sender=STAFF),
+        actor=STAFF,
+    )
     assert_green(run, "collect", "smoke", "report")
     assert hub.statuses[-1]["state"] == "success"
     (body,) = bot_comments(hub, 13)  # the one comment, edited
@@ -99,8 +106,12 @@ def test_a_flagged_submission_is_held_then_cleared_by_a_staff_review_then_held_a
     # cancels the synchronize run, so the label is still on. The review named v1's bytes: held.
     v2 = agent_files("alice", extra={"helper.py": b"import socket\n"})
     pushed = hub.add_pull(13, ALICE, v2, labels=[LABEL])
-    run = act.run("submission.yml", "pull_request_target",
-                  pr_payload(13, ALICE, pushed.head_sha, action="reopened", labels=[LABEL]), actor=ALICE)
+    run = act.run(
+        "submission.yml",
+        "pull_request_target",
+        pr_payload(13, ALICE, pushed.head_sha, action="reopened", labels=[LABEL]),
+        actor=ALICE,
+    )
     assert_green(run, "collect", "smoke", "report")
     assert hub.statuses[-1]["sha"] == pushed.head_sha and hub.statuses[-1]["state"] == "pending"
     (body,) = bot_comments(hub, 13)
@@ -123,8 +134,15 @@ def test_an_arena_failure_of_the_smoke_gate_is_never_the_agents(scratch, hub, ac
     """No docker engine answers on the smoke runner: the smoke job fails on the arena's side and
     delivers no report, and the pull request is told so - never that the agent failed."""
     from tests.github.act_harness import Act
-    act = Act(scratch, hub, act_wheels, tmp_path / "act", docker_host=f"unix://{tmp_path}/no-engine.sock",
-              toolcache=act_toolcache)
+
+    act = Act(
+        scratch,
+        hub,
+        act_wheels,
+        tmp_path / "act",
+        docker_host=f"unix://{tmp_path}/no-engine.sock",
+        toolcache=act_toolcache,
+    )
     pull = hub.add_pull(14, ALICE, agent_files("alice"))
     run = act.run("submission.yml", "pull_request_target", pr_payload(14, ALICE, pull.head_sha), actor=ALICE)
     assert run.job("collect") == "succeeded" and run.job("smoke") == "failed" and run.job("report") == "succeeded"

@@ -25,23 +25,37 @@ pytestmark = pytest.mark.timeout(30)
 
 
 def test_registry_lists_every_problem_by_path():
-    bad = {"schema_version": 2, "extra": 1, "accounts": {
-        "abc": {"login": "x", "handle": "x", "approved": True, "staff": False},
-        5: {"login": "bad login!", "handle": "Upper", "approved": "yes"},
-        6: {"login": "ok", "handle": "dup", "approved": True, "staff": False},
-        7: {"login": "ok2", "handle": "dup", "approved": True, "staff": False}}}
+    bad = {
+        "schema_version": 2,
+        "extra": 1,
+        "accounts": {
+            "abc": {"login": "x", "handle": "x", "approved": True, "staff": False},
+            5: {"login": "bad login!", "handle": "Upper", "approved": "yes"},
+            6: {"login": "ok", "handle": "dup", "approved": True, "staff": False},
+            7: {"login": "ok2", "handle": "dup", "approved": True, "staff": False},
+        },
+    }
     with pytest.raises(DocumentError) as err:
         parse_registry(bad)
     problems = err.value.problems
-    for expected in ("schema_version: must be 1", "extra: unknown field", "accounts.abc: the key must be",
-                     "accounts.5.staff: missing", "accounts.5.login: 'bad login!'", "accounts.5.handle: 'Upper'",
-                     "accounts.5.approved: expected boolean", "accounts.7.handle: 'dup' is already"):
+    for expected in (
+        "schema_version: must be 1",
+        "extra: unknown field",
+        "accounts.abc: the key must be",
+        "accounts.5.staff: missing",
+        "accounts.5.login: 'bad login!'",
+        "accounts.5.handle: 'Upper'",
+        "accounts.5.approved: expected boolean",
+        "accounts.7.handle: 'dup' is already",
+    ):
         assert any(p.startswith(expected) for p in problems), (expected, problems)
 
 
 def test_registry_refuses_a_repeated_id():
-    text = ("schema_version: 1\naccounts:\n  1001: {login: a, handle: a, approved: true, staff: false}\n"
-            "  1001: {login: b, handle: b, approved: true, staff: false}\n")
+    text = (
+        "schema_version: 1\naccounts:\n  1001: {login: a, handle: a, approved: true, staff: false}\n"
+        "  1001: {login: b, handle: b, approved: true, staff: false}\n"
+    )
     with pytest.raises(DocumentError, match="appears twice"):
         registry_from_text(text, "accounts.yaml")
 
@@ -79,9 +93,13 @@ def test_config_problems_by_path():
     with pytest.raises(DocumentError) as err:
         parse_competition(bad)
     text = "\n".join(err.value.problems)
-    for expected in ("final_at: '2026-12-14T09:00:00' has no time zone", "freeze_hours: must be > 0",
-                     "final.round_id: a final that is published names its round", "final.published_by: expected",
-                     "final: a published final records"):
+    for expected in (
+        "final_at: '2026-12-14T09:00:00' has no time zone",
+        "freeze_hours: must be > 0",
+        "final.round_id: a final that is published names its round",
+        "final.published_by: expected",
+        "final: a published final records",
+    ):
         assert expected in text
 
 
@@ -91,27 +109,58 @@ def test_final_review_appeals_and_end(tmp_path):
     now = "2026-12-15T12:00:00Z"
     rounds = tmp_path / "rounds"
     rounds.mkdir()
-    (rounds / "final-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"},
-                                                                  "field": []}))
-    (rounds / "ladder-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "ladder"},
-                                                                   "field": [{"name": "alice", "account": "alice"}]}))
+    (rounds / "final-0123abcdef.yaml").write_text(
+        yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"}, "field": []})
+    )
+    (rounds / "ladder-0123abcdef.yaml").write_text(
+        yaml.safe_dump(
+            {"schema_version": 1, "round": {"tier": "ladder"}, "field": [{"name": "alice", "account": "alice"}]}
+        )
+    )
     pending = ["competition", "--config", str(path), "--now", now, "final-pending", "--rounds", str(rounds)]
     # The final is only a final-tier round that exists, after its date.
     assert main(pending + ["--round", "ladder-0123abcdef"]) == 1
     assert main(pending + ["--round", "final-99999999"]) == 1
-    assert main(["competition", "--config", str(path), "--now", "2026-12-13T12:00:00Z", "final-pending",
-                 "--rounds", str(rounds), "--round", "final-0123abcdef"]) == 1
+    assert (
+        main(
+            [
+                "competition",
+                "--config",
+                str(path),
+                "--now",
+                "2026-12-13T12:00:00Z",
+                "final-pending",
+                "--rounds",
+                str(rounds),
+                "--round",
+                "final-0123abcdef",
+            ]
+        )
+        == 1
+    )
     assert load_competition(path).final.status == "not_run"
     assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(tmp_path / "no-repo")]) == 1  # no history
     assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(_frozen_repo(tmp_path))]) == 1  # no field
-    (rounds / "final-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"},
-                                                                  "field": [{"name": "alice", "account": "alice",
-                                                                             "digest": "sha256:x"}]}))
+    (rounds / "final-0123abcdef.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "round": {"tier": "final"},
+                "field": [{"name": "alice", "account": "alice", "digest": "sha256:x"}],
+            }
+        )
+    )
     assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(_frozen_repo(tmp_path))]) == 1  # digest
     digest = load_submission(_frozen_repo(tmp_path) / "submissions" / "alice").digest
-    (rounds / "final-0123abcdef.yaml").write_text(yaml.safe_dump({"schema_version": 1, "round": {"tier": "final"},
-                                                                  "field": [{"name": "alice", "account": "alice",
-                                                                             "digest": digest}]}))
+    (rounds / "final-0123abcdef.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "round": {"tier": "final"},
+                "field": [{"name": "alice", "account": "alice", "digest": digest}],
+            }
+        )
+    )
     assert main(pending + ["--round", "final-0123abcdef", "--repo-dir", str(_frozen_repo(tmp_path))]) == 0
     publish = ["competition", "--config", str(path), "--now", now, "publish-final", "--rounds", str(rounds)]
     assert main(publish + ["--actor-id", str(ALICE[0]), "--accounts", str(ROOT / "accounts.yaml")]) == 1  # not staff
@@ -137,31 +186,56 @@ def test_check_frozen(tmp_path):
 
 
 def test_request_log_problems_by_path():
-    bad = {"schema_version": 1, "requests": [
-        {"id": "x", "account_id": 0, "handle": "a", "pull_request": 1, "commit": "abc",
-         "requested_at": "yesterday", "status": "done", "round_id": None}]}
+    bad = {
+        "schema_version": 1,
+        "requests": [
+            {
+                "id": "x",
+                "account_id": 0,
+                "handle": "a",
+                "pull_request": 1,
+                "commit": "abc",
+                "requested_at": "yesterday",
+                "status": "done",
+                "round_id": None,
+            }
+        ],
+    }
     with pytest.raises(DocumentError) as err:
         parse_log(bad)
     text = "\n".join(err.value.problems)
-    for expected in ("requests[0].id", "requests[0].account_id", "requests[0].commit", "requests[0].status",
-                     "requests[0].requested_at"):
+    for expected in (
+        "requests[0].id",
+        "requests[0].account_id",
+        "requests[0].commit",
+        "requests[0].status",
+        "requests[0].requested_at",
+    ):
         assert expected in text
 
 
 def _frozen_repo(tmp_path):
     """A main whose history has alice's submission before the freeze (2026-12-12T09:00Z)."""
     import subprocess
+
     root = tmp_path / "frozen"
     if root.exists():
         return root
     (root / "submissions").mkdir(parents=True)
     (root / "accounts.yaml").write_text(yaml.safe_dump(REGISTRY))
     from tests.github.conftest import agent_files
+
     for rel, data in agent_files("alice").items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
-    env = {"GIT_AUTHOR_DATE": "2026-12-10T10:00:00Z", "GIT_COMMITTER_DATE": "2026-12-10T10:00:00Z",
-           "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@x"}
+    env = {
+        "GIT_AUTHOR_DATE": "2026-12-10T10:00:00Z",
+        "GIT_COMMITTER_DATE": "2026-12-10T10:00:00Z",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+    }
     for args in (["init", "-q", "-b", "main"], ["add", "."], ["commit", "-q", "-m", "before the freeze"]):
         subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=os.environ | env)
     return root

@@ -18,12 +18,17 @@ def write_files(root, files: dict[str, bytes]) -> None:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
 
+
 pytestmark = pytest.mark.timeout(60)
 
 
 def git(repo, *args, date=None):
-    env = os.environ | {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    env = os.environ | {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
     if date:
         env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, env=env, timeout=30)
@@ -51,9 +56,25 @@ def repo(tmp_path):
 def field(repo, tmp_path, tier, now):
     out = tmp_path / f"field-{tier}.yaml"
     agents = tmp_path / f"agents-{tier}.txt"
-    code = main(["field", "--tier", tier, "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
-                 "--copy-to", str(tmp_path / f"entrants-{tier}"), "--out", str(out), "--agents-file", str(agents),
-                 "--now", now])
+    code = main(
+        [
+            "field",
+            "--tier",
+            tier,
+            "--repo-dir",
+            str(repo),
+            "--config",
+            str(repo / "config" / "competition.yaml"),
+            "--copy-to",
+            str(tmp_path / f"entrants-{tier}"),
+            "--out",
+            str(out),
+            "--agents-file",
+            str(agents),
+            "--now",
+            now,
+        ]
+    )
     return code, yaml.safe_load(out.read_text()), agents.read_text().splitlines()
 
 
@@ -69,8 +90,10 @@ def test_ladder_field_is_main_now(repo, tmp_path):
 def test_an_unapproved_submission_is_listed_as_excluded_and_the_commit_named(repo, tmp_path, capsys):
     code, doc, _ = field(repo, tmp_path, "ladder", "2026-12-13T12:00:00Z")
     assert code == 0
-    assert {"handle": "carol", "reason": "account not approved: staff approve it with "
-                                         "`arena accounts approve carol`"} in doc["excluded"]
+    assert {
+        "handle": "carol",
+        "reason": "account not approved: staff approve it with `arena accounts approve carol`",
+    } in doc["excluded"]
     assert "field: left out carol: account not approved" in capsys.readouterr().err
     head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout
     assert doc["source_commit"] == head.strip()  # a ladder field names its commit too
@@ -80,8 +103,11 @@ def test_final_field_is_main_at_the_freeze(repo, tmp_path):
     code, doc, _ = field(repo, tmp_path, "final", "2026-12-14T09:00:00Z")
     assert code == 0 and doc["frozen_at"] == "2026-12-12T09:00:00Z"
     assert [e["handle"] for e in doc["entrants"]] == ["alice"]  # bob arrived after the freeze
-    before = yaml.safe_load(subprocess.run(["git", "-C", str(repo), "show", "HEAD~1:submissions/alice/manifest.yaml"],
-                                           capture_output=True, text=True).stdout)
+    before = yaml.safe_load(
+        subprocess.run(
+            ["git", "-C", str(repo), "show", "HEAD~1:submissions/alice/manifest.yaml"], capture_output=True, text=True
+        ).stdout
+    )
     assert doc["entrants"][0]["digest"] == before["digest"]  # nor did alice's change
     head = subprocess.run(["git", "-C", str(repo), "rev-list", "-1", "HEAD~1"], capture_output=True, text=True).stdout
     assert doc["source_commit"] == head.strip()
@@ -99,8 +125,23 @@ def test_final_field_with_no_commit_before_the_freeze_says_so(repo, tmp_path, ca
     config = yaml.safe_load((repo / "config" / "competition.yaml").read_text())
     config["final_at"] = "2026-12-01T09:00:00Z"  # the freeze (11-29) is before the first commit
     (repo / "config" / "competition.yaml").write_text(yaml.safe_dump(config))
-    code = main(["field", "--tier", "final", "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
-                 "--copy-to", str(tmp_path / "entrants"), "--out", str(tmp_path / "f.yaml"), "--now", "2026-12-14T09:00:00Z"])
+    code = main(
+        [
+            "field",
+            "--tier",
+            "final",
+            "--repo-dir",
+            str(repo),
+            "--config",
+            str(repo / "config" / "competition.yaml"),
+            "--copy-to",
+            str(tmp_path / "entrants"),
+            "--out",
+            str(tmp_path / "f.yaml"),
+            "--now",
+            "2026-12-14T09:00:00Z",
+        ]
+    )
     assert code == 1
     assert "cannot read main at the freeze" in capsys.readouterr().err
 
@@ -112,14 +153,29 @@ def test_an_arena_failure_of_the_smoke_gate_drops_nobody(repo, tmp_path, capsys,
     from grader.play.smoke import SmokeReport
 
     def arena_error(folder, sandbox, settings=None, **kwargs):
-        return SmokeReport(str(folder), "local", result="arena_error",
-                           reason="launch_failed: no docker engine answers")
+        return SmokeReport(str(folder), "local", result="arena_error", reason="launch_failed: no docker engine answers")
 
     monkeypatch.setattr(field_mod, "run_smoke", arena_error)
     monkeypatch.setattr("grader.cli.commands.field.get_sandbox", lambda name: object())
-    code = main(["field", "--tier", "ladder", "--repo-dir", str(repo), "--config", str(repo / "config" / "competition.yaml"),
-                 "--smoke", "local", "--copy-to", str(tmp_path / "e"), "--out", str(tmp_path / "f.yaml"),
-                 "--now", "2026-12-13T12:00:00Z"])
+    code = main(
+        [
+            "field",
+            "--tier",
+            "ladder",
+            "--repo-dir",
+            str(repo),
+            "--config",
+            str(repo / "config" / "competition.yaml"),
+            "--smoke",
+            "local",
+            "--copy-to",
+            str(tmp_path / "e"),
+            "--out",
+            str(tmp_path / "f.yaml"),
+            "--now",
+            "2026-12-13T12:00:00Z",
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "the arena failed while smoke-testing alice (not the agent's fault)" in err
     assert "smoke test failed" not in err and not (tmp_path / "f.yaml").exists()
@@ -141,8 +197,9 @@ def test_the_field_reads_blobs_not_the_checkout_and_copies_sealed_packages(repo,
     assert bob["digest"] == package_digest(files)
     copied = tmp_path / "entrants-ladder" / "bob"
     assert sorted(p.name for p in copied.iterdir()) == ["manifest.yaml", "submission.sealed"]
-    committed = subprocess.run(["git", "-C", str(repo), "show", "HEAD:submissions/bob/submission.sealed"],
-                               capture_output=True).stdout
+    committed = subprocess.run(
+        ["git", "-C", str(repo), "show", "HEAD:submissions/bob/submission.sealed"], capture_output=True
+    ).stdout
     assert copied.joinpath("submission.sealed").read_bytes() == committed
 
 

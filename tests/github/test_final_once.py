@@ -40,8 +40,16 @@ def test_a_second_final_is_refused_before_the_field_naming_the_pending_one(files
 
 def test_staff_set_a_failed_final_aside_with_a_reason_recorded(files, capsys):
     config = str(files / "competition.yaml")
-    base = ["competition", "--config", config, "--now", "2026-12-14T12:00:00Z", "rerun-final",
-            "--accounts", str(files / "accounts.yaml")]
+    base = [
+        "competition",
+        "--config",
+        config,
+        "--now",
+        "2026-12-14T12:00:00Z",
+        "rerun-final",
+        "--accounts",
+        str(files / "accounts.yaml"),
+    ]
     assert main(base + ["--reason", "runner lost power", "--actor-id", str(ALICE[0])]) == 1
     assert "is not staff" in capsys.readouterr().err
     assert main(base + ["--reason", "  ", "--actor-id", str(STAFF[0])]) == 1
@@ -51,15 +59,17 @@ def test_staff_set_a_failed_final_aside_with_a_reason_recorded(files, capsys):
     assert "dispatch round.yml with tier=final" in capsys.readouterr().out
     competition = load_competition(files / "competition.yaml")
     assert competition.final.status == "not_run"
-    assert competition.final.reruns == ({"round_id": "final-0123456789ab", "reason": "runner lost power",
-                                         "by": STAFF[0], "at": "2026-12-14T12:00:00Z"},)
+    assert competition.final.reruns == (
+        {"round_id": "final-0123456789ab", "reason": "runner lost power", "by": STAFF[0], "at": "2026-12-14T12:00:00Z"},
+    )
     assert main(["dispatch", "--config", config, *DISPATCH]) == 0  # now it may be played again
     # The record survives the next final's recording and its publication.
     recorded = competition.final_committed("final-fedcba987654")
     assert recorded.final.reruns == competition.final.reruns
     # A published final is never set aside.
-    published = CONFIG | {"final": PENDING | {"status": "published", "published_at": "2026-12-15T00:00:00Z",
-                                               "published_by": STAFF[0]}}
+    published = CONFIG | {
+        "final": PENDING | {"status": "published", "published_at": "2026-12-15T00:00:00Z", "published_by": STAFF[0]}
+    }
     (files / "competition.yaml").write_text(yaml.safe_dump(published, sort_keys=False))
     assert main(base + ["--reason", "second thoughts", "--actor-id", str(STAFF[0])]) == 1
     assert "a published final is never run again" in capsys.readouterr().err
@@ -70,9 +80,22 @@ def test_staff_invalidate_a_result_with_a_reason(files, tmp_path, capsys):
     rounds.mkdir()
     (rounds / "ladder-0123456789ab.yaml").write_text(yaml.safe_dump({"field": [{"name": "alice"}, {"name": "bob"}]}))
     record = tmp_path / "config" / "invalidations.yaml"
-    base = ["competition", "--config", str(files / "competition.yaml"), "--now", "2026-12-01T10:00:00Z",
-            "invalidate", "--round", "ladder-0123456789ab", "--rounds", str(rounds), "--invalidations", str(record),
-            "--accounts", str(files / "accounts.yaml")]
+    base = [
+        "competition",
+        "--config",
+        str(files / "competition.yaml"),
+        "--now",
+        "2026-12-01T10:00:00Z",
+        "invalidate",
+        "--round",
+        "ladder-0123456789ab",
+        "--rounds",
+        str(rounds),
+        "--invalidations",
+        str(record),
+        "--accounts",
+        str(files / "accounts.yaml"),
+    ]
     assert main(base + ["--handle", "alice", "--reason", "read the rules", "--actor-id", str(ALICE[0])]) == 1
     assert "only staff invalidate" in capsys.readouterr().err
     assert main(base + ["--handle", "zed", "--reason", "x", "--actor-id", str(STAFF[0])]) == 1
@@ -80,7 +103,11 @@ def test_staff_invalidate_a_result_with_a_reason(files, tmp_path, capsys):
     assert main(base + ["--handle", "alice", "--reason", "read the rules", "--actor-id", str(STAFF[0])]) == 0
     assert "the site strikes the result through" in capsys.readouterr().out
     (item,) = load_invalidations(record)
-    assert (item.round, item.handle, item.reason, item.by) == ("ladder-0123456789ab", "alice", "read the rules",
-                                                               STAFF[0])
+    assert (item.round, item.handle, item.reason, item.by) == (
+        "ladder-0123456789ab",
+        "alice",
+        "read the rules",
+        STAFF[0],
+    )
     assert main(base + ["--handle", "alice", "--reason", "again", "--actor-id", str(STAFF[0])]) == 1
     assert "already invalidated" in capsys.readouterr().err

@@ -11,25 +11,61 @@ import yaml
 
 from grader.cli.main import main
 from grader.documents.yaml_io import dump_yaml
-from tests.github.conftest import (AFTER_FREEZE, ALICE, BEFORE_FREEZE, BOB, CAROL, LABEL, STAFF, agent_files,
-                                   package_digest, plain_files, pr_event)
+from tests.github.conftest import (
+    AFTER_FREEZE,
+    ALICE,
+    BEFORE_FREEZE,
+    BOB,
+    CAROL,
+    LABEL,
+    STAFF,
+    agent_files,
+    package_digest,
+    plain_files,
+    pr_event,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
 PASSED_SMOKE = {
-    "schema_version": 1, "result": "pass", "reason": None, "needs_staff_label": False, "interpreter": "3.11.9",
-    "numpy": "2.4.6", "sandbox": "docker", "submission": {"name": "submission", "digest": "sha256:00"}, "flags": [],
-    "boards": [{"shape": s, "result": "pass", "mean_act_ms": 0.4, "pace_ms": p} for s, p in
-               (("6x8", 4.8), ("8x8", 6.4), ("10x10", 10.0), ("12x10", 12.0))],
-    "first_failing_board": None, "stderr_tail": "",
+    "schema_version": 1,
+    "result": "pass",
+    "reason": None,
+    "needs_staff_label": False,
+    "interpreter": "3.11.9",
+    "numpy": "2.4.6",
+    "sandbox": "docker",
+    "submission": {"name": "submission", "digest": "sha256:00"},
+    "flags": [],
+    "boards": [
+        {"shape": s, "result": "pass", "mean_act_ms": 0.4, "pace_ms": p}
+        for s, p in (("6x8", 4.8), ("8x8", 6.4), ("10x10", 10.0), ("12x10", 12.0))
+    ],
+    "first_failing_board": None,
+    "stderr_tail": "",
 }
 
 
 def collect(hub, repo_files, tmp_path, event, now=BEFORE_FREEZE) -> dict:
     out = tmp_path / "collect"
-    code = main(["pr", "collect", "--event", str(event), "--accounts", str(repo_files / "accounts.yaml"),
-                 "--config", str(repo_files / "config" / "competition.yaml"), "--out", str(out),
-                 "--api-url", hub.api, "--now", now.isoformat()])
+    code = main(
+        [
+            "pr",
+            "collect",
+            "--event",
+            str(event),
+            "--accounts",
+            str(repo_files / "accounts.yaml"),
+            "--config",
+            str(repo_files / "config" / "competition.yaml"),
+            "--out",
+            str(out),
+            "--api-url",
+            hub.api,
+            "--now",
+            now.isoformat(),
+        ]
+    )
     assert code == 0
     return yaml.safe_load((out / "decision.yaml").read_text())
 
@@ -57,8 +93,12 @@ def test_owner_passes_and_one_comment_is_posted(hub, repo_files, tmp_path, token
     report(hub, tmp_path, PASSED_SMOKE)
     (body,) = bot_comments(hub, 7)
     assert "smoke test passed" in body and "| 12x10 | 0.4 ms | 12 ms | pass |" in body
-    assert hub.statuses[-1] == {"sha": pull.head_sha, "state": "success", "context": "arena/submission",
-                                "description": "smoke test passed; becomes active when merged"}
+    assert hub.statuses[-1] == {
+        "sha": pull.head_sha,
+        "state": "success",
+        "context": "arena/submission",
+        "description": "smoke test passed; becomes active when merged",
+    }
     # A second run (a new push) edits the same comment: one comment per pull request.
     report(hub, tmp_path, PASSED_SMOKE)
     assert len(bot_comments(hub, 7)) == 1
@@ -73,12 +113,22 @@ def pull_file(hub, pull, path) -> bytes:
 def test_failed_smoke_names_first_board_and_pace_and_never_publishes_stderr(hub, repo_files, tmp_path, token):
     pull = hub.add_pull(8, ALICE, agent_files("alice"))
     collect(hub, repo_files, tmp_path, pr_event(tmp_path, 8, ALICE, pull.head_sha))
-    failed = PASSED_SMOKE | {"result": "fail", "first_failing_board": "8x8",
-                             "stderr_tail": "Traceback ...\nValueError: ``` oops",
-                             "boards": [PASSED_SMOKE["boards"][0],
-                                        {"shape": "8x8", "result": "fail", "mean_act_ms": 40.5, "pace_ms": 6.4,
-                                         "reason": "timeout: mean act() 40.5 ms is more than 3x the pace"},
-                                        {"shape": "10x10", "result": "not_run", "mean_act_ms": None, "pace_ms": 10.0}]}
+    failed = PASSED_SMOKE | {
+        "result": "fail",
+        "first_failing_board": "8x8",
+        "stderr_tail": "Traceback ...\nValueError: ``` oops",
+        "boards": [
+            PASSED_SMOKE["boards"][0],
+            {
+                "shape": "8x8",
+                "result": "fail",
+                "mean_act_ms": 40.5,
+                "pace_ms": 6.4,
+                "reason": "timeout: mean act() 40.5 ms is more than 3x the pace",
+            },
+            {"shape": "10x10", "result": "not_run", "mean_act_ms": None, "pace_ms": 10.0},
+        ],
+    }
     report(hub, tmp_path, failed)
     (body,) = bot_comments(hub, 8)
     assert "failed on the 8x8 board" in body and "mean act() 40.5 ms against a pace of 6.4 ms" in body
@@ -120,9 +170,11 @@ def test_flagged_submission_is_held_until_staff_review_of_its_digest(hub, repo_f
     files = agent_files("alice")
     digest = package_digest(files)
     pull = hub.add_pull(13, ALICE, files, labels=[])
-    flagged = PASSED_SMOKE | {"needs_staff_label": True, "submission": {"name": "submission", "digest": digest},
-                              "flags": [{"kind": "import", "file": "agent.py", "line": 3,
-                                         "detail": "imports subprocess (starts processes)"}]}
+    flagged = PASSED_SMOKE | {
+        "needs_staff_label": True,
+        "submission": {"name": "submission", "digest": digest},
+        "flags": [{"kind": "import", "file": "agent.py", "line": 3, "detail": "imports subprocess (starts processes)"}],
+    }
     collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha))
     report(hub, tmp_path, flagged)
     assert hub.statuses[-1]["state"] == "pending" and "needs a staff review" in hub.statuses[-1]["description"]
@@ -132,7 +184,9 @@ def test_flagged_submission_is_held_until_staff_review_of_its_digest(hub, repo_f
 
     def labeled(at: str, by=STAFF) -> dict:
         hub.add_label_event(13, "labeled", LABEL, by, at)
-        return collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha, "labeled", [LABEL], LABEL))
+        return collect(
+            hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha, "labeled", [LABEL], LABEL)
+        )
 
     # A student cannot clear it by labelling it themselves, nor by commenting a review.
     pull.labels.append(LABEL)
@@ -159,8 +213,7 @@ def test_flagged_submission_is_held_until_staff_review_of_its_digest(hub, repo_f
     assert hub.statuses[-1]["state"] == "pending"
 
     # A new push voids the review: the label is removed and the hold is back.
-    decision = collect(hub, repo_files, tmp_path,
-                       pr_event(tmp_path, 13, ALICE, pull.head_sha, "synchronize", [LABEL]))
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 13, ALICE, pull.head_sha, "synchronize", [LABEL]))
     assert decision["remove_label"] and not decision["flags_cleared"]
     report(hub, tmp_path, flagged)
     assert hub.posted("DELETE", "/issues/13/labels/") and LABEL not in pull.labels
@@ -176,11 +229,13 @@ def test_a_push_after_review_is_held_even_when_the_label_stays(hub, repo_files, 
     hub.add_label_event(18, "labeled", LABEL, STAFF, "2026-10-02T10:00:00Z")
     v2 = agent_files("alice", extra={"helper.py": b"import socket\n"})
     pull2 = hub.add_pull(18, ALICE, v2, labels=[LABEL])  # the same pull request, at its new head
-    decision = collect(hub, repo_files, tmp_path,
-                       pr_event(tmp_path, 18, ALICE, pull2.head_sha, "reopened", [LABEL]))
+    decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 18, ALICE, pull2.head_sha, "reopened", [LABEL]))
     assert decision["digest"] == package_digest(v2) and not decision["flags_cleared"]
-    smoke = PASSED_SMOKE | {"needs_staff_label": True, "submission": {"name": "submission", "digest": decision["digest"]},
-                            "flags": [{"kind": "import", "file": "helper.py", "line": 1, "detail": "imports socket"}]}
+    smoke = PASSED_SMOKE | {
+        "needs_staff_label": True,
+        "submission": {"name": "submission", "digest": decision["digest"]},
+        "flags": [{"kind": "import", "file": "helper.py", "line": 1, "detail": "imports socket"}],
+    }
     report(hub, tmp_path, smoke)
     assert hub.statuses[-1]["state"] == "pending" and "Held for staff review" in bot_comments(hub, 18)[-1]
 
@@ -222,14 +277,25 @@ def test_smoke_job_that_delivered_nothing_is_the_arenas_error(hub, repo_files, t
     assert hub.statuses[-1]["state"] == "error"
 
 
-@pytest.mark.parametrize("files,changed,modes,reason", [
-    ({"submissions/alice/agent.py": b"class Agent: pass", "README.md": b"x"}, None, None, "may change only"),
-    ({"submissions/alice/agent.py": b"", "submissions/bob/agent.py": b""}, None, None, "2 handles"),
-    ({"submissions/alice/agent.py": b"", "submissions/alice/data": b"/etc/passwd"}, None,
-     {"submissions/alice/data": "120000"}, "symbolic link"),
-    ({"submissions/alice/agent.py": b"", "submissions/alice/vendor": b""}, None,
-     {"submissions/alice/vendor": "160000"}, "submodule"),
-])
+@pytest.mark.parametrize(
+    "files,changed,modes,reason",
+    [
+        ({"submissions/alice/agent.py": b"class Agent: pass", "README.md": b"x"}, None, None, "may change only"),
+        ({"submissions/alice/agent.py": b"", "submissions/bob/agent.py": b""}, None, None, "2 handles"),
+        (
+            {"submissions/alice/agent.py": b"", "submissions/alice/data": b"/etc/passwd"},
+            None,
+            {"submissions/alice/data": "120000"},
+            "symbolic link",
+        ),
+        (
+            {"submissions/alice/agent.py": b"", "submissions/alice/vendor": b""},
+            None,
+            {"submissions/alice/vendor": "160000"},
+            "submodule",
+        ),
+    ],
+)
 def test_refused_shapes(hub, repo_files, tmp_path, token, files, changed, modes, reason):
     pull = hub.add_pull(16, ALICE, files, changed, modes=modes)
     decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 16, ALICE, pull.head_sha))
@@ -249,28 +315,53 @@ def test_staff_changes_to_the_arena_are_not_submissions(hub, repo_files, tmp_pat
     report(hub, tmp_path, None)
     # No comment; the status main's ruleset requires, so that staff's pull request can merge.
     assert not hub.comments.get(18)
-    assert [(s["sha"], s["state"], s["context"]) for s in hub.statuses] == [(pull.head_sha, "success",
-                                                                            "arena/submission")]
+    assert [(s["sha"], s["state"], s["context"]) for s in hub.statuses] == [
+        (pull.head_sha, "success", "arena/submission")
+    ]
 
 
 def registration(registry: dict) -> bytes:
     return yaml.safe_dump(registry, sort_keys=False).encode()
 
 
-@pytest.mark.parametrize("change,verdict,reason", [
-    (lambda r: r["accounts"].__setitem__(4242, {"login": "dave", "handle": "dave", "approved": False, "staff": False}),
-     "accepted", None),
-    (lambda r: r["accounts"].__setitem__(4242, {"login": "dave", "handle": "dave", "approved": True, "staff": False}),
-     "refused", "starts unapproved"),
-    (lambda r: r["accounts"].__setitem__(4243, {"login": "eve", "handle": "eve", "approved": False, "staff": False}),
-     "refused", "somebody else"),
-    (lambda r: r["accounts"][ALICE[0]].__setitem__("handle", "alice2"), "refused", "never changes"),
-    (lambda r: r["accounts"].__setitem__(4242, {"login": "dave", "handle": "alice", "approved": False, "staff": False}),
-     "refused", "already the handle"),
-])
+@pytest.mark.parametrize(
+    "change,verdict,reason",
+    [
+        (
+            lambda r: r["accounts"].__setitem__(
+                4242, {"login": "dave", "handle": "dave", "approved": False, "staff": False}
+            ),
+            "accepted",
+            None,
+        ),
+        (
+            lambda r: r["accounts"].__setitem__(
+                4242, {"login": "dave", "handle": "dave", "approved": True, "staff": False}
+            ),
+            "refused",
+            "starts unapproved",
+        ),
+        (
+            lambda r: r["accounts"].__setitem__(
+                4243, {"login": "eve", "handle": "eve", "approved": False, "staff": False}
+            ),
+            "refused",
+            "somebody else",
+        ),
+        (lambda r: r["accounts"][ALICE[0]].__setitem__("handle", "alice2"), "refused", "never changes"),
+        (
+            lambda r: r["accounts"].__setitem__(
+                4242, {"login": "dave", "handle": "alice", "approved": False, "staff": False}
+            ),
+            "refused",
+            "already the handle",
+        ),
+    ],
+)
 def test_registration_pull_requests(hub, repo_files, tmp_path, token, change, verdict, reason):
     from tests.github.conftest import REGISTRY
     import copy
+
     head = copy.deepcopy(REGISTRY)
     change(head)
     dave = (4242, "dave")
@@ -289,21 +380,34 @@ def test_writes_need_a_token(hub, repo_files, tmp_path, monkeypatch, capsys):
     collect(hub, repo_files, tmp_path, pr_event(tmp_path, 20, ALICE, pull.head_sha))  # reads need none
     path = tmp_path / "smoke.yaml"
     path.write_text(dump_yaml(PASSED_SMOKE))
-    code = main(["pr", "report", "--decision", str(tmp_path / "collect" / "decision.yaml"), "--api-url", hub.api,
-                 "--smoke", str(path)])
+    code = main(
+        [
+            "pr",
+            "report",
+            "--decision",
+            str(tmp_path / "collect" / "decision.yaml"),
+            "--api-url",
+            hub.api,
+            "--smoke",
+            str(path),
+        ]
+    )
     # The workflow's token missing is the arena's failure, said in one line.
     assert code == 2 and "arena pr: the arena failed: GitHubCallError: GitHub refused to comment on #20: 401" in (
-        capsys.readouterr().err)
+        capsys.readouterr().err
+    )
 
 
 def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files, tmp_path, token):
     """collect -> smoke (local sandbox, on the files fetched as data) -> report."""
     from grader.sandbox.local import bwrap_problem
     from tests.smoke.test_smoke import FAST
+
     if bwrap_problem():
         pytest.skip(bwrap_problem())
     from grader.sandbox.local import LocalSandbox
     from grader.play.smoke import run_smoke
+
     original = plain_files("alice")["submissions/alice/agent.py"]
     pull = hub.add_pull(40, ALICE, agent_files("alice", extra={"agent.py": b"import subprocess\n" + original}))
     decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 40, ALICE, pull.head_sha))
@@ -329,11 +433,22 @@ def test_a_folder_name_with_a_newline_is_refused_with_a_comment(hub, repo_files,
 def test_agent_text_reaches_a_comment_as_code_never_as_a_link(hub, repo_files, tmp_path, token):
     """GitHub autolinks bare addresses in plain text, never inside a code span."""
     import re
+
     pull = hub.add_pull(32, ALICE, agent_files("alice"))
     collect(hub, repo_files, tmp_path, pr_event(tmp_path, 32, ALICE, pull.head_sha))
-    failed = PASSED_SMOKE | {"result": "fail", "reason": "log in at https://evil.example/login or www.evil.example",
-                             "boards": [{"shape": "6x8", "result": "fail", "mean_act_ms": 9.0, "pace_ms": 4.8,
-                                         "reason": "see www.evil.example <b>now</b> @staff `x`"}]}
+    failed = PASSED_SMOKE | {
+        "result": "fail",
+        "reason": "log in at https://evil.example/login or www.evil.example",
+        "boards": [
+            {
+                "shape": "6x8",
+                "result": "fail",
+                "mean_act_ms": 9.0,
+                "pace_ms": 4.8,
+                "reason": "see www.evil.example <b>now</b> @staff `x`",
+            }
+        ],
+    }
     report(hub, tmp_path, failed)
     (body,) = bot_comments(hub, 32)
     for address in ("https://evil.example/login", "www.evil.example"):
@@ -347,13 +462,17 @@ def test_agent_text_reaches_a_comment_as_code_never_as_a_link(hub, repo_files, t
 def test_a_package_a_folder_too_deep_is_told_where_it_is(hub, repo_files, tmp_path, token):
     """The kit's `submission/` folder copied in whole: the comment names the folder the two
     files are in and says to move them up; nothing is started."""
-    nested = {path.replace("submissions/alice/", "submissions/alice/submission/"): data
-              for path, data in agent_files("alice").items()}
+    nested = {
+        path.replace("submissions/alice/", "submissions/alice/submission/"): data
+        for path, data in agent_files("alice").items()
+    }
     pull = hub.add_pull(41, ALICE, nested)
     decision = collect(hub, repo_files, tmp_path, pr_event(tmp_path, 41, ALICE, pull.head_sha))
     assert decision["verdict"] == "refused"
-    assert decision["reasons"] == ["submissions/alice/ holds the sealed package in submission/: move manifest.yaml "
-                                   "and submission.sealed up into submissions/alice/ itself"]
+    assert decision["reasons"] == [
+        "submissions/alice/ holds the sealed package in submission/: move manifest.yaml "
+        "and submission.sealed up into submissions/alice/ itself"
+    ]
     report(hub, tmp_path, None)
     (body,) = bot_comments(hub, 41)
     assert "holds the sealed package in submission/: move manifest.yaml" in body

@@ -24,7 +24,9 @@ def uploads():
     for path in sorted(WORKFLOWS.glob("*.yml")):
         for job, spec in yaml.safe_load(path.read_text())["jobs"].items():
             for step in spec.get("steps") or []:
-                if "upload-artifact" in str(step.get("uses", "")) or "upload-pages-artifact" in str(step.get("uses", "")):
+                if "upload-artifact" in str(step.get("uses", "")) or "upload-pages-artifact" in str(
+                    step.get("uses", "")
+                ):
                     yield path.name, job, step["uses"], step.get("with") or {}
 
 

@@ -38,9 +38,11 @@ def hub_with_settings() -> FakeGitHub:
     hub = FakeGitHub()
     hub.set_secret("ARENA_SUBMISSION_KEY", "s")
     for env, names in ENVIRONMENTS.items():
-        hub.settings.environments[env] = {"policy": {"protected_branches": False, "custom_branch_policies": True},
-                                          "branch_policies": [{"id": 1, "name": "main", "type": "branch"}],
-                                          "secrets": {n: f"{n}@{env}" for n in names}}
+        hub.settings.environments[env] = {
+            "policy": {"protected_branches": False, "custom_branch_policies": True},
+            "branch_policies": [{"id": 1, "name": "main", "type": "branch"}],
+            "secrets": {n: f"{n}@{env}" for n in names},
+        }
     for labels in commands_labels((ROOT / "docs" / "runners.md").read_text()):
         hub.register_runner("r", labels)
     return hub
@@ -86,11 +88,15 @@ def test_a_fork_pull_request_gets_no_secrets_and_an_environment_off_main_none_of
 def test_a_read_only_token_cannot_write():
     import urllib.error
     import urllib.request
+
     with FakeGitHub() as hub:
         hub.add_token("ghs_fork", "github-actions[bot]", 41898282, role="read")
-        req = urllib.request.Request(f"{hub.api}/repos/arena-org/arena/statuses/{'a' * 40}", method="POST",
-                                     data=b'{"state": "success", "context": "arena/submission"}',
-                                     headers={"Authorization": "token ghs_fork"})
+        req = urllib.request.Request(
+            f"{hub.api}/repos/arena-org/arena/statuses/{'a' * 40}",
+            method="POST",
+            data=b'{"state": "success", "context": "arena/submission"}',
+            headers={"Authorization": "token ghs_fork"},
+        )
         try:
             urllib.request.urlopen(req, timeout=30)
             raise AssertionError("a read-only token wrote a status")

@@ -34,14 +34,26 @@ from tests.github.fakehub import OWNER, REPO
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 ROOT = Path(__file__).resolve().parents[2]
-STUDENTS = [(2001 + i, f"{name}-gh", name) for i, name in
-            enumerate(("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"))]
+STUDENTS = [
+    (2001 + i, f"{name}-gh", name)
+    for i, name in enumerate(("alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi"))
+]
 MALLORY = (2099, "mallory-gh", "mallory")  # registered, never approved: never in a field
 SEEDS = {"ARENA_LADDER_SEED": "season-ladder-seed", "ARENA_FINAL_SEED": "season-final-seed"}
 FINAL_AT = "2026-12-14T09:00:00Z"
 # Tiny rounds: 3 checkpoints so that every SAE has a window ([5, 10]); 2 games per pair.
-SMALL = ["--budget", "10", "--checkpoints", "0,5,10", "--games-per-checkpoint", "2", "--pairing-games", "2",
-         "--jobs", "2"]
+SMALL = [
+    "--budget",
+    "10",
+    "--checkpoints",
+    "0,5,10",
+    "--games-per-checkpoint",
+    "2",
+    "--pairing-games",
+    "2",
+    "--jobs",
+    "2",
+]
 
 
 ADMIN = "ghp_season_staff_admin"
@@ -53,8 +65,13 @@ def git_run(repo: Path, *args: str) -> subprocess.CompletedProcess:
 
 def api(hub, method: str, path: str, token: str, body: dict | None = None) -> tuple[int, object]:
     import urllib.error
-    request = urllib.request.Request(hub.api + path, method=method, data=json.dumps(body or {}).encode(),
-                                     headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+
+    request = urllib.request.Request(
+        hub.api + path,
+        method=method,
+        data=json.dumps(body or {}).encode(),
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=30) as answer:
             return answer.status, json.loads(answer.read() or b"null")
@@ -63,12 +80,17 @@ def api(hub, method: str, path: str, token: str, body: dict | None = None) -> tu
 
 
 def git(repo: Path, *args: str, date: str | None = None) -> str:
-    env = os.environ | {"GIT_AUTHOR_NAME": "arena-bot", "GIT_AUTHOR_EMAIL": "arena-bot@example.org",
-                        "GIT_COMMITTER_NAME": "arena-bot", "GIT_COMMITTER_EMAIL": "arena-bot@example.org"}
+    env = os.environ | {
+        "GIT_AUTHOR_NAME": "arena-bot",
+        "GIT_AUTHOR_EMAIL": "arena-bot@example.org",
+        "GIT_COMMITTER_NAME": "arena-bot",
+        "GIT_COMMITTER_EMAIL": "arena-bot@example.org",
+    }
     if date:
         env |= {"GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env,
-                          timeout=60).stdout
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env, timeout=60
+    ).stdout
 
 
 class Season:
@@ -104,8 +126,14 @@ class Season:
             (self.repo / rel).parent.mkdir(parents=True, exist_ok=True)
             (self.repo / rel).write_bytes(data)
 
-    def commit(self, message: str, date: str, route: str | None = None, author: tuple[int, str] = STAFF[:2],
-               status: str = "success") -> str:
+    def commit(
+        self,
+        message: str,
+        date: str,
+        route: str | None = None,
+        author: tuple[int, str] = STAFF[:2],
+        status: str = "success",
+    ) -> str:
         """Commit, and (once `protect`ed) take it to GitHub's main by `route`: "workflow" (a
         push with the arena's push key, as round.yml, score.yml and competition.yml push) or
         "pull" (a pull request merged through the API once its status is green; a direct push
@@ -130,6 +158,7 @@ class Season:
         """docs/deploy.md on the fake GitHub: the first push, `arena github setup`, the staff's
         commands it lists, setup again, and site.yaml's kit.repository merged by pull request."""
         from grader.github.setup import ENVIRONMENTS, PUSH_KEY_TITLE
+
         self.origin = self.tmp / "origin.git"
         git(self.tmp, "init", "-q", "--bare", "-b", "main", str(self.origin))
         git(self.repo, "remote", "add", "origin", str(self.origin))
@@ -139,8 +168,9 @@ class Season:
         monkeypatch.setenv("GITHUB_TOKEN", ADMIN)
         assert self.arena("github", "setup", "--repo", f"{OWNER}/{REPO}", "--api-url", self.hub.api) == 1
         key = self.tmp / PUSH_KEY_TITLE
-        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", PUSH_KEY_TITLE, "-f", str(key)],
-                       check=True)
+        subprocess.run(
+            ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", PUSH_KEY_TITLE, "-f", str(key)], check=True
+        )
         public = Path(f"{key}.pub").read_text().strip()
         self.hub.settings.deploy_keys.append({"id": 1, "title": PUSH_KEY_TITLE, "key": public, "read_only": False})
         self.push_key = "ssh:" + " ".join(public.split()[:2])
@@ -161,8 +191,13 @@ class Season:
         number = 100 + self.pulls
         git(self.origin, "fetch", "-q", str(self.repo), f"HEAD:refs/pull/{number}/head")
         pull = self.hub.open_pull_from_branch(number, author, f"refs/pull/{number}/head")
-        api(self.hub, "POST", f"/repos/{OWNER}/{REPO}/statuses/{pull.head_sha}", "ghs_submission_check",
-            {"state": status, "context": "arena/submission", "description": message})
+        api(
+            self.hub,
+            "POST",
+            f"/repos/{OWNER}/{REPO}/statuses/{pull.head_sha}",
+            "ghs_submission_check",
+            {"state": status, "context": "arena/submission", "description": message},
+        )
         code, _ = api(self.hub, "PUT", f"/repos/{OWNER}/{REPO}/pulls/{number}/merge", ADMIN)
         if code == 200:
             git(self.repo, "pull", "-q", "--ff-only", "origin", "main")
@@ -196,23 +231,73 @@ class Season:
         merged and verified by replay; the final recorded as pending review; a private round
         (and the final) sealed out of rounds/. The round's id."""
         work = self.tmp / f"round-{name or tier}"
-        assert self.arena("dispatch", "--config", self.config, "--now", now, "--tier", tier, "--budget", "10",
-                          "--envs", envs, "--shards", str(shards)) == 0
+        assert (
+            self.arena(
+                "dispatch",
+                "--config",
+                self.config,
+                "--now",
+                now,
+                "--tier",
+                tier,
+                "--budget",
+                "10",
+                "--envs",
+                envs,
+                "--shards",
+                str(shards),
+            )
+            == 0
+        )
         # The field job writes field/ in its checkout of main (a fresh runner's: no earlier field),
         # and field/ is never committed; the shards play it from the same place.
         shutil.rmtree(self.repo / "field", ignore_errors=True)
-        assert self.arena("field", "--tier", tier, "--config", self.config, "--now", now, "--smoke", "local",
-                          "--copy-to", "field/entrants", "--out", "field/field.yaml",
-                          "--agents-file", "field/agents.txt") == 0
+        assert (
+            self.arena(
+                "field",
+                "--tier",
+                tier,
+                "--config",
+                self.config,
+                "--now",
+                now,
+                "--smoke",
+                "local",
+                "--copy-to",
+                "field/entrants",
+                "--out",
+                "field/field.yaml",
+                "--agents-file",
+                "field/agents.txt",
+            )
+            == 0
+        )
         shutil.copytree(self.repo / "field", work / "field")  # the field's artifact
         agents = (work / "field" / "agents.txt").read_text().splitlines()
         monkeypatch.setenv("ARENA_TIER_SEED", SEEDS[f"ARENA_{tier.upper()}_SEED"])
         monkeypatch.setenv("ARENA_ROUND_SEED", f"season-round-seed-{tier}")
         for shard in range(1, shards + 1):
-            assert self.arena("round", "--tier", tier, "--agents", *agents, *SMALL, "--envs", envs,
-                              "--shard", f"{shard}/{shards}", "--sandbox", "local",
-                              "--out", str(work / f"shard-{shard}" / "rounds"),
-                              "--private-out", str(work / f"shard-{shard}" / "private")) == 0
+            assert (
+                self.arena(
+                    "round",
+                    "--tier",
+                    tier,
+                    "--agents",
+                    *agents,
+                    *SMALL,
+                    "--envs",
+                    envs,
+                    "--shard",
+                    f"{shard}/{shards}",
+                    "--sandbox",
+                    "local",
+                    "--out",
+                    str(work / f"shard-{shard}" / "rounds"),
+                    "--private-out",
+                    str(work / f"shard-{shard}" / "private"),
+                )
+                == 0
+            )
         monkeypatch.delenv("ARENA_TIER_SEED")
         monkeypatch.delenv("ARENA_ROUND_SEED")
         parts = sorted(str(p) for p in work.glob("shard-*/private/*/") if p.is_dir())
@@ -225,8 +310,21 @@ class Season:
         # Each owner's history entry, their replays locked with the tier's seed, as the merge job
         # seals them (the entrants as the field artifact holds them), merged onto main.
         monkeypatch.setenv("ARENA_TIER_SEED", SEEDS[f"ARENA_{tier.upper()}_SEED"])
-        assert self.arena("history", "seal", "--results", results, "--private", str(work / "merged"),
-                          "--field", str(work / "field" / "entrants"), "--out", str(work / "history")) == 0
+        assert (
+            self.arena(
+                "history",
+                "seal",
+                "--results",
+                results,
+                "--private",
+                str(work / "merged"),
+                "--field",
+                str(work / "field" / "entrants"),
+                "--out",
+                str(work / "history"),
+            )
+            == 0
+        )
         monkeypatch.delenv("ARENA_TIER_SEED")
         assert self.arena("history", "merge", str(work / "history"), "--into", ".") == 0
         # The command each shard records re-runs it: the entrants by the paths it played them from.
@@ -235,8 +333,10 @@ class Season:
         assert len(shards_run) == shards, shards_run
         assert all(f" {first}=field/entrants/{first} " in command for command in shards_run), shards_run
         if tier == "final":
-            assert self.arena("competition", "--config", self.config, "--now", now, "final-pending",
-                              "--round", round_id) == 0
+            assert (
+                self.arena("competition", "--config", self.config, "--now", now, "final-pending", "--round", round_id)
+                == 0
+            )
         self.disclose(results, work / "merged")
         return round_id
 
@@ -255,13 +355,17 @@ class Season:
         the replays' refs; gzip opened), every built site, every comment and status the hub was
         sent, and every log line the commands printed."""
         out = {}
-        dump = subprocess.run(["git", "-C", str(self.repo), "cat-file", "--batch-all-objects", "--batch"],
-                              capture_output=True, check=True, timeout=120).stdout
+        dump = subprocess.run(
+            ["git", "-C", str(self.repo), "cat-file", "--batch-all-objects", "--batch"],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        ).stdout
         at = 0
         while at < len(dump):
             header_end = dump.index(b"\n", at)
             sha, kind, size = dump[at:header_end].split()
-            body = dump[header_end + 1:header_end + 1 + int(size)]
+            body = dump[header_end + 1 : header_end + 1 + int(size)]
             at = header_end + 2 + int(size)
             if kind == b"blob":
                 out[f"git:{sha.decode()}"] = readable(body)
@@ -279,8 +383,13 @@ class Season:
     def assert_private(self, round_ids: list[str], public: list[str]) -> None:
         """No number of a private result of `round_ids` on any public surface (numbers that a
         public round of `public` also has are not told apart, and are left out)."""
-        seen = set().union(*(every_float(yaml.safe_load((self.repo / "rounds" / f"{r}.yaml").read_text()))
-                             for r in public)) if public else set()
+        seen = (
+            set().union(
+                *(every_float(yaml.safe_load((self.repo / "rounds" / f"{r}.yaml").read_text())) for r in public)
+            )
+            if public
+            else set()
+        )
         surfaces = self.public_surfaces()
         looked = [r for r in round_ids if number_patterns(self.private[r] - seen, long=False)]
         # A tiny round's numbers may all be common fractions (0.5, 0.25), which tell nothing;
@@ -295,8 +404,10 @@ class Season:
             for where, text in surfaces.items():
                 for pattern in long:
                     found = pattern.search(text)
-                    assert found is None, f"{round_id}'s {found.group()} is public in {where}: " \
-                                          f"{text[max(0, found.start() - 200):found.end() + 200]}"
+                    assert found is None, (
+                        f"{round_id}'s {found.group()} is public in {where}: "
+                        f"{text[max(0, found.start() - 200) : found.end() + 200]}"
+                    )
                 hits = [m.group() for m in (p.search(text) for p in short) if m]
                 assert len(hits) < enough, f"{round_id}'s {hits} are public in {where}"
 
@@ -319,6 +430,7 @@ def readable(blob: bytes) -> str:
     """A file's text as a reader sees it: gzip opened (a games file is gzip)."""
     import gzip
     import zlib
+
     if blob[:2] == b"\x1f\x8b":
         try:
             blob = gzip.decompress(blob)
@@ -358,6 +470,7 @@ def number_patterns(numbers: set[float], long: bool) -> list:
     (3 and 4 decimals, and in full), for the numbers that say something: a multiple of 1/40 or
     1/16 (0.5, 0.8, 0.0625...) appears on pages for other reasons and tells nothing."""
     import re
+
     texts = set()
     for v in numbers:
         if abs(v * 40 - round(v * 40)) < 1e-9 or abs(v * 16 - round(v * 16)) < 1e-9:
@@ -370,6 +483,7 @@ def kit_history(tmp_path: Path, monkeypatch):
     """The kit's history.py as a student runs it (`make history`), imported from a copy of kit/."""
     import importlib
     import sys
+
     folder = tmp_path / "alice-kit"
     shutil.copytree(ROOT / "kit", folder, ignore=shutil.ignore_patterns("__pycache__", "version"))
     for name in ("kitenv", "history"):
@@ -383,16 +497,18 @@ def kit_history(tmp_path: Path, monkeypatch):
 def results_games(repo: Path, round_id: str) -> list[dict]:
     """A round's public games (its games file beside the results)."""
     import gzip
+
     lines = gzip.decompress((repo / "rounds" / round_id / "games.jsonl.gz").read_bytes()).splitlines()
     return [json.loads(line) for line in lines[1:]]
 
 
 def standings_table(page: str) -> str:
-    return page[page.index("<table"):page.index("</table>")]
+    return page[page.index("<table") : page.index("</table>")]
 
 
 def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token, monkeypatch, capsys):
     from grader.sandbox.local import bwrap_problem
+
     if bwrap_problem():
         pytest.skip(bwrap_problem())
     s = Season(tmp_path, hub)
@@ -404,35 +520,78 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         (shutil.copytree if (ROOT / rel).is_dir() else shutil.copy)(ROOT / rel, s.repo / rel)
     shutil.copytree(ROOT / "docs", s.repo / "docs")  # links followed: the site reads the schema through one
     (s.repo / "config").mkdir()
-    config = {"schema_version": 1, "final_at": None, "freeze_hours": 48, "appeal_days": 7,
-              "requested_runs": {"per_window": 3, "window_days": 7}, "review_label": LABEL,
-              "final": {"status": "not_run", "round_id": None, "published_at": None, "published_by": None},
-              "ended": False}
+    config = {
+        "schema_version": 1,
+        "final_at": None,
+        "freeze_hours": 48,
+        "appeal_days": 7,
+        "requested_runs": {"per_window": 3, "window_days": 7},
+        "review_label": LABEL,
+        "final": {"status": "not_run", "round_id": None, "published_at": None, "published_by": None},
+        "ended": False,
+    }
     Path(s.config).write_text(yaml.safe_dump(config, sort_keys=False))
     git(s.repo, "init", "-q", "-b", "main")
     (s.repo / ".git" / "info" / "exclude").write_text("field/\n")  # the round's field: never committed
-    assert s.arena("accounts", "add", "--id", str(STAFF[0]), "--login", STAFF[1], "--handle", "prof", "--staff",
-                   "--approved", "--registry", s.accounts) == 0
+    assert (
+        s.arena(
+            "accounts",
+            "add",
+            "--id",
+            str(STAFF[0]),
+            "--login",
+            STAFF[1],
+            "--handle",
+            "prof",
+            "--staff",
+            "--approved",
+            "--registry",
+            s.accounts,
+        )
+        == 0
+    )
     s.commit("the arena", "2026-11-01T09:00:00Z")
     s.protect(monkeypatch)  # from here on, main takes changes only by the documented routes
 
     # -- Accounts: alice registers by pull request; staff approve ---------------------------------
     registration = yaml.safe_load(Path(s.accounts).read_text())
-    registration["accounts"][STUDENTS[0][0]] = {"login": STUDENTS[0][1], "handle": "alice", "approved": False,
-                                                "staff": False}
+    registration["accounts"][STUDENTS[0][0]] = {
+        "login": STUDENTS[0][1],
+        "handle": "alice",
+        "approved": False,
+        "staff": False,
+    }
     pull = hub.add_pull(1, STUDENTS[0][:2], {"accounts.yaml": yaml.safe_dump(registration).encode()})
     collected = tmp_path / "collect-1"
-    assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 1, STUDENTS[0][:2], pull.head_sha)),
-                   "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
-                   "--now", "2026-11-02T10:00:00Z") == 0
+    assert (
+        s.arena(
+            "pr",
+            "collect",
+            "--event",
+            str(pr_event(tmp_path, 1, STUDENTS[0][:2], pull.head_sha)),
+            "--accounts",
+            s.accounts,
+            "--config",
+            s.config,
+            "--out",
+            str(collected),
+            "--api-url",
+            hub.api,
+            "--now",
+            "2026-11-02T10:00:00Z",
+        )
+        == 0
+    )
     decision = yaml.safe_load((collected / "decision.yaml").read_text())
     assert (decision["kind"], decision["verdict"]) == ("registration", "accepted"), decision
     assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--api-url", hub.api) == 0
     assert hub.statuses[-1]["state"] == "success" and hub.statuses[-1]["sha"] == pull.head_sha
     # Merged: alice, and the other students registered the same way, unapproved.
     for gid, login, handle in STUDENTS + [MALLORY]:
-        assert s.arena("accounts", "add", "--id", str(gid), "--login", login, "--handle", handle,
-                       "--registry", s.accounts) == 0
+        assert (
+            s.arena("accounts", "add", "--id", str(gid), "--login", login, "--handle", handle, "--registry", s.accounts)
+            == 0
+        )
     s.commit("accounts: registrations", "2026-11-02T12:00:00Z", route="pull")
     for _, _, handle in STUDENTS:  # mallory is never approved
         assert s.arena("accounts", "approve", handle, "--registry", s.accounts) == 0
@@ -445,15 +604,35 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     alice = agent_files("alice", owner_key=encode_key(bytes(alice_key.public_key)))
     pull = hub.add_pull(2, STUDENTS[0][:2], alice)
     collected = tmp_path / "collect-2"
-    assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 2, STUDENTS[0][:2], pull.head_sha)),
-                   "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
-                   "--now", "2026-11-03T10:00:00Z") == 0
+    assert (
+        s.arena(
+            "pr",
+            "collect",
+            "--event",
+            str(pr_event(tmp_path, 2, STUDENTS[0][:2], pull.head_sha)),
+            "--accounts",
+            s.accounts,
+            "--config",
+            s.config,
+            "--out",
+            str(collected),
+            "--api-url",
+            hub.api,
+            "--now",
+            "2026-11-03T10:00:00Z",
+        )
+        == 0
+    )
     assert yaml.safe_load((collected / "decision.yaml").read_text())["verdict"] == "smoke"
     smoke = tmp_path / "smoke-2.yaml"
     with smoke.open("w") as out, redirect_stdout(out):
         assert s.arena("smoke", str(collected / "submission"), "--sandbox", "local", "--withhold-output") == 0
-    assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke),
-                   "--api-url", hub.api) == 0
+    assert (
+        s.arena(
+            "pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke), "--api-url", hub.api
+        )
+        == 0
+    )
     (comment,) = s.bot_comments(2)
     assert "smoke test passed" in comment, comment
     assert hub.statuses[-1]["state"] == "success" and "becomes active when merged" in hub.statuses[-1]["description"]
@@ -469,8 +648,25 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     outputs.write_text("")
     monkeypatch.setenv("GITHUB_OUTPUT", str(outputs))
     event = comment_event(tmp_path, 2, STUDENTS[0][:2], STUDENTS[0][:2], 501, created_at="2026-11-04T10:00:00Z")
-    assert s.arena("score", "request", "--event", str(event), "--accounts", s.accounts, "--config", s.config,
-                   "--log", s.log, "--api-url", hub.api, "--now", "2026-11-04T10:00:00Z") == 0
+    assert (
+        s.arena(
+            "score",
+            "request",
+            "--event",
+            str(event),
+            "--accounts",
+            s.accounts,
+            "--config",
+            s.config,
+            "--log",
+            s.log,
+            "--api-url",
+            hub.api,
+            "--now",
+            "2026-11-04T10:00:00Z",
+        )
+        == 0
+    )
     request = dict(line.split("=", 1) for line in outputs.read_text().splitlines())
     monkeypatch.delenv("GITHUB_OUTPUT")
     assert request == {"queued": "true", "request_id": "c-501", "handle": "alice", "commit": merged}
@@ -484,26 +680,81 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     monkeypatch.setenv("ARENA_ROUND_SEED", "season-round-seed-c-501")
     published = tmp_path / "requested-published.txt"
     with published.open("w") as out, redirect_stdout(out):
-        assert s.arena("round", "--tier", "ladder", "--requested", "--agents",
-                       f"alice={entry / 'submissions' / 'alice'}", "--sandbox", "local", *SMALL, "--envs", "2",
-                       # 7 games a checkpoint: rates in 14ths, numbers a leak would be seen by
-                       "--games-per-checkpoint", "7",
-                       "--out", str(tmp_path / "requested"), "--private-out", str(tmp_path / "requested-private")) == 0
+        assert (
+            s.arena(
+                "round",
+                "--tier",
+                "ladder",
+                "--requested",
+                "--agents",
+                f"alice={entry / 'submissions' / 'alice'}",
+                "--sandbox",
+                "local",
+                *SMALL,
+                "--envs",
+                "2",
+                # 7 games a checkpoint: rates in 14ths, numbers a leak would be seen by
+                "--games-per-checkpoint",
+                "7",
+                "--out",
+                str(tmp_path / "requested"),
+                "--private-out",
+                str(tmp_path / "requested-private"),
+            )
+            == 0
+        )
     requested_id = Path(published.read_text().strip()).stem
     # The owner's history entry, as score.yml's run job seals it (in the same step, with the same
     # tier seed, which locks her replays): the results and her agent's log.
     history = tmp_path / "history-501"
-    assert s.arena("history", "seal", "--results", str(tmp_path / "requested" / f"{requested_id}.yaml"),
-                   "--private", str(tmp_path / "requested-private"), "--field", str(entry / "submissions"),
-                   "--request", "c-501", "--out", str(history)) == 0
+    assert (
+        s.arena(
+            "history",
+            "seal",
+            "--results",
+            str(tmp_path / "requested" / f"{requested_id}.yaml"),
+            "--private",
+            str(tmp_path / "requested-private"),
+            "--field",
+            str(entry / "submissions"),
+            "--request",
+            "c-501",
+            "--out",
+            str(history),
+        )
+        == 0
+    )
     monkeypatch.delenv("ARENA_TIER_SEED")
     monkeypatch.delenv("ARENA_ROUND_SEED")
-    assert s.arena("score", "finish", "--request", "c-501", "--status", "published", "--round-id", requested_id,
-                   "--repository", "arena-org/arena",
-                   "--results-url", "https://github.com/arena-org/arena/blob/main/history/alice.yaml",
-                   "--history", str(history),
-                   "--accounts", s.accounts, "--config", s.config, "--log", s.log, "--api-url", hub.api,
-                   "--now", "2026-11-04T11:00:00Z") == 0
+    assert (
+        s.arena(
+            "score",
+            "finish",
+            "--request",
+            "c-501",
+            "--status",
+            "published",
+            "--round-id",
+            requested_id,
+            "--repository",
+            "arena-org/arena",
+            "--results-url",
+            "https://github.com/arena-org/arena/blob/main/history/alice.yaml",
+            "--history",
+            str(history),
+            "--accounts",
+            s.accounts,
+            "--config",
+            s.config,
+            "--log",
+            s.log,
+            "--api-url",
+            hub.api,
+            "--now",
+            "2026-11-04T11:00:00Z",
+        )
+        == 0
+    )
     s.commit(f"requests: c-501 {requested_id}", "2026-11-04T11:00:00Z", route="workflow")
     assert not (s.repo / "requests" / "rounds").exists()  # a requested run is private: no plain results
     reply = s.bot_comments(2)[-1]
@@ -512,8 +763,9 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         assert expected in reply, reply
     for withheld in ("SAE 0", "win rate 0", "| games used |", "Faults:"):  # its numbers are in her history
         assert withheld not in reply, reply
-    s.private[requested_id] = result_numbers(yaml.safe_load(
-        (tmp_path / "requested-private" / f"{requested_id}.yaml").read_text()))
+    s.private[requested_id] = result_numbers(
+        yaml.safe_load((tmp_path / "requested-private" / f"{requested_id}.yaml").read_text())
+    )
 
     # -- The owner finds the requested run again -------------------------------------------------
     # Where the run is answered today: on the pull request (read here over the API, as its owner
@@ -525,7 +777,11 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     log = yaml.safe_load(Path(s.log).read_text())
     (logged,) = [r for r in log["requests"] if r["id"] == "c-501"]
     assert (logged["status"], logged["handle"], logged["commit"], logged["round_id"]) == (
-        "published", "alice", merged, requested_id), logged
+        "published",
+        "alice",
+        merged,
+        requested_id,
+    ), logged
     # And in her history on main, sealed to her key: her results and her agent's own log, which
     # nobody else's key opens.
     mine = parse_history((s.repo / "history" / "alice.yaml").read_bytes(), "history/alice.yaml")
@@ -551,10 +807,12 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert "mallory" not in table and "prof" not in table
     rounds_page = (site / "rounds" / "index.html").read_text()
     assert requested_id not in rounds_page  # a requested run is private
-    assert "<td>2026-11-20</td>" in rounds_page[rounds_page.index(f"{ladder}.html"):][:400]
+    assert "<td>2026-11-20</td>" in rounds_page[rounds_page.index(f"{ladder}.html") :][:400]
     field = yaml.safe_load((tmp_path / "round-ladder" / "field" / "field.yaml").read_text())
-    assert {"handle": "mallory", "reason": "account not approved: staff approve it with "
-                                           "`arena accounts approve mallory`"} in field["excluded"]
+    assert {
+        "handle": "mallory",
+        "reason": "account not approved: staff approve it with `arena accounts approve mallory`",
+    } in field["excluded"]
 
     # -- Private rounds: under 8 environments, and a field under 8 ---------------------------------
     # Staff try a round on 2 environments: it is private, so round.yml seals it out of rounds/.
@@ -565,9 +823,25 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     monkeypatch.setenv("ARENA_ROUND_SEED", "season-round-seed-small")
     published = tmp_path / "small-published.txt"
     with published.open("w") as out, redirect_stdout(out):
-        assert s.arena("round", "--tier", "ladder", "--agents", *(f"{h}={entrants / h}" for h in ("alice", "bob", "carol")),
-                       "--sandbox", "local", *SMALL, "--envs", "8", "--out", "rounds",
-                       "--private-out", str(tmp_path / "small-private")) == 0
+        assert (
+            s.arena(
+                "round",
+                "--tier",
+                "ladder",
+                "--agents",
+                *(f"{h}={entrants / h}" for h in ("alice", "bob", "carol")),
+                "--sandbox",
+                "local",
+                *SMALL,
+                "--envs",
+                "8",
+                "--out",
+                "rounds",
+                "--private-out",
+                str(tmp_path / "small-private"),
+            )
+            == 0
+        )
     monkeypatch.delenv("ARENA_TIER_SEED")
     monkeypatch.delenv("ARENA_ROUND_SEED")
     small_results = published.read_text().strip()
@@ -588,39 +862,100 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     assert ladder in (site / "index.html").read_text()
 
     # -- Staff invalidate one result, with a reason ----------------------------------------------
-    assert s.arena("competition", "--config", s.config, "--now", "2026-11-22T10:00:00Z", "invalidate",
-                   "--round", ladder, "--handle", "dave", "--reason", "shared code with another entrant",
-                   "--actor-id", str(STAFF[0]), "--accounts", s.accounts) == 0
-    assert s.arena("competition", "--config", s.config, "invalidate", "--round", ladder, "--handle", "dave",
-                   "--reason", "again", "--actor-id", str(STUDENTS[0][0]), "--accounts", s.accounts) == 1  # not staff
+    assert (
+        s.arena(
+            "competition",
+            "--config",
+            s.config,
+            "--now",
+            "2026-11-22T10:00:00Z",
+            "invalidate",
+            "--round",
+            ladder,
+            "--handle",
+            "dave",
+            "--reason",
+            "shared code with another entrant",
+            "--actor-id",
+            str(STAFF[0]),
+            "--accounts",
+            s.accounts,
+        )
+        == 0
+    )
+    assert (
+        s.arena(
+            "competition",
+            "--config",
+            s.config,
+            "invalidate",
+            "--round",
+            ladder,
+            "--handle",
+            "dave",
+            "--reason",
+            "again",
+            "--actor-id",
+            str(STUDENTS[0][0]),
+            "--accounts",
+            s.accounts,
+        )
+        == 1
+    )  # not staff
     s.commit("competition: dave's ladder result invalidated", "2026-11-22T10:00:00Z")
     page = (s.site("invalidated") / "rounds" / f"{ladder}.html").read_text()
-    row = page[page.index('invalidated">'):][:3000]
+    row = page[page.index('invalidated">') :][:3000]
     assert "dave" in row and "invalidated by staff: shared code with another entrant" in row, row
 
-    assert s.arena("competition", "--config", s.config, "--now", "2026-11-25T10:00:00Z", "set",
-                   "--final-at", FINAL_AT) == 0
+    assert (
+        s.arena("competition", "--config", s.config, "--now", "2026-11-25T10:00:00Z", "set", "--final-at", FINAL_AT)
+        == 0
+    )
     assert "the field freezes at 2026-12-12T09:00:00Z" in capsys.readouterr().out
     s.commit("competition: the final's date", "2026-11-25T10:00:00Z", route="pull")
     bob = STUDENTS[1]
     late = agent_files("bob", extra={"notes.txt": b"after the freeze\n"})
     pull = hub.add_pull(3, bob[:2], late)
     collected = tmp_path / "collect-3"
-    assert s.arena("pr", "collect", "--event", str(pr_event(tmp_path, 3, bob[:2], pull.head_sha)),
-                   "--accounts", s.accounts, "--config", s.config, "--out", str(collected), "--api-url", hub.api,
-                   "--now", "2026-12-13T10:00:00Z") == 0
+    assert (
+        s.arena(
+            "pr",
+            "collect",
+            "--event",
+            str(pr_event(tmp_path, 3, bob[:2], pull.head_sha)),
+            "--accounts",
+            s.accounts,
+            "--config",
+            s.config,
+            "--out",
+            str(collected),
+            "--api-url",
+            hub.api,
+            "--now",
+            "2026-12-13T10:00:00Z",
+        )
+        == 0
+    )
     assert yaml.safe_load((collected / "decision.yaml").read_text())["frozen"] is True
     smoke = tmp_path / "smoke-3.yaml"  # a practice smoke test is still run
     with smoke.open("w") as out, redirect_stdout(out):
         assert s.arena("smoke", str(collected / "submission"), "--sandbox", "local", "--withhold-output") == 0
-    assert s.arena("pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke),
-                   "--api-url", hub.api) == 0
+    assert (
+        s.arena(
+            "pr", "report", "--decision", str(collected / "decision.yaml"), "--smoke", str(smoke), "--api-url", hub.api
+        )
+        == 0
+    )
     assert "cannot become your active one" in s.bot_comments(3)[0]
     assert hub.statuses[-1]["state"] == "failure" and "frozen" in hub.statuses[-1]["description"]
     frozen_digest = yaml.safe_load((s.repo / "submissions" / "bob" / "manifest.yaml").read_text())["digest"]
     s.write(late)  # the status is a failure: main's ruleset refuses the merge
-    assert s.commit("bob: a change after the freeze", "2026-12-13T11:00:00Z", route="pull", author=bob[:2],
-                    status="failure") == ""
+    assert (
+        s.commit(
+            "bob: a change after the freeze", "2026-12-13T11:00:00Z", route="pull", author=bob[:2], status="failure"
+        )
+        == ""
+    )
     assert yaml.safe_load((s.repo / "submissions" / "bob" / "manifest.yaml").read_text())["digest"] == frozen_digest
 
     # -- The final: played, pending review, published --------------------------------------------
@@ -634,12 +969,41 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     s.assert_private([final], [ladder])
     # The final runs once: a second dispatch is refused before the field is taken, naming the pending one.
     capsys.readouterr()
-    assert s.arena("dispatch", "--config", s.config, "--now", "2026-12-14T19:00:00Z", "--tier", "final",
-                   "--budget", "10", "--envs", "8", "--shards", "2") == 1
+    assert (
+        s.arena(
+            "dispatch",
+            "--config",
+            s.config,
+            "--now",
+            "2026-12-14T19:00:00Z",
+            "--tier",
+            "final",
+            "--budget",
+            "10",
+            "--envs",
+            "8",
+            "--shards",
+            "2",
+        )
+        == 1
+    )
     refused = capsys.readouterr()
     assert f"round {final} is pending review; it is run once" in refused.out + refused.err, refused
-    assert s.arena("competition", "--config", s.config, "--now", "2026-12-15T12:00:00Z", "publish-final",
-                   "--actor-id", str(STAFF[0]), "--accounts", s.accounts) == 0
+    assert (
+        s.arena(
+            "competition",
+            "--config",
+            s.config,
+            "--now",
+            "2026-12-15T12:00:00Z",
+            "publish-final",
+            "--actor-id",
+            str(STAFF[0]),
+            "--accounts",
+            s.accounts,
+        )
+        == 0
+    )
     s.commit("competition: the final published", "2026-12-15T12:00:00Z", route="workflow")
     board = (s.site("final") / "index.html").read_text()
     assert final in board and ladder not in standings_table(board)
@@ -647,14 +1011,21 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
 
     # -- The grade export -----------------------------------------------------------------------
     grades = tmp_path / "grades.csv"
-    assert s.arena("grades", "rounds", "--invalidations", str(s.repo / "config" / "invalidations.yaml"),
-                   "--out", str(grades)) == 0
+    assert (
+        s.arena(
+            "grades", "rounds", "--invalidations", str(s.repo / "config" / "invalidations.yaml"), "--out", str(grades)
+        )
+        == 0
+    )
     rows = list(csv.DictReader(io.StringIO(grades.read_text())))
     assert {(r["student"], r["round"]) for r in rows} == {(h, r) for _, _, h in STUDENTS for r in (ladder, final)}
     assert [r["round"] for r in rows if r["student"] == "alice"] == [ladder, final]  # in the order played
     for row in rows:
-        status = "invalidated: shared code with another entrant" if (row["student"], row["round"]) == (
-            "dave", ladder) else "ok"
+        status = (
+            "invalidated: shared code with another entrant"
+            if (row["student"], row["round"]) == ("dave", ladder)
+            else "ok"
+        )
         assert (row["sae_b0"], row["sae_b_max"], row["field"], row["status"]) == ("5", "10", "8", status), row
         assert row["sae"] and row["standing"] and row["rank"], row
 
@@ -681,20 +1052,29 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     mine = ["--from", str(s.repo), "--handle", "alice", "--key", str(key_file)]
     # Kept beside main, not on it: a ref of its own that no clone of the branches carries.
     assert not (s.repo / "history" / "alice").exists()
-    assert subprocess.run(["git", "-C", str(s.repo), "rev-parse", "--verify", "--quiet",
-                           f"refs/replays/alice/{final}"], capture_output=True).returncode == 0
+    assert (
+        subprocess.run(
+            ["git", "-C", str(s.repo), "rev-parse", "--verify", "--quiet", f"refs/replays/alice/{final}"],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
     capsys.readouterr()
     assert kit.main(mine + [final, "--replays", str(tmp_path / "alice-replays")]) == 0
-    assert "replays of this round open when the competition has ended and the final seed is published" in \
-        capsys.readouterr().out
+    assert (
+        "replays of this round open when the competition has ended and the final seed is published"
+        in capsys.readouterr().out
+    )
     assert not (tmp_path / "alice-replays").exists()
 
     # -- The end: the appeal window closes, the seeds are published and checked ------------------
     end = "2026-12-23T12:00:00Z"
     monkeypatch.setenv("ARENA_LADDER_SEED", SEEDS["ARENA_LADDER_SEED"])
     monkeypatch.setenv("ARENA_FINAL_SEED", SEEDS["ARENA_FINAL_SEED"])
-    assert s.arena("competition", "--config", s.config, "--now", "2026-12-20T12:00:00Z", "publish-seeds",
-                   "--if-ended") == 0
+    assert (
+        s.arena("competition", "--config", s.config, "--now", "2026-12-20T12:00:00Z", "publish-seeds", "--if-ended")
+        == 0
+    )
     assert not (s.repo / "seeds").exists()  # the window is still open: nothing published
     assert s.arena("competition", "--config", s.config, "--now", end, "close") == 0
     assert s.arena("competition", "--config", s.config, "--now", end, "publish-seeds", "--if-ended") == 0

@@ -13,8 +13,17 @@ import pytest
 import yaml
 
 from grader.cli.main import main
-from grader.github.setup import (ENVIRONMENTS, PUSH_KEY_SECRET, PUSH_KEY_TITLE, REPOSITORY_SECRETS, RULESET_NAME,
-                                 commands_labels, jobs_runs_on, runner_labels, untaken_jobs)
+from grader.github.setup import (
+    ENVIRONMENTS,
+    PUSH_KEY_SECRET,
+    PUSH_KEY_TITLE,
+    REPOSITORY_SECRETS,
+    RULESET_NAME,
+    commands_labels,
+    jobs_runs_on,
+    runner_labels,
+    untaken_jobs,
+)
 from tests.github.fakehub import FakeGitHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,10 +79,21 @@ def test_dry_run_prints_the_plan_and_calls_nothing(course, tmp_path, monkeypatch
     code, out = setup(clone, course, monkeypatch, capsys, "--dry-run")
     assert code == 0, out
     assert course.requests == []
-    for item in ("arena: staff reviewed", "arena-final", "ARENA_FINAL_SEED", RULESET_NAME, "arena/submission",
-                 "read-only", "outside contributors", "workflow (site.yml)", "ARENA_REQUESTED_BUDGET",
-                 "ARENA_REQUESTED_ENVS", f"https://github.com/{REPO}", "--labels arena-smoke --ephemeral",
-                 "--labels arena-round --ephemeral"):
+    for item in (
+        "arena: staff reviewed",
+        "arena-final",
+        "ARENA_FINAL_SEED",
+        RULESET_NAME,
+        "arena/submission",
+        "read-only",
+        "outside contributors",
+        "workflow (site.yml)",
+        "ARENA_REQUESTED_BUDGET",
+        "ARENA_REQUESTED_ENVS",
+        f"https://github.com/{REPO}",
+        "--labels arena-smoke --ephemeral",
+        "--labels arena-round --ephemeral",
+    ):
         assert item in out, item
     assert "repository: null" in (clone / "site.yaml").read_text()  # nothing written either
 
@@ -131,6 +151,7 @@ def test_setup_needs_an_administrators_token(course, tmp_path, monkeypatch, caps
 
 # -- runners: every job can be taken ------------------------------------------------------
 
+
 def documented_runners() -> dict[str, list[tuple[str, ...]]]:
     out = {}
     for page in ("docs/runners.md", "docs/deploy.md"):
@@ -154,21 +175,35 @@ def test_every_job_is_taken_by_the_documented_runners(tmp_path, monkeypatch, cap
 def test_a_job_asking_for_a_label_no_runner_has_is_reported(tmp_path):
     folder = tmp_path / "workflows"
     folder.mkdir()
-    (folder / "x.yml").write_text("jobs:\n  a:\n    runs-on: [self-hosted, linux, arena-round, ephemeral]\n"
-                                  "  b:\n    runs-on: ubuntu-latest\n")
+    (folder / "x.yml").write_text(
+        "jobs:\n  a:\n    runs-on: [self-hosted, linux, arena-round, ephemeral]\n  b:\n    runs-on: ubuntu-latest\n"
+    )
     runners = [runner_labels("arena-round")]
     assert untaken_jobs(folder, runners) == ["x.yml:a (self-hosted, linux, arena-round, ephemeral)"]
-    assert commands_labels("./config.sh --url u --token t \\\n  --ephemeral --labels arena-smoke") == \
-        [("self-hosted", "linux", "x64", "arena-smoke")]
+    assert commands_labels("./config.sh --url u --token t \\\n  --ephemeral --labels arena-smoke") == [
+        ("self-hosted", "linux", "x64", "arena-smoke")
+    ]
 
 
 # -- the routes to main ---------------------------------------------------------------------
 
+
 def git(cwd: Path, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
-    done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60,
-                          env=os.environ | {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
-                                            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
-                          | (env or {}))
+    done = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=os.environ
+        | {
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.org",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.org",
+        }
+        | (env or {}),
+    )
     if check and done.returncode:
         raise AssertionError(done.stderr)
     return done
@@ -200,16 +235,28 @@ def push(work: Path, credential: str, ref: str = "main", force: bool = False) ->
     (work / "notes.md").write_text(f"change {os.urandom(4).hex()}\n")
     git(work, "add", "-A")
     git(work, "commit", "-q", "-m", "a change")
-    return git(work, "push", *(["--force"] if force else []), "-o", f"arena-credential={credential}", "origin",
-               f"HEAD:{ref}", check=False)
+    return git(
+        work,
+        "push",
+        *(["--force"] if force else []),
+        "-o",
+        f"arena-credential={credential}",
+        "origin",
+        f"HEAD:{ref}",
+        check=False,
+    )
 
 
 def ssh_credential(private: str, tmp_path: Path) -> str:
     key = tmp_path / "k"
     key.write_text(private)
     key.chmod(0o600)
-    return "ssh:" + subprocess.run(["ssh-keygen", "-y", "-f", str(key)], capture_output=True, text=True,
-                                   check=True).stdout.strip()
+    return (
+        "ssh:"
+        + subprocess.run(
+            ["ssh-keygen", "-y", "-f", str(key)], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    )
 
 
 def test_only_the_arena_push_key_pushes_to_main(protected, tmp_path):
@@ -243,11 +290,21 @@ def test_staff_changes_merge_by_pull_request_once_the_status_is_green(protected,
     merge = f"/repos/{REPO}/pulls/40/merge"
     assert request(hub, "PUT", merge, "ghp_staff")[0] == 405  # no status yet
     # A status posted by anyone but a workflow (GitHub Actions' app) does not count.
-    request(hub, "POST", f"/repos/{REPO}/statuses/{pull.head_sha}", "ghp_staff",
-            {"state": "success", "context": "arena/submission"})
+    request(
+        hub,
+        "POST",
+        f"/repos/{REPO}/statuses/{pull.head_sha}",
+        "ghp_staff",
+        {"state": "success", "context": "arena/submission"},
+    )
     assert request(hub, "PUT", merge, "ghp_staff")[0] == 405
-    request(hub, "POST", f"/repos/{REPO}/statuses/{pull.head_sha}", "ghs_workflow",
-            {"state": "success", "context": "arena/submission", "description": "a change by staff"})
+    request(
+        hub,
+        "POST",
+        f"/repos/{REPO}/statuses/{pull.head_sha}",
+        "ghs_workflow",
+        {"state": "success", "context": "arena/submission", "description": "a change by staff"},
+    )
     assert request(hub, "PUT", merge, "ghp_student")[0] == 403  # a student cannot merge
     code, body = request(hub, "PUT", merge, "ghp_staff")
     assert code == 200, body
@@ -259,8 +316,13 @@ def request(hub: FakeGitHub, method: str, path: str, token: str, body: dict | No
     import json
     import urllib.error
     import urllib.request
-    req = urllib.request.Request(hub.api + path, method=method, data=json.dumps(body or {}).encode(),
-                                 headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
+
+    req = urllib.request.Request(
+        hub.api + path,
+        method=method,
+        data=json.dumps(body or {}).encode(),
+        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=30) as answer:
             return answer.status, json.loads(answer.read() or b"null")
@@ -270,9 +332,11 @@ def request(hub: FakeGitHub, method: str, path: str, token: str, body: dict | No
 
 def test_secrets_reach_a_job_only_in_its_environment(course):
     course.set_secret("ARENA_SUBMISSION_KEY", "s")
-    course.settings.environments["arena-final"] = {"policy": {"custom_branch_policies": True},
-                                                   "branch_policies": [{"name": "main", "type": "branch"}],
-                                                   "secrets": {"ARENA_FINAL_SEED": "f"}}
+    course.settings.environments["arena-final"] = {
+        "policy": {"custom_branch_policies": True},
+        "branch_policies": [{"name": "main", "type": "branch"}],
+        "secrets": {"ARENA_FINAL_SEED": "f"},
+    }
     assert "ARENA_FINAL_SEED" not in course.secrets_for(None)
     assert "ARENA_FINAL_SEED" not in course.secrets_for("arena-rounds")
     assert course.secrets_for("arena-final") == {"ARENA_SUBMISSION_KEY": "s", "ARENA_FINAL_SEED": "f"}
@@ -303,6 +367,7 @@ def test_every_secret_a_job_reads_is_one_its_environment_gives(tmp_path):
 def test_a_push_the_rules_refuse_fails_at_once_and_says_why(protected):
     """A workflow's push with the job's token (not the push key) is refused for good: no retry."""
     from grader.github.push import PushError, commit_and_push
+
     hub, work, _ = protected
     git(work, "config", "push.pushOption", "arena-credential=token:ghs_workflow_token")
 
@@ -324,8 +389,9 @@ def test_setup_puts_back_what_was_changed_by_hand(course, tmp_path, monkeypatch,
     code, out = setup(clone, course, monkeypatch, capsys)
     assert f"ok       ruleset '{RULESET_NAME}'" in out, out
     st.rulesets[ruleset_id]["enforcement"] = "disabled"
-    st.rulesets[ruleset_id]["bypass_actors"].append({"actor_id": 5, "actor_type": "RepositoryRole",
-                                                     "bypass_mode": "always"})
+    st.rulesets[ruleset_id]["bypass_actors"].append(
+        {"actor_id": 5, "actor_type": "RepositoryRole", "bypass_mode": "always"}
+    )
     st.workflow_permissions["default_workflow_permissions"] = "write"
     st.pages["build_type"] = "legacy"
     st.environments["arena-final"]["branch_policies"].append({"id": 1, "name": "dev", "type": "branch"})
@@ -337,10 +403,13 @@ def test_setup_puts_back_what_was_changed_by_hand(course, tmp_path, monkeypatch,
     assert "environment arena-final is also deployable from dev" in out and code == 1
 
 
-@pytest.mark.parametrize("author,path,verdicts", [
-    ((9001, "prof-x"), "grader/x.py", ["success"]),  # staff's code: "a change by staff to the arena"
-    ((2001, "alice-gh"), "submissions/alice/manifest.yaml", ["failure", "pending", "success"]),  # a student's
-])
+@pytest.mark.parametrize(
+    "author,path,verdicts",
+    [
+        ((9001, "prof-x"), "grader/x.py", ["success"]),  # staff's code: "a change by staff to the arena"
+        ((2001, "alice-gh"), "submissions/alice/manifest.yaml", ["failure", "pending", "success"]),  # a student's
+    ],
+)
 def test_a_pull_request_merges_only_on_a_green_status_from_the_check(protected, author, path, verdicts):
     hub, work, _ = protected
     hub.add_token("ghp_staff", "prof-x", 9001, role="admin")
@@ -354,8 +423,13 @@ def test_a_pull_request_merges_only_on_a_green_status_from_the_check(protected, 
     merge = f"/repos/{REPO}/pulls/41/merge"
     for state in verdicts:
         assert request(hub, "PUT", merge, "ghp_staff")[0] == 405
-        request(hub, "POST", f"/repos/{REPO}/statuses/{pull.head_sha}", "ghs_workflow",
-                {"state": state, "context": "arena/submission"})
+        request(
+            hub,
+            "POST",
+            f"/repos/{REPO}/statuses/{pull.head_sha}",
+            "ghs_workflow",
+            {"state": state, "context": "arena/submission"},
+        )
     assert request(hub, "PUT", merge, "ghp_staff")[0] == 200
     assert git(work, "--git-dir", str(hub.origin), "show", f"main:{path}").stdout == "change\n"
 
@@ -371,6 +445,7 @@ def test_every_arena_command_of_the_deploy_page_parses():
     import shlex
 
     from grader.cli.main import build_parser
+
     page = (ROOT / "docs" / "deploy.md").read_text()
     lines = []
     for block in re.findall(r"```sh\n(.*?)```", page, re.S):

@@ -25,7 +25,7 @@ def shell_lines() -> list[list[str]]:
         for line in block.splitlines():
             words = shlex.split(line, comments=True)
             for stop in (">", "&&", "|"):  # the command, without what the shell does with it
-                words = words[:words.index(stop)] if stop in words else words
+                words = words[: words.index(stop)] if stop in words else words
             if words:
                 lines.append(words)
     return lines
@@ -37,8 +37,13 @@ def arena_lines() -> list[list[str]]:
 
 def test_the_runbook_covers_the_season():
     commands = {" ".join(words[:2]) for words in arena_lines()}
-    for needed in ("competition set", "dispatch --tier", "appeal --round", "accounts approve",
-                   "competition publish-seeds"):
+    for needed in (
+        "competition set",
+        "dispatch --tier",
+        "appeal --round",
+        "accounts approve",
+        "competition publish-seeds",
+    ):
         assert any(c.startswith(needed) for c in commands), needed
     assert any(w[0] == "grades" for w in arena_lines())
 

@@ -49,8 +49,12 @@ def test_workflows_validate_against_the_workflow_schema():
     actionlint itself has no package here that installs without a download at build time."""
     binary = shutil.which("check-jsonschema", path=str(Path(sys.executable).parent)) or shutil.which("check-jsonschema")
     assert binary, "check-jsonschema is part of the test set-up (pyproject's test extra)"
-    done = subprocess.run([binary, "--builtin-schema", "vendor.github-workflows", *map(str, WORKFLOWS)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [binary, "--builtin-schema", "vendor.github-workflows", *map(str, WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -58,8 +62,9 @@ def test_actionlint_passes_where_installed():
     binary = actionlint()
     if binary is None:
         pytest.skip("actionlint is not on PATH: the workflow schema test above stands in for it")
-    done = subprocess.run([binary, "-format", "{{json .}}", *map(str, WORKFLOWS)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [binary, "-format", "{{json .}}", *map(str, WORKFLOWS)], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     errors = json.loads(done.stdout or "[]")
     assert not errors, "\n".join(f"{e['filepath']}:{e['line']}: {e['message']}" for e in errors)
     assert done.returncode == 0, done.stderr
@@ -80,7 +85,7 @@ def writes(job: dict) -> bool:
 
 def runs_submission(job: dict) -> bool:
     text = json.dumps(steps(job))
-    return any(word in text for word in ("arena\\\" smoke", "arena smoke", "\\\" round ", "\\\" field ", "smoke \\\""))
+    return any(word in text for word in ('arena\\" smoke', "arena smoke", '\\" round ', '\\" field ', 'smoke \\"'))
 
 
 def test_no_workflow_trusts_a_pull_request_workflow():
@@ -94,8 +99,9 @@ def test_every_checkout_is_mains_code():
         for name, job in load(path)["jobs"].items():
             for step in checkouts(job):
                 ref = (step.get("with") or {}).get("ref", "")
-                assert ref in ("${{ github.event.repository.default_branch }}", "${{ needs.field.outputs.commit }}"), \
+                assert ref in ("${{ github.event.repository.default_branch }}", "${{ needs.field.outputs.commit }}"), (
                     f"{path.name}: job {name} checks out {ref!r}"
+                )
                 assert "pull_request.head" not in json.dumps(step) and "head_ref" not in json.dumps(step)
 
 
@@ -105,8 +111,9 @@ def test_submission_code_runs_only_where_nothing_is_writable():
             if runs_submission(job):
                 assert not writes(job), f"{path.name}: job {name} runs a submission and holds a write token"
                 # The arena's own runners, registered --ephemeral (a mode, not a label: docs/runners.md).
-                assert "self-hosted" in job["runs-on"] and {"arena-smoke", "arena-round"} & set(job["runs-on"]), \
+                assert "self-hosted" in job["runs-on"] and {"arena-smoke", "arena-round"} & set(job["runs-on"]), (
                     f"{path.name}: job {name} runs a submission off the arena's self-hosted runners"
+                )
                 assert "ssh-key" not in json.dumps(job), f"{path.name}: job {name} runs a submission with the push key"
 
 
@@ -115,8 +122,12 @@ KEY_SECRET = "${{ secrets.ARENA_SUBMISSION_KEY }}"
 
 def key_steps(path) -> list[tuple[str, str]]:
     """(job, step name) of every step of a workflow that is given the submission key."""
-    return [(name, step.get("name", "")) for name, job in load(path)["jobs"].items() for step in steps(job)
-            if "ARENA_SUBMISSION_KEY" in json.dumps(step)]
+    return [
+        (name, step.get("name", ""))
+        for name, job in load(path)["jobs"].items()
+        for step in steps(job)
+        if "ARENA_SUBMISSION_KEY" in json.dumps(step)
+    ]
 
 
 def test_the_pull_request_smoke_job_holds_no_secret_but_the_key_in_one_step_and_no_cache():
@@ -162,8 +173,12 @@ def test_zizmor_finds_nothing_above_low_that_is_not_explained():
     reason in zizmor's own ignore comment beside the line, so the reason is read with the code."""
     binary = shutil.which("zizmor", path=str(Path(sys.executable).parent)) or shutil.which("zizmor")
     assert binary, "zizmor is part of the test set-up (pyproject's test extra)"
-    done = subprocess.run([binary, "--offline", "--min-severity", "medium", "--format", "plain",
-                           str(ROOT / ".github" / "workflows")], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [binary, "--offline", "--min-severity", "medium", "--format", "plain", str(ROOT / ".github" / "workflows")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     for path in WORKFLOWS:
         for line in path.read_text().splitlines():
@@ -206,4 +221,4 @@ def test_no_concurrency_group_can_drop_a_request_or_its_result():
 def test_staff_gates_check_the_triggering_actor():
     for path, job in (("round.yml", "field"), ("competition.yml", "update")):
         text = json.dumps(steps(load(ROOT / ".github" / "workflows" / path)["jobs"][job]))
-        assert "--triggering-actor \\\"$GITHUB_TRIGGERING_ACTOR\\\"" in text, path
+        assert '--triggering-actor \\"$GITHUB_TRIGGERING_ACTOR\\"' in text, path

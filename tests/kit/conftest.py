@@ -43,11 +43,16 @@ def kit_scripts(tmp_path, monkeypatch):
 
     folder = tmp_path / "kit"
     shutil.copytree(KIT_SOURCE, folder, ignore=shutil.ignore_patterns("__pycache__", "version"))
-    manifest = {"schema_version": 1, "version": "2030.01.02-0123456789", "arena_version": "0.1.0",
-                "runtime": runtime_row(), "requirements": kit_requirements(REPO / "pyproject.toml"),
-                "wheel": "wheels/othello_arena-0.1.0-py3-none-any.whl", "submission_key": public_key_text(),
-                "files": sorted(p.name for p in folder.iterdir()) + ["kit.json",
-                                                                     "wheels/othello_arena-0.1.0-py3-none-any.whl"]}
+    manifest = {
+        "schema_version": 1,
+        "version": "2030.01.02-0123456789",
+        "arena_version": "0.1.0",
+        "runtime": runtime_row(),
+        "requirements": kit_requirements(REPO / "pyproject.toml"),
+        "wheel": "wheels/othello_arena-0.1.0-py3-none-any.whl",
+        "submission_key": public_key_text(),
+        "files": sorted(p.name for p in folder.iterdir()) + ["kit.json", "wheels/othello_arena-0.1.0-py3-none-any.whl"],
+    }
     (folder / "kit.json").write_text(json.dumps(manifest))
     for name in SCRIPTS:
         monkeypatch.delitem(sys.modules, name, raising=False)

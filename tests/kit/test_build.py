@@ -10,7 +10,7 @@ import zipfile
 import pytest
 
 from grader.cli.main import main
-from grader.kit.build import (KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render)
+from grader.kit.build import KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render
 from grader.common.limits import DEFAULT_LIMITS
 from grader.sandbox.image import BASE_IMAGE, NUMPY_VERSION
 from tests.kit.conftest import copy_tree
@@ -35,7 +35,7 @@ def test_the_zip_is_one_folder_holding_the_manifests_files(built):
     _, kit = built
     entries = read_zip(kit.zip_path)
     assert all(name.startswith(KIT_FOLDER + "/") for name in entries)
-    names = sorted(name[len(KIT_FOLDER) + 1:] for name in entries)
+    names = sorted(name[len(KIT_FOLDER) + 1 :] for name in entries)
     manifest = json.loads(entries[f"{KIT_FOLDER}/kit.json"])
     assert names == manifest["files"] == list(kit.files)
     for required in ("agent.py", "README.md", "Makefile", "check.py", "package.py", "play.py", "kitenv.py"):
@@ -49,8 +49,15 @@ def test_the_wheel_holds_the_servers_gate(built):
     manifest = json.loads(entries[f"{KIT_FOLDER}/kit.json"])
     wheel = zipfile.ZipFile(io.BytesIO(entries[f"{KIT_FOLDER}/{manifest['wheel']}"]))
     inside = set(wheel.namelist())
-    for module in ("grader/play/smoke.py", "grader/documents/submission.py", "grader/season/screening.py", "grader/kit/build.py",
-                   "grader/sandboxed/runner.py", "grader/sandboxed/wire.py", "engine/data/paper_layouts.json"):
+    for module in (
+        "grader/play/smoke.py",
+        "grader/documents/submission.py",
+        "grader/season/screening.py",
+        "grader/kit/build.py",
+        "grader/sandboxed/runner.py",
+        "grader/sandboxed/wire.py",
+        "engine/data/paper_layouts.json",
+    ):
         assert module in inside
 
 
@@ -60,7 +67,12 @@ def test_the_manifest_carries_the_graders_runtime_row(built):
     assert manifest["runtime"]["image"] == BASE_IMAGE and manifest["runtime"]["numpy"] == NUMPY_VERSION
     assert manifest["runtime"]["python"] == "3.11"
     assert manifest["requirements"][0] == f"numpy=={NUMPY_VERSION}"
-    assert {r.split(">")[0].split("=")[0] for r in manifest["requirements"][1:]} == {"numba", "pyyaml", "pynacl", "jsonschema"}
+    assert {r.split(">")[0].split("=")[0] for r in manifest["requirements"][1:]} == {
+        "numba",
+        "pyyaml",
+        "pynacl",
+        "jsonschema",
+    }
     assert manifest["version"] == kit.version
 
 

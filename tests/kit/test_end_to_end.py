@@ -65,8 +65,11 @@ def test_setup_makes_a_fresh_venv_and_prints_what_it_found(kit):
     # The engine is compiled here, a line per board, so the first `make check` need not.
     assert "compiling the arena's engine for the gate's 4 boards" in setup.stderr
     assert "board 4/4 (12x10) ready" in setup.stderr and "... compiled in " in setup.stderr
-    probe = subprocess.run([str(folder / ".venv" / "bin" / "python"), "-c", "import grader.play.smoke, numba, yaml"],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [str(folder / ".venv" / "bin" / "python"), "-c", "import grader.play.smoke, numba, yaml"],
+        capture_output=True,
+        text=True,
+    )
     assert probe.returncode == 0, probe.stderr
 
 
@@ -92,14 +95,27 @@ def test_package_builds_checks_and_seals_submission_zip(kit, tmp_path):
     assert "To submit it:" in lines and any("submissions/<your handle>/" in line for line in lines)
     # The kit built in this checkout seals to a key this checkout's arena opens.
     from grader.documents.submission import load_submission
+
     opened = load_submission(folder / "submission", extract_to=tmp_path / "opened")
     assert f"digest: {opened.digest}" in lines
 
 
 def test_play_runs_a_tiny_round_and_saves_the_plot(kit):
     folder, version, _ = kit
-    proc = run(folder, "play.py", "--envs", "1", "--budget", "4", "--checkpoints", "0,2,4",
-               "--games-per-checkpoint", "2", "--pairing-games", "2")
+    proc = run(
+        folder,
+        "play.py",
+        "--envs",
+        "1",
+        "--budget",
+        "4",
+        "--checkpoints",
+        "0,2,4",
+        "--games-per-checkpoint",
+        "2",
+        "--pairing-games",
+        "2",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.splitlines()[0] == f"kit {version}"
     assert "SAE [2, 4]" in proc.stdout
@@ -120,6 +136,9 @@ def test_a_broken_agent_fails_on_the_first_board_it_breaks(kit):
     assert out.splitlines()[0] == f"kit {version}"
     assert "FAIL on the 10x10 board" in out
     assert "IndexError: my table has no row for 10x10" in out and "lost on the big board" in out
-    rows = {line.split()[0]: line.split()[-1] for line in out.splitlines()
-            if line.startswith("  ") and line.split()[0] in ("6x8", "8x8", "10x10", "12x10")}
+    rows = {
+        line.split()[0]: line.split()[-1]
+        for line in out.splitlines()
+        if line.startswith("  ") and line.split()[0] in ("6x8", "8x8", "10x10", "12x10")
+    }
     assert rows == {"6x8": "pass", "8x8": "pass", "10x10": "fail", "12x10": "not_run"}

@@ -48,14 +48,59 @@ def history_repo(kit_scripts, tmp_path, capsys):
     shutil.copytree(folder / "submission", field / "alice")
     out, private = tmp_path / "requested", tmp_path / "private"
     capsys.readouterr()
-    assert arena(["round", "--tier", "ladder", "--requested", "--agents", f"alice={field / 'alice'}",
-                  "--envs", "2", "--budget", "4", "--checkpoints", "0,2,4", "--games-per-checkpoint", "2",
-                  "--seed", "round-7", "--tier-seed", "tier-7", "--out", str(out), "--private-out", str(private)]) == 0
+    assert (
+        arena(
+            [
+                "round",
+                "--tier",
+                "ladder",
+                "--requested",
+                "--agents",
+                f"alice={field / 'alice'}",
+                "--envs",
+                "2",
+                "--budget",
+                "4",
+                "--checkpoints",
+                "0,2,4",
+                "--games-per-checkpoint",
+                "2",
+                "--seed",
+                "round-7",
+                "--tier-seed",
+                "tier-7",
+                "--out",
+                str(out),
+                "--private-out",
+                str(private),
+            ]
+        )
+        == 0
+    )
     (results,) = out.glob("*.yaml")
     round_id = results.stem
     stage, repo = tmp_path / "stage", tmp_path / "repo"
-    assert arena(["history", "seal", "--results", str(results), "--private", str(private), "--field", str(field),
-                  "--request", "c-17", "--tier-seed", "tier-7", "--out", str(stage)]) == 0
+    assert (
+        arena(
+            [
+                "history",
+                "seal",
+                "--results",
+                str(results),
+                "--private",
+                str(private),
+                "--field",
+                str(field),
+                "--request",
+                "c-17",
+                "--tier-seed",
+                "tier-7",
+                "--out",
+                str(stage),
+            ]
+        )
+        == 0
+    )
     subprocess.run(["git", "init", "-q", str(repo)], check=True)  # the repository: its replays are refs
     assert arena(["history", "merge", str(stage), "--into", str(repo)]) == 0
     capsys.readouterr()
@@ -84,6 +129,7 @@ def test_another_key_opens_nothing_and_staff_open_with_the_arenas(history_repo, 
     from nacl.public import PrivateKey
 
     from grader.documents.sealing import encode_key
+
     _, modules, repo, round_id = history_repo
     other = tmp_path / "other.key"
     other.write_text(encode_key(bytes(PrivateKey.generate())) + "\n")
@@ -100,8 +146,11 @@ def publish_seeds(repo, ladder: str) -> None:
     import datetime as dt
 
     from grader.rounds.seeds import DEFAULT_PATH, PublishedSeeds, write
-    write(repo / DEFAULT_PATH, PublishedSeeds(dt.datetime(2030, 1, 2, tzinfo=dt.timezone.utc),
-                                              {"ladder": ladder, "final": "another"}))
+
+    write(
+        repo / DEFAULT_PATH,
+        PublishedSeeds(dt.datetime(2030, 1, 2, tzinfo=dt.timezone.utc), {"ladder": ladder, "final": "another"}),
+    )
 
 
 def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, capsys):
@@ -133,19 +182,45 @@ def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, cap
     for withheld in ("winner", "disc", "threshold", "won", "lost the game"):
         assert withheld not in text
     # Staff open them with the published seed as well.
-    assert arena(["history", "open", "--handle", "alice", "--root", str(repo), "--round", round_id,
-                  "--replays", str(tmp_path / "staff")]) == 0
+    assert (
+        arena(
+            [
+                "history",
+                "open",
+                "--handle",
+                "alice",
+                "--root",
+                str(repo),
+                "--round",
+                round_id,
+                "--replays",
+                str(tmp_path / "staff"),
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in (tmp_path / "staff").glob("*.txt")) == ["E01.txt", "E02.txt"]
     # Sealing needs the round's own tier seed: without it, or with another, nothing is locked for good.
     results, private, field = tmp_path / "requested" / f"{round_id}.yaml", tmp_path / "private", tmp_path / "field"
-    seal = ["history", "seal", "--results", str(results), "--private", str(private), "--field", str(field),
-            "--out", str(tmp_path / "again")]
+    seal = [
+        "history",
+        "seal",
+        "--results",
+        str(results),
+        "--private",
+        str(private),
+        "--field",
+        str(field),
+        "--out",
+        str(tmp_path / "again"),
+    ]
     assert arena(seal) == 1
     assert "locked with its tier seed: give --tier-seed or ARENA_TIER_SEED" in capsys.readouterr().err
     assert arena(seal + ["--tier-seed", "tier-8"]) == 1
     assert f"not the seed round {round_id} was generated from" in capsys.readouterr().err
     # A damaged file says so.
     from grader.history.owner_history import read_replays, store_replays
+
     store_replays(repo, "alice", round_id, read_replays(repo, "alice", round_id)[:-1])
     assert modules["history"].main(["--from", str(repo), round_id]) == 1
     assert "damaged" in capsys.readouterr().err
@@ -153,6 +228,7 @@ def test_the_replays_open_once_the_seed_is_published(history_repo, tmp_path, cap
 
 def test_no_history_yet_says_how_one_comes(kit_scripts, tmp_path, capsys):
     from grader.documents.sealing import owner_public_key
+
     folder, _, modules = kit_scripts
     owner_public_key(folder / ".arena-owner.key")  # the key is there: what is missing is the history
     assert modules["history"].main(["--from", str(tmp_path), "--handle", "alice"]) == 1

@@ -43,8 +43,10 @@ PRINTS = textwrap.dedent("""\
         def observe_outcome(self, outcome):
             pass
     """)
-BROKEN = "class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): raise RuntimeError('no')\n" \
-         "    def observe_outcome(self, o): pass\n"
+BROKEN = (
+    "class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): raise RuntimeError('no')\n"
+    "    def observe_outcome(self, o): pass\n"
+)
 
 
 def check(modules, capsys, *argv: str) -> tuple[int, str]:
@@ -66,8 +68,9 @@ def test_package_refuses_what_make_check_failed_unless_forced(kit_scripts, capsy
     assert code == 1
     assert any(line.startswith("make check FAILED on these exact files (") for line in lines)
     assert not any(line.startswith("OK:") for line in lines)
-    assert lines[-1].startswith("REFUSED: make check failed on these exact files, so submission.zip was not kept. "
-                                "Fix your agent")
+    assert lines[-1].startswith(
+        "REFUSED: make check failed on these exact files, so submission.zip was not kept. Fix your agent"
+    )
     assert not (folder / "submission.zip").exists()
     code, lines = package(modules, capsys, "--force")
     assert code == 0 and (folder / "submission.zip").exists()
@@ -94,7 +97,7 @@ def test_package_ends_with_the_steps_to_a_pull_request(kit_scripts, capsys):
     manifest["repository"] = "https://github.com/course/othello-arena"
     code, lines = package(modules, capsys)
     assert code == 0
-    tail = lines[lines.index("To submit it:") + 1:-2]
+    tail = lines[lines.index("To submit it:") + 1 : -2]
     assert tail == [f"  {n}. {step}" for n, step in enumerate(submit_steps(manifest["repository"]), 1)]
     assert lines[-2] == "The arena's repository: https://github.com/course/othello-arena"
     assert lines[-1].startswith("The arena's site: <https://course.github.io/othello-arena/>")
@@ -113,14 +116,22 @@ def test_the_readme_carries_the_same_steps(kit_scripts):
 
 
 def test_a_module_the_image_lacks_is_named_with_what_the_image_holds(tmp_path):
-    (tmp_path / "agent.py").write_text("import pandas\n\nclass Agent:\n    def prepare(self, e): pass\n"
-                                       "    def act(self, o, m): return 0\n    def observe_outcome(self, o): pass\n")
+    (tmp_path / "agent.py").write_text(
+        "import pandas\n\nclass Agent:\n    def prepare(self, e): pass\n"
+        "    def act(self, o, m): return 0\n    def observe_outcome(self, o): pass\n"
+    )
     lines: list[str] = []
-    report = run_smoke(tmp_path, get_sandbox("unsafe", quiet=True),
-                       SmokeSettings(games_vs_random=1, self_play_games=1, frozen_games=1), log=lines.append)
+    report = run_smoke(
+        tmp_path,
+        get_sandbox("unsafe", quiet=True),
+        SmokeSettings(games_vs_random=1, self_play_games=1, frozen_games=1),
+        log=lines.append,
+    )
     assert report.result == "fail"
-    assert ("import of agent.py failed: ModuleNotFoundError: No module named 'pandas' - the grader's image has only "
-            f"Python's standard library and numpy {NUMPY_VERSION}, so 'pandas' cannot be imported there") in report.reason
+    assert (
+        "import of agent.py failed: ModuleNotFoundError: No module named 'pandas' - the grader's image has only "
+        f"Python's standard library and numpy {NUMPY_VERSION}, so 'pandas' cannot be imported there"
+    ) in report.reason
     assert NUMPY_VERSION == "2.4.6"
     progress = " ".join(lines)
     assert "None" not in progress and "mean act - (pace" in progress
@@ -130,16 +141,34 @@ def test_play_saves_what_the_agent_printed_per_environment_and_says_where(kit_sc
     folder, _, modules = kit_scripts
     (folder / "agent.py").write_text(PRINTS)
     out_dir = tmp_path / "results"
-    code = modules["play"].main(["--envs", "2", "--budget", "2", "--checkpoints", "0,2", "--games-per-checkpoint", "2",
-                                 "--pairing-games", "2", "--opponents", "random", "--sandbox", "none",
-                                 "--out", str(out_dir)])
+    code = modules["play"].main(
+        [
+            "--envs",
+            "2",
+            "--budget",
+            "2",
+            "--checkpoints",
+            "0,2",
+            "--games-per-checkpoint",
+            "2",
+            "--pairing-games",
+            "2",
+            "--opponents",
+            "random",
+            "--sandbox",
+            "none",
+            "--out",
+            str(out_dir),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0, out
     logs = sorted((out_dir / "logs").glob("*.log"))
     assert [p.name for p in logs] == ["E01.log", "E02.log"]
     assert "debug: prepare on" in logs[0].read_text()
-    assert (f"your agent's output (what it printed), one file per environment: {out_dir / 'logs'}/ "
-            "(E01.log, E02.log)") in out
+    assert (
+        f"your agent's output (what it printed), one file per environment: {out_dir / 'logs'}/ (E01.log, E02.log)"
+    ) in out
 
 
 def test_the_long_check_exercises_play_after_learning(kit_scripts, capsys, monkeypatch):
@@ -166,20 +195,31 @@ def test_setup_compiles_the_engine_with_a_line_per_board(kit_scripts, capsys):
     assert "the gate's own path, with the control agent" in err and "... compiled in " in err
 
 
-@pytest.mark.parametrize("returned,said", [
-    ("float(np.flatnonzero(action_mask)[0])", "act() returned float 35.0, not an int: return the cell's index as a "
-                                              "Python int, e.g. int(row * cols + col)"),
-    ("(4, 3)", "act() returned tuple (4, 3), not an int: return the cell's index as a Python int, "
-               "e.g. int(row * cols + col)"),
-    ("None", "act() returned NoneType None, not an int: a missing `return` in act()?"),
-])
+@pytest.mark.parametrize(
+    "returned,said",
+    [
+        (
+            "float(np.flatnonzero(action_mask)[0])",
+            "act() returned float 35.0, not an int: return the cell's index as a "
+            "Python int, e.g. int(row * cols + col)",
+        ),
+        (
+            "(4, 3)",
+            "act() returned tuple (4, 3), not an int: return the cell's index as a Python int, "
+            "e.g. int(row * cols + col)",
+        ),
+        ("None", "act() returned NoneType None, not an int: a missing `return` in act()?"),
+    ],
+)
 def test_a_wrong_return_from_act_says_what_to_return(tmp_path, returned, said):
     (tmp_path / "agent.py").write_text(
         "import numpy as np\n\nclass Agent:\n    def prepare(self, e): pass\n"
         f"    def act(self, obs, action_mask):\n        return {returned}\n"
-        "    def observe_outcome(self, o): pass\n")
-    report = run_smoke(tmp_path, get_sandbox("unsafe", quiet=True),
-                       SmokeSettings(games_vs_random=1, self_play_games=1, frozen_games=1))
+        "    def observe_outcome(self, o): pass\n"
+    )
+    report = run_smoke(
+        tmp_path, get_sandbox("unsafe", quiet=True), SmokeSettings(games_vs_random=1, self_play_games=1, frozen_games=1)
+    )
     assert report.result == "fail"
     if "35.0" in said:  # the first legal cell of the 6x8 opening differs: compare all but the number
         assert said.split("35.0")[1] in report.reason and "act() returned float " in report.reason

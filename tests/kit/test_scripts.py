@@ -10,8 +10,14 @@ import zipfile
 import pytest
 
 from engine import public_tier
-from grader.kit.build import (KitError, choose_sandbox, kit_excludes, stage_submission, submission_files,
-                        write_submission_zip)
+from grader.kit.build import (
+    KitError,
+    choose_sandbox,
+    kit_excludes,
+    stage_submission,
+    submission_files,
+    write_submission_zip,
+)
 from grader.documents.submission import load_submission
 from grader.sandbox.local import bwrap_problem
 
@@ -59,8 +65,19 @@ def test_the_kits_own_files_are_excluded_but_agent_py(kit_scripts):
     folder, manifest, _ = kit_scripts
     excluded = kit_excludes(folder, manifest)
     assert "agent.py" not in excluded
-    assert {"check.py", "package.py", "play.py", "kitenv.py", "README.md", "Makefile", "kit.json", "wheels",
-            "submission.zip", "play-results", "replays"} <= set(excluded)
+    assert {
+        "check.py",
+        "package.py",
+        "play.py",
+        "kitenv.py",
+        "README.md",
+        "Makefile",
+        "kit.json",
+        "wheels",
+        "submission.zip",
+        "play-results",
+        "replays",
+    } <= set(excluded)
     assert submission_files(folder, excluded) == ["agent.py"]
     assert kit_excludes(folder, None) == []
 
@@ -68,8 +85,10 @@ def test_the_kits_own_files_are_excluded_but_agent_py(kit_scripts):
 def test_the_zip_is_reproducible_and_the_server_loads_it(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
-    (src / "agent.py").write_text("class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): return 0\n"
-                                  "    def observe_outcome(self, o): pass\n")
+    (src / "agent.py").write_text(
+        "class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): return 0\n"
+        "    def observe_outcome(self, o): pass\n"
+    )
     (src / "table.csv").write_text("a,b\n1,2\n")
     files = submission_files(src)
     first = write_submission_zip(src, files, tmp_path / "one.zip").read_bytes()
@@ -133,6 +152,7 @@ def test_check_names_the_first_failing_board_and_shows_the_agents_stderr(kit_scr
     assert "FAIL on the 8x8 board" in out and "RuntimeError: cannot play 8x8" in out
     assert "no plan for 8x8" in out  # the agent's own stderr
     import yaml
+
     data = yaml.safe_load(report.read_text())
     assert data["first_failing_board"] == "8x8" and data["kit_version"] == "2030.01.02-0123456789"
     assert [b["result"] for b in data["boards"]] == ["pass", "fail", "not_run", "not_run"]
@@ -155,8 +175,9 @@ def test_package_writes_a_zip_of_the_agent_and_says_whether_it_was_checked(kit_s
     assert any(line.startswith("digest: sha256:") for line in out)
     assert "make check has not been run on these exact files: run it before you open the pull request" in out
     assert "OK: submission.zip is a valid submission" in out
-    assert out[out.index("OK: submission.zip is a valid submission") + 1] == ("Before your first submission, get "
-                                                                             "an account (once):")
+    assert out[out.index("OK: submission.zip is a valid submission") + 1] == (
+        "Before your first submission, get an account (once):"
+    )
 
 
 def test_package_reports_what_the_server_would_refuse(kit_scripts, capsys):
@@ -184,13 +205,23 @@ def test_play_defaults_to_one_environment_per_layout_with_varied_rules(kit_scrip
 def results_fixture() -> dict:
     def curve(rates):
         return [{"games": g, "win_rate": w, "draw_rate": d} for g, (w, d) in zip((0, 20, 50, 100), rates)]
+
     sae = {"value": 0.5, "b0": 20, "b_max": 100}
-    agents = [{"name": n, "curve": curve(r), "sae": sae, "faulted_envs": 0}
-              for n, r in (("greedy", [(.5, 0), (.5, .1), (.6, 0), (.7, 0)]),
-                           ("you", [(.3, 0), (.4, .2), (.5, .1), (.8, 0)]))]
-    env_rows = [{"name": "you", "status": "ok", "curve": curve([(.3, 0), (.4, .2), (.5, .1), (.8, 0)]), "sae": 0.6}]
-    return {"agents": agents, "environments": [{"label": "E01", "name": "standard most/standard", "agents": env_rows}],
-            "pairwise": [{"a": "greedy", "b": "you", "a_wins": 3, "draws": 1, "b_wins": 6, "games": 10}]}
+    agents = [
+        {"name": n, "curve": curve(r), "sae": sae, "faulted_envs": 0}
+        for n, r in (
+            ("greedy", [(0.5, 0), (0.5, 0.1), (0.6, 0), (0.7, 0)]),
+            ("you", [(0.3, 0), (0.4, 0.2), (0.5, 0.1), (0.8, 0)]),
+        )
+    ]
+    env_rows = [
+        {"name": "you", "status": "ok", "curve": curve([(0.3, 0), (0.4, 0.2), (0.5, 0.1), (0.8, 0)]), "sae": 0.6}
+    ]
+    return {
+        "agents": agents,
+        "environments": [{"label": "E01", "name": "standard most/standard", "agents": env_rows}],
+        "pairwise": [{"a": "greedy", "b": "you", "a_wins": 3, "draws": 1, "b_wins": 6, "games": 10}],
+    }
 
 
 def test_the_curve_is_an_svg_with_a_line_per_entrant_and_your_draws_dashed(kit_scripts):
@@ -234,6 +265,7 @@ class NoStartSandbox:
 
     def start(self, submission, limits, network="none"):
         from grader.sandbox.base import LaunchError
+
         raise LaunchError("no namespaces here")
 
     def capabilities(self) -> dict[str, bool]:
@@ -246,6 +278,7 @@ class NoStartSandbox:
 def test_a_sandbox_that_cannot_start_is_called_the_arenas_failure(kit_scripts, capsys, monkeypatch):
     _, _, modules = kit_scripts
     import grader.kit.build
+
     monkeypatch.setattr(grader.kit.build, "choose_sandbox", lambda name: (NoStartSandbox(), "broken: for the test"))
     assert modules["check"].main([]) == 1
     out = capsys.readouterr().out
@@ -266,6 +299,7 @@ def test_package_seals_the_submission_and_only_the_arenas_key_opens_it(kit_scrip
 
     from grader.documents.sealing import KEY_ENV, encode_key
     from grader.documents.submission import SubmissionError, load_submission
+
     folder, manifest, modules = kit_scripts
     assert modules["package"].main([]) == 0
     out = capsys.readouterr().out

@@ -53,6 +53,7 @@ def test_a_newer_kit_carries_the_owner_key_over(kit_scripts, tmp_path, capsys):
     assert (folder / OWNER_KEY_FILE).read_text() == (old / OWNER_KEY_FILE).read_text()
     import yaml
     from grader.documents.sealing import read_key_file
+
     manifest = yaml.safe_load((folder / "submission" / "manifest.yaml").read_text())
     assert manifest["owner_key"] == encode_key(bytes(read_key_file(old / OWNER_KEY_FILE).public_key))
 
@@ -101,8 +102,11 @@ def test_an_agent_that_writes_beside_agent_py_fails_the_unsandboxed_check(kit_sc
     assert modules["check"].main(["--sandbox", "none"]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out, out
-    assert ("your agent wrote beside agent.py (notes.txt)" in out  # root: the write went through
-            or "PermissionError" in out or "Permission denied" in out), out
+    assert (
+        "your agent wrote beside agent.py (notes.txt)" in out  # root: the write went through
+        or "PermissionError" in out
+        or "Permission denied" in out
+    ), out
     assert not (folder / "notes.txt").exists()  # the check played a copy; the kit folder is untouched
 
 
@@ -125,6 +129,7 @@ def test_history_from_a_forks_clone_fetches_from_the_arenas_repository(history_r
     assert "history of alice: 1 round(s)" in out and round_id in out
     # The replays are fetched from the arena's repository into the fork's clone, not from its origin.
     from tests.kit.test_history import publish_seeds
+
     publish_seeds(repo, "tier-7")
     subprocess.run([*git, "-C", str(repo), "add", "-A"], check=True)
     subprocess.run([*git, "-C", str(repo), "commit", "-q", "-m", "seeds"], check=True)
@@ -139,10 +144,12 @@ def test_history_from_a_forks_clone_fetches_from_the_arenas_repository(history_r
 
 def test_the_kit_gives_the_site_and_explains_score_and_the_template_orders_freeze(kit_scripts):
     from grader.kit.build import site_address, site_line
+
     folder, _, _ = kit_scripts
     assert site_address("https://github.com/Arena-Org/arena") == "https://arena-org.github.io/arena/"
     assert site_line("https://github.com/arena-org/arena").startswith(
-        "The arena's site: <https://arena-org.github.io/arena/>")
+        "The arena's site: <https://arena-org.github.io/arena/>"
+    )
     assert "ask your course staff" in site_line(None)
     readme = (folder / "README.md").read_text()
     assert "{{site}}" in readme and "## The arena's site, and /score" in readme

@@ -93,7 +93,7 @@ def table_rows(out: str, shape: str) -> list[list[str]]:
     lines = out.splitlines()
     start = next(i for i, line in enumerate(lines) if line.strip().startswith(shape + " "))
     rows = [lines[start].split()]
-    for line in lines[start + 1:]:
+    for line in lines[start + 1 :]:
         if not line.startswith("   ") or not line.strip():
             break
         rows.append(line.split())
@@ -107,8 +107,11 @@ def test_each_phase_is_printed_beside_its_pace_and_a_slow_one_fails_the_check(ki
     assert "  board  environment" in out and "phase" in out and "margin" in out
     for shape in ("6x8", "8x8", "10x10", "12x10"):
         rows = table_rows(out, shape)
-        assert [r for r in rows if CHECKPOINT in r] and [r for r in rows if SELF_PLAY in r] \
-            and [r for r in rows if PAIRING in r], rows
+        assert (
+            [r for r in rows if CHECKPOINT in r]
+            and [r for r in rows if SELF_PLAY in r]
+            and [r for r in rows if PAIRING in r]
+        ), rows
         assert rows[0][-1] == "pass" and all(r[-2 if r is rows[0] else -1].endswith("%") for r in rows)
     assert "a scored round needs a margin of 25% here" in out
     assert "PASS: every public board shape, every phase's mean act() under its pace" in out
@@ -178,8 +181,9 @@ def test_the_projection_is_for_the_largest_field_or_the_one_given():
     board = board_with({CHECKPOINT: (4, 60, 5.0, 400), SELF_PLAY: (2, 120, 2.0, 200), PAIRING: (2, 60, 5.0, 100)})
     board.round_field, board.output_bytes = 150, 1000  # 300 of them printed by prepare
     # Acts a game times the mean act, times a round's games of each phase.
-    assert grader.play.smoke.project_act_seconds(board) == pytest.approx(15 * 100 * 0.005 + 60 * 2000 * 0.002
-                                                                    + 30 * 2980 * 0.005)
+    assert grader.play.smoke.project_act_seconds(board) == pytest.approx(
+        15 * 100 * 0.005 + 60 * 2000 * 0.002 + 30 * 2980 * 0.005
+    )
     assert grader.play.smoke.project_output(board) == 300 + 100 * 100 + 100 * 2000 + 50 * 2980
 
 
@@ -201,11 +205,15 @@ def test_package_honours_the_latest_verdict_of_either_check(kit_scripts, capsys,
     assert check(modules, capsys, "--long")[0] == 1
     code, lines = package(modules, capsys)
     assert code == 1
-    assert any(line.startswith("make check-long FAILED on these exact files (") and "its latest check" in line
-               for line in lines)
+    assert any(
+        line.startswith("make check-long FAILED on these exact files (") and "its latest check" in line
+        for line in lines
+    )
     assert not any("make check passed" in line or line.startswith("OK:") for line in lines)
-    assert lines[-1].startswith("REFUSED: make check-long failed on these exact files, so submission.zip was not "
-                                "kept. Fix your agent, run `make check-long` until it passes")
+    assert lines[-1].startswith(
+        "REFUSED: make check-long failed on these exact files, so submission.zip was not "
+        "kept. Fix your agent, run `make check-long` until it passes"
+    )
 
 
 def test_a_missing_freeze_is_said_with_what_the_grader_does(kit_scripts, capsys):
@@ -213,34 +221,43 @@ def test_a_missing_freeze_is_said_with_what_the_grader_does(kit_scripts, capsys)
     (folder / "agent.py").write_text(NO_FREEZE)
     code, out = check(modules, capsys)
     assert code == 0, out
-    assert ("note: class Agent has no freeze() method: once the budget's self-play is spent the grader calls "
-            "freeze(), and finding none calls nothing") in out
+    assert (
+        "note: class Agent has no freeze() method: once the budget's self-play is spent the grader calls "
+        "freeze(), and finding none calls nothing"
+    ) in out
     (folder / "agent.py").write_text(FAILS_LATER)  # has freeze()
     assert "note: class Agent has no freeze()" not in check(modules, capsys)[1]
 
 
 def test_what_the_agent_printed_is_labelled_as_its_printed_output(kit_scripts, capsys):
     folder, _, modules = kit_scripts
-    (folder / "agent.py").write_text("class Agent:\n    def prepare(self, e):\n        print('thinking')\n"
-                                     "    def act(self, o, m): raise RuntimeError('no')\n"
-                                     "    def observe_outcome(self, o): pass\n")
+    (folder / "agent.py").write_text(
+        "class Agent:\n    def prepare(self, e):\n        print('thinking')\n"
+        "    def act(self, o, m): raise RuntimeError('no')\n"
+        "    def observe_outcome(self, o): pass\n"
+    )
     code, out = check(modules, capsys)
     assert code == 1
-    assert ("--- what your agent printed on that board (print() and stderr, kept off the protocol channel; "
-            "last lines) ---") in out
+    assert (
+        "--- what your agent printed on that board (print() and stderr, kept off the protocol channel; last lines) ---"
+    ) in out
     assert "thinking" in out and "your agent's stderr" not in out
 
 
 def test_the_readme_says_one_thing_of_when_the_pace_is_judged(kit_scripts):
     folder, manifest, _ = kit_scripts
     text = render((folder / "README.md").read_text(), render_fields(manifest), "README.md")
-    assert ("a scored round judges a phase once 200 of its\ncalls are timed (stopped then if over 3x the pace"
-            in text)
-    assert "so it judges each one on all\nits calls at the end of the board, and stops one over 3x the pace after\n20 calls" in text
+    assert "a scored round judges a phase once 200 of its\ncalls are timed (stopped then if over 3x the pace" in text
+    assert (
+        "so it judges each one on all\nits calls at the end of the board, and stops one over 3x the pace after\n20 calls"
+        in text
+    )
     assert "is stopped early." not in text  # the old sentence, which gave the gate's 20 as the rule
     said = " ".join(text.split())
-    assert ("is your agent's printed output: the arena's runner keeps it off the protocol channel, so it never "
-            "reaches the game") in said
+    assert (
+        "is your agent's printed output: the arena's runner keeps it off the protocol channel, so it never "
+        "reaches the game"
+    ) in said
 
 
 def test_play_says_whose_games_and_times_each_environment_on_its_own(kit_scripts, capsys, monkeypatch):
@@ -248,7 +265,9 @@ def test_play_says_whose_games_and_times_each_environment_on_its_own(kit_scripts
     words = play.progress_words
     assert words("you self-play 40/100", "you") == "your agent: self-play game 40 of 100"
     assert words("greedy self-play 40/100", "you") is None  # a reference opponent learns nothing: no line
-    assert words("greedy checkpoint 20", "you") == "reference opponent greedy: the games against random at checkpoint 20"
+    assert (
+        words("greedy checkpoint 20", "you") == "reference opponent greedy: the games against random at checkpoint 20"
+    )
     assert words("you checkpoint 20", "you") == "your agent: the games against random at checkpoint 20"
     assert words("pairing you v random", "you") == "pairing games, you against random"
     clock = iter([130.0, 131.0])
@@ -264,8 +283,10 @@ def test_a_submission_a_folder_too_deep_is_told_where_agent_py_is(tmp_path, kit_
     inner.mkdir(parents=True)
     (inner / "agent.py").write_text(NO_FREEZE)
     (inner / "weights.json").write_text("[]")
-    said = ("no agent.py at the top of the submission, but there is othello-arena-kit/agent.py: move what is in "
-            "othello-arena-kit/ up to the top (in a pull request: into submissions/<your handle>/ itself)")
+    said = (
+        "no agent.py at the top of the submission, but there is othello-arena-kit/agent.py: move what is in "
+        "othello-arena-kit/ up to the top (in a pull request: into submissions/<your handle>/ itself)"
+    )
     with pytest.raises(SubmissionError) as info:
         load_submission(tmp_path / "jo")
     assert str(info.value) == said  # no machine path: the pull request's smoke test says it as it is
@@ -287,7 +308,7 @@ def test_package_says_how_to_get_an_account_and_where_the_repository_is(kit_scri
     assert code == 0
     start = lines.index("Before your first submission, get an account (once):")
     steps = register_steps(None)
-    assert lines[start + 1:start + 1 + len(steps)] == [f"  {n}. {s}" for n, s in enumerate(steps, 1)]
+    assert lines[start + 1 : start + 1 + len(steps)] == [f"  {n}. {s}" for n, s in enumerate(steps, 1)]
     text = "\n".join(lines)
     assert "https://api.github.com/users/<your login>" in text and "accounts.yaml" in text
     assert lines[-1] == f"The arena's repository: {NO_REPOSITORY}"
@@ -302,8 +323,9 @@ def test_the_registration_the_steps_describe_is_one_the_pull_request_check_accep
     base_text = (Path(__file__).resolve().parents[2] / "accounts.yaml").read_text()
     base = registry_from_text(base_text, "accounts.yaml")
     # What the third step says to write, in place of `{}`, for a student with id 583231.
-    head_text = base_text.replace("accounts: {}", "accounts:\n  583231: {login: jo-smith, handle: jo, approved: false, "
-                                                   "staff: false}")
+    head_text = base_text.replace(
+        "accounts: {}", "accounts:\n  583231: {login: jo-smith, handle: jo, approved: false, staff: false}"
+    )
     head = registry_from_text(head_text, "accounts.yaml")
     assert check_change(base, head, 583231) == []
     assert "`<id>: {login: <your login>, handle: <handle>, approved: false, staff: false}`" in register_steps(None)[2]

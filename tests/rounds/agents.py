@@ -98,5 +98,6 @@ class OverPace(Learner):
 
     def act(self, obs, action_mask):
         import time
+
         time.sleep(0.0072)  # the 6x8 pace is 48 cells x 0.1 ms = 4.8 ms
         return super().act(obs, action_mask)

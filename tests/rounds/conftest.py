@@ -21,12 +21,27 @@ def field(*python: tuple[str, str], references=("random", "greedy", "minimax")) 
     return [parse_entrant(r) for r in references] + [python_entrant(n, f"tests.rounds.agents:{c}") for n, c in python]
 
 
-EIGHT = [("alpha", "Learner"), ("bravo", "FirstLegal"), ("charlie", "LastLegal"), ("delta", "Learner"),
-         ("echo", "Chatty")]
+EIGHT = [
+    ("alpha", "Learner"),
+    ("bravo", "FirstLegal"),
+    ("charlie", "LastLegal"),
+    ("delta", "Learner"),
+    ("echo", "Chatty"),
+]
 
 
-def small_plan(entrants, envs=SMALL_ENVS, tier="public", budget=10, checkpoints=(0, 5, 10), games=2,
-               pairing=2, seed="7", tier_seed=None, **kw):
+def small_plan(
+    entrants,
+    envs=SMALL_ENVS,
+    tier="public",
+    budget=10,
+    checkpoints=(0, 5, 10),
+    games=2,
+    pairing=2,
+    seed="7",
+    tier_seed=None,
+    **kw,
+):
     return make_plan(tier, entrants, envs, budget, list(checkpoints), games, pairing, seed, tier_seed, "local", **kw)
 
 

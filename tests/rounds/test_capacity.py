@@ -7,8 +7,16 @@ import yaml
 
 from grader.cli.main import main
 from grader.common.limits import DEFAULT_LIMITS
-from grader.rounds.capacity import (HOST_SECONDS_PER_MOVE, Board, CapacityError, Machines, env_cost,
-                                    plan_capacity, runners_needed, unknown_boards)
+from grader.rounds.capacity import (
+    HOST_SECONDS_PER_MOVE,
+    Board,
+    CapacityError,
+    Machines,
+    env_cost,
+    plan_capacity,
+    runners_needed,
+    unknown_boards,
+)
 from grader.common.schedule import default_checkpoints
 
 EIGHT = Board("eight", 8, 8, 0)  # 60 acts a game; 6.4 ms an act at the pace: 0.384 s a game
@@ -16,8 +24,9 @@ HOST = 60 * HOST_SECONDS_PER_MOVE  # the arena's own time in a game of 60 moves
 
 
 def test_one_environment_by_hand():
-    cost = env_cost(EIGHT, entrants=3, checkpoints=[0, 4], per_checkpoint=2, per_pairing=2, budget=4, cores=2,
-                    act_seconds=0.0064)
+    cost = env_cost(
+        EIGHT, entrants=3, checkpoints=[0, 4], per_checkpoint=2, per_pairing=2, budget=4, cores=2, act_seconds=0.0064
+    )
     # Per entrant: 4 self-play games (0.384 s, and the host's time a move) and 2 x 2 checkpoint
     # games (half of that each).
     game = 0.384 + HOST
@@ -40,8 +49,17 @@ def test_obstacles_and_the_opening_are_no_acts():
 
 
 def plan(boards, entrants, runners, cores, job_hours=None, **kw):
-    return plan_capacity(boards, entrants, default_checkpoints(2000), 20, 20, 2000, Machines(runners, cores, job_hours),
-                         DEFAULT_LIMITS, **kw)
+    return plan_capacity(
+        boards,
+        entrants,
+        default_checkpoints(2000),
+        20,
+        20,
+        2000,
+        Machines(runners, cores, job_hours),
+        DEFAULT_LIMITS,
+        **kw,
+    )
 
 
 def test_a_final_of_120_on_28_runners_of_16_cores_at_the_8x8_pace():
@@ -108,10 +126,18 @@ def test_capacity_names_the_runners_needed(capsys):
 
 
 def test_capacity_reads_the_fields_measured_speed(tmp_path, capsys):
-    field = {"schema_version": 1, "tier": "final", "source_commit": None, "taken_at": "2026-01-01T00:00:00Z",
-             "frozen_at": None, "excluded": [],
-             "entrants": [{"handle": h, "account_id": i, "digest": "d", "path": h, "flags": [], "pace_fraction": f}
-                          for i, (h, f) in enumerate((("a", 0.5), ("b", 0.3), ("c", None)))]}
+    field = {
+        "schema_version": 1,
+        "tier": "final",
+        "source_commit": None,
+        "taken_at": "2026-01-01T00:00:00Z",
+        "frozen_at": None,
+        "excluded": [],
+        "entrants": [
+            {"handle": h, "account_id": i, "digest": "d", "path": h, "flags": [], "pace_fraction": f}
+            for i, (h, f) in enumerate((("a", 0.5), ("b", 0.3), ("c", None)))
+        ],
+    }
     path = tmp_path / "field.yaml"
     path.write_text(yaml.safe_dump(field))
     assert main(["capacity", "--tier", "public", "--field", str(path), "--runners", "4", "--cores", "4"]) == 0
@@ -139,6 +165,7 @@ def test_the_floor_is_the_cpu_over_every_core_and_no_plan_beats_it():
 def test_shards_by_predicted_cost_stay_within_a_tenth_of_the_bound():
     # The generated final of sample seed 1 (board shapes 6 to 12 a side) over 4 to 28 runners.
     from grader.rounds.capacity import boards_for
+
     boards, known = boards_for("final", None, "1")
     assert known and len(boards) == 28
     for runners in (4, 8, 16, 28):
@@ -151,6 +178,7 @@ def test_shards_by_predicted_cost_stay_within_a_tenth_of_the_bound():
 
 def test_assign_shards_is_longest_first_and_deterministic():
     from grader.rounds.capacity import assign_shards
+
     costs = [5.0, 1.0, 4.0, 3.0, 3.0, 2.0]
     shares = assign_shards(costs, 2)
     assert shares == assign_shards(list(costs), 2)
@@ -161,25 +189,63 @@ def test_assign_shards_is_longest_first_and_deterministic():
 
 def test_a_round_its_runner_cannot_hold_in_memory_is_refused_naming_the_need():
     from grader.common.limits import MIB
+
     # 150 entrants: 149 measured at 40 MiB and one at 950 MiB.
     memory = [40 * MIB] * 149 + [950 * MIB]
-    tight = plan_capacity([EIGHT], 150, default_checkpoints(2000), 20, 20, 2000,
-                          Machines(1, 16, memory_bytes=4 * 1024 * MIB), DEFAULT_LIMITS, "local", memory=memory)
+    tight = plan_capacity(
+        [EIGHT],
+        150,
+        default_checkpoints(2000),
+        20,
+        20,
+        2000,
+        Machines(1, 16, memory_bytes=4 * 1024 * MIB),
+        DEFAULT_LIMITS,
+        "local",
+        memory=memory,
+    )
     assert not tight.memory_fits and not tight.fits
     need = tight.memory_bytes
     assert need >= 149 * 40 * MIB + 950 * MIB
     refusal = tight.memory_refusal()
     assert "150 frozen agents" in refusal and "950 MiB" in refusal and "give each runner at least" in refusal
-    roomy = plan_capacity([EIGHT], 150, default_checkpoints(2000), 20, 20, 2000,
-                          Machines(1, 16, memory_bytes=need), DEFAULT_LIMITS, "local", memory=memory)
+    roomy = plan_capacity(
+        [EIGHT],
+        150,
+        default_checkpoints(2000),
+        20,
+        20,
+        2000,
+        Machines(1, 16, memory_bytes=need),
+        DEFAULT_LIMITS,
+        "local",
+        memory=memory,
+    )
     assert roomy.memory_fits and roomy.memory_refusal() is None
 
 
 def test_capacity_refuses_a_field_whose_memory_does_not_fit(tmp_path, capsys):
-    entrants = [{"handle": f"h{i}", "account_id": i, "digest": "d", "path": "p", "flags": [], "pace_fraction": 0.9,
-                 "memory_bytes": (950 if i == 0 else 60) * 1024 * 1024} for i in range(150)]
-    field = {"schema_version": 1, "tier": "public", "source_commit": None, "taken_at": "2026-01-01T00:00:00Z",
-             "frozen_at": None, "excluded": [], "entrants": entrants}
+    entrants = [
+        {
+            "handle": f"h{i}",
+            "account_id": i,
+            "digest": "d",
+            "path": "p",
+            "flags": [],
+            "pace_fraction": 0.9,
+            "memory_bytes": (950 if i == 0 else 60) * 1024 * 1024,
+        }
+        for i in range(150)
+    ]
+    field = {
+        "schema_version": 1,
+        "tier": "public",
+        "source_commit": None,
+        "taken_at": "2026-01-01T00:00:00Z",
+        "frozen_at": None,
+        "excluded": [],
+        "entrants": entrants,
+    }
     path = tmp_path / "field.yaml"
     path.write_text(yaml.safe_dump(field))
     argv = ["capacity", "--tier", "public", "--envs", "1", "--field", str(path), "--runners", "1", "--cores", "16"]

@@ -24,8 +24,11 @@ ENTRANTS = 120
 
 
 def _field(folder: Path) -> list[str]:
-    sources = [ROOT / "examples" / "random"] * (ENTRANTS - 4) + [AGENTS / "thread_worker"] * 2 + \
-        [AGENTS / "process_worker"] * 2
+    sources = (
+        [ROOT / "examples" / "random"] * (ENTRANTS - 4)
+        + [AGENTS / "thread_worker"] * 2
+        + [AGENTS / "process_worker"] * 2
+    )
     field = []
     for i, source in enumerate(sources):
         target = folder / f"s{i:03d}"
@@ -38,9 +41,31 @@ def _field(folder: Path) -> list[str]:
 def test_a_class_sized_round_plays_with_no_fault(backend, request, tmp_path, capsys):
     request.getfixturevalue(f"{backend}_sandbox")  # skipped, saying why, where it cannot run
     out, private = tmp_path / "out", tmp_path / "private"
-    argv = ["round", "--tier", "public", "--envs", "random-2 most/standard", "--budget", "2", "--checkpoints", "0,2",
-            "--games-per-checkpoint", "1", "--pairing-games", "2", "--seed", "29", "--sandbox", backend,
-            "--out", str(out), "--private-out", str(private), "--agents", *_field(tmp_path / "agents")]
+    argv = [
+        "round",
+        "--tier",
+        "public",
+        "--envs",
+        "random-2 most/standard",
+        "--budget",
+        "2",
+        "--checkpoints",
+        "0,2",
+        "--games-per-checkpoint",
+        "1",
+        "--pairing-games",
+        "2",
+        "--seed",
+        "29",
+        "--sandbox",
+        backend,
+        "--out",
+        str(out),
+        "--private-out",
+        str(private),
+        "--agents",
+        *_field(tmp_path / "agents"),
+    ]
     assert main(argv) == 0, capsys.readouterr().err[-3000:]
     path = Path(capsys.readouterr().out.strip().splitlines()[-1])
     data = yaml.safe_load(path.read_text())

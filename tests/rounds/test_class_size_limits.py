@@ -22,8 +22,13 @@ import yaml
 from grader.common.limits import DEFAULT_LIMITS, MIB, PACE_SHAPES
 from grader.rounds.capacity import CapacityError, OPENING_CELLS, plan_of_round
 from grader.rounds.orchestrate import make_plan, run_round
-from grader.common.schedule import (CANONICAL_BUDGET, CANONICAL_CHECKPOINTS, DEFAULT_GAMES_PER_CHECKPOINT,
-                             DEFAULT_PAIRING_GAMES, session_games)
+from grader.common.schedule import (
+    CANONICAL_BUDGET,
+    CANONICAL_CHECKPOINTS,
+    DEFAULT_GAMES_PER_CHECKPOINT,
+    DEFAULT_PAIRING_GAMES,
+    session_games,
+)
 from grader.play.session import parse_entrant, python_entrant
 from grader.verification.verify import verify
 
@@ -61,8 +66,11 @@ def test_the_fixed_totals_of_before_did_not_hold_a_field_of_150():
     grown = DEFAULT_LIMITS.for_session(12, 10, session_games(150))
     assert cpu < grown.cpu_seconds_per_env and wall < grown.env_wall_seconds
     small = DEFAULT_LIMITS.for_session(12, 10, session_games(8))
-    assert small.cpu_seconds_per_env < grown.cpu_seconds_per_env < DEFAULT_LIMITS.for_session(
-        12, 10, session_games(300)).cpu_seconds_per_env
+    assert (
+        small.cpu_seconds_per_env
+        < grown.cpu_seconds_per_env
+        < DEFAULT_LIMITS.for_session(12, 10, session_games(300)).cpu_seconds_per_env
+    )
     assert small.output_cap_bytes < grown.output_cap_bytes
 
 
@@ -82,8 +90,9 @@ def test_a_field_of_150_with_one_at_950_mib_is_refused_before_it_starts_naming_t
 
 def agent_copy(folder: Path, hold_mib: int = 0) -> Path:
     shutil.copytree(PACE_AGENT, folder)
-    (folder / "pace.json").write_text(json.dumps({"seconds_per_cell": PACE_PER_CELL, "fraction": FRACTION,
-                                                  "hold_mib": hold_mib}))
+    (folder / "pace.json").write_text(
+        json.dumps({"seconds_per_cell": PACE_PER_CELL, "fraction": FRACTION, "hold_mib": hold_mib})
+    )
     return folder
 
 
@@ -97,8 +106,10 @@ LIMITS = dataclasses.replace(DEFAULT_LIMITS, cpu_seconds_per_env=1.0, env_wall_s
 @pytest.mark.parametrize("backend", ["local", "docker"])
 def test_agents_at_90_percent_of_the_pace_and_one_at_950_mib_play_with_no_fault(backend, request, tmp_path):
     request.getfixturevalue(f"{backend}_sandbox")  # skipped, saying why, where it cannot run
-    field = [parse_entrant(f"p{i:02d}={agent_copy(tmp_path / 'agents' / f'p{i:02d}', 950 if i == 0 else 0)}")
-             for i in range(ENTRANTS)]
+    field = [
+        parse_entrant(f"p{i:02d}={agent_copy(tmp_path / 'agents' / f'p{i:02d}', 950 if i == 0 else 0)}")
+        for i in range(ENTRANTS)
+    ]
     plan = make_plan("public", field, "random-2 most/standard", 2, [0, 2], 1, 2, "31", None, backend, limits=LIMITS)
     # Without its growth with the field the CPU share (1 s) is below what each agent's acts
     # take at 90% of the pace in the longest games (about 2.7 s).
@@ -116,12 +127,25 @@ def test_agents_at_90_percent_of_the_pace_and_one_at_950_mib_play_with_no_fault(
 
 def test_arena_round_reads_the_fields_memory_by_entrant(tmp_path):
     from grader.cli.commands.round import field_memory
-    entrants = [{"handle": h, "account_id": i, "digest": "d", "path": h, "flags": [], "pace_fraction": None,
-                 "memory_bytes": m} for i, (h, m) in enumerate((("ann", 950 * MIB), ("bob", None)))]
+
+    entrants = [
+        {"handle": h, "account_id": i, "digest": "d", "path": h, "flags": [], "pace_fraction": None, "memory_bytes": m}
+        for i, (h, m) in enumerate((("ann", 950 * MIB), ("bob", None)))
+    ]
     path = tmp_path / "field.yaml"
-    path.write_text(yaml.safe_dump({"schema_version": 1, "tier": "public", "source_commit": None,
-                                    "taken_at": "2026-01-01T00:00:00Z", "frozen_at": None, "excluded": [],
-                                    "entrants": entrants}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "tier": "public",
+                "source_commit": None,
+                "taken_at": "2026-01-01T00:00:00Z",
+                "frozen_at": None,
+                "excluded": [],
+                "entrants": entrants,
+            }
+        )
+    )
     assert field_memory(path, ["bob", "ann", "cid"]) == [None, 950 * MIB, None]
     assert field_memory(None, ["ann"]) is None
 

@@ -13,8 +13,21 @@ from grader.sandbox.local import find_bwrap
 
 pytestmark = pytest.mark.timeout(180)
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
-BASE = ["round", "--tier", "public", "--envs", "random-2 most/standard", "--budget", "6", "--checkpoints", "0,3,6",
-        "--games-per-checkpoint", "2", "--pairing-games", "2"]
+BASE = [
+    "round",
+    "--tier",
+    "public",
+    "--envs",
+    "random-2 most/standard",
+    "--budget",
+    "6",
+    "--checkpoints",
+    "0,3,6",
+    "--games-per-checkpoint",
+    "2",
+    "--pairing-games",
+    "2",
+]
 
 
 def test_round_then_verify(tmp_path, capsys):
@@ -45,7 +58,10 @@ def test_a_public_round_draws_a_fresh_seed_and_records_it(tmp_path, capsys, monk
     seeds = []
     for run in ("a", "b"):
         out = tmp_path / run
-        assert main(BASE + ["--agents", "random", "greedy", "--out", str(out), "--private-out", str(tmp_path / f"p{run}")]) == 0
+        assert (
+            main(BASE + ["--agents", "random", "greedy", "--out", str(out), "--private-out", str(tmp_path / f"p{run}")])
+            == 0
+        )
         captured = capsys.readouterr()
         data = yaml.safe_load(Path(captured.out.strip()).read_text())
         seed = data["provenance"]["config"]["seed"]
@@ -62,17 +78,23 @@ def test_a_public_round_draws_a_fresh_seed_and_records_it(tmp_path, capsys, monk
     assert "a sharded round needs --seed" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("extra, message", [
-    (["--checkpoints", "0,5,3"], "increase strictly"),
-    (["--checkpoints", "0,3"], "last checkpoint must be the budget"),
-    (["--pairing-games", "3"], "even"),
-    (["--agents", "random", "no-such-folder"], "neither a submission"),
-    (["--shard", "3/2"], "--shard"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        (["--checkpoints", "0,5,3"], "increase strictly"),
+        (["--checkpoints", "0,3"], "last checkpoint must be the budget"),
+        (["--pairing-games", "3"], "even"),
+        (["--agents", "random", "no-such-folder"], "neither a submission"),
+        (["--shard", "3/2"], "--shard"),
+    ],
+)
 def test_bad_input_exits_1_naming_it(tmp_path, capsys, extra, message):
     args = BASE + ["--agents", "random", "greedy", "--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
-    args = args[:args.index("--agents")] + extra + args[args.index("--agents"):] if extra[0] != "--agents" else \
-        BASE + extra + ["--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
+    args = (
+        args[: args.index("--agents")] + extra + args[args.index("--agents") :]
+        if extra[0] != "--agents"
+        else BASE + extra + ["--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")]
+    )
     assert main(args) == 1
     assert message in capsys.readouterr().err
 
@@ -95,8 +117,10 @@ def test_hidden_tiers_need_their_secrets_and_a_staff_folder(tmp_path, capsys, mo
 @pytest.mark.skipif(find_bwrap() is None, reason="bubblewrap is not installed")
 def test_a_sandboxed_submission_plays_a_round(tmp_path, capsys):
     out, private = tmp_path / "rounds", tmp_path / "private"
-    code = main(BASE + ["--agents", f"rnd={AGENTS / 'random_agent'}", "random", "--out", str(out),
-                        "--private-out", str(private)])
+    code = main(
+        BASE
+        + ["--agents", f"rnd={AGENTS / 'random_agent'}", "random", "--out", str(out), "--private-out", str(private)]
+    )
     err = capsys.readouterr()
     if code != 0 and "bwrap" in err.err:
         pytest.skip("bubblewrap cannot create namespaces here")
@@ -115,13 +139,34 @@ def test_a_scored_round_refuses_a_host_missing_a_protection(tmp_path, monkeypatc
     from grader.cli.commands import round as round_command
     from grader.sandbox.probe import Check
 
-    monkeypatch.setattr(round_command, "checks_for",
-                        lambda sandbox: [Check("cgroup memory", False, "no memory controller", required=True)])
+    monkeypatch.setattr(
+        round_command,
+        "checks_for",
+        lambda sandbox: [Check("cgroup memory", False, "no memory controller", required=True)],
+    )
     agent = str(Path(__file__).resolve().parents[1] / "agents" / "random_agent")
-    base = ["round", "--agents", "random", agent, "--envs", "1", "--budget", "2", "--checkpoints", "0,2",
-            "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "5"]
-    code = main(base + ["--tier", "ladder", "--tier-seed", "9", "--out", str(tmp_path / "l"),
-                        "--private-out", str(tmp_path / "lp")])
+    base = [
+        "round",
+        "--agents",
+        "random",
+        agent,
+        "--envs",
+        "1",
+        "--budget",
+        "2",
+        "--checkpoints",
+        "0,2",
+        "--games-per-checkpoint",
+        "2",
+        "--pairing-games",
+        "2",
+        "--seed",
+        "5",
+    ]
+    code = main(
+        base
+        + ["--tier", "ladder", "--tier-seed", "9", "--out", str(tmp_path / "l"), "--private-out", str(tmp_path / "lp")]
+    )
     assert code == 2 and "refusing a scored ladder round" in capsys.readouterr().err
     assert not (tmp_path / "l").exists()
     code = main(base + ["--tier", "public", "--out", str(tmp_path / "p"), "--private-out", str(tmp_path / "pp")])
@@ -143,9 +188,30 @@ def test_a_full_disk_is_named_and_the_round_resumes(tmp_path, monkeypatch, capsy
             raise OSError(errno.ENOSPC, "No space left on device")
         real_fsync(fd)
 
-    argv = ["round", "--tier", "public", "--agents", "random", "greedy", "--envs", "2", "--budget", "2",
-            "--checkpoints", "0,2", "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "3",
-            "--out", str(tmp_path / "r"), "--private-out", str(tmp_path / "p")]
+    argv = [
+        "round",
+        "--tier",
+        "public",
+        "--agents",
+        "random",
+        "greedy",
+        "--envs",
+        "2",
+        "--budget",
+        "2",
+        "--checkpoints",
+        "0,2",
+        "--games-per-checkpoint",
+        "2",
+        "--pairing-games",
+        "2",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path / "r"),
+        "--private-out",
+        str(tmp_path / "p"),
+    ]
     monkeypatch.setattr(os, "fsync", full_after_two)
     assert main(argv) == 2
     assert "No space left on device" in capsys.readouterr().err
@@ -162,6 +228,7 @@ def test_a_path_that_is_not_utf8_still_publishes(tmp_path, capsys):
     and the round, played to the end, could never publish (UnicodeEncodeError)."""
     import os
     import shutil
+
     folder = Path(os.fsdecode(os.path.join(os.fsencode(tmp_path), b"ag\xff")))
     shutil.copytree(AGENTS / "random_agent", folder)
     out, private = tmp_path / "rounds", tmp_path / "private"
@@ -191,8 +258,22 @@ def test_the_recorded_command_names_an_agent_as_its_checkout_does(tmp_path, monk
     monkeypatch.chdir(work)
     parser = argparse.ArgumentParser()
     round_command.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(["round", "--tier", "public", "--seed", "5", "--out", str(work / "rounds"), "--agents",
-                              f"ex-random={agent}", f"mine={work / 'field'}", f"x={elsewhere}", "greedy"])
+    args = parser.parse_args(
+        [
+            "round",
+            "--tier",
+            "public",
+            "--seed",
+            "5",
+            "--out",
+            str(work / "rounds"),
+            "--agents",
+            f"ex-random={agent}",
+            f"mine={work / 'field'}",
+            f"x={elsewhere}",
+            "greedy",
+        ]
+    )
     command = round_command.command_of(args, hidden=False)
     assert "ex-random=examples/random mine=field x=agent greedy" in command
     assert "--out rounds" in command and str(tmp_path) not in command

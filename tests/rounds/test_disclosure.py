@@ -44,8 +44,9 @@ def _items(node):
 
 
 def test_a_final_round_keeps_rules_seeds_and_output_out_of_rounds(tmp_path):
-    plan = small_plan(field(("alpha", "Learner"), ("echo", "Chatty")), envs="2", tier="final",
-                      seed=ROUND_SEED, tier_seed=TIER_SEED)
+    plan = small_plan(
+        field(("alpha", "Learner"), ("echo", "Chatty")), envs="2", tier="final", seed=ROUND_SEED, tier_seed=TIER_SEED
+    )
     out, private = tmp_path / "rounds", tmp_path / "private"
     outcome = run_round(plan, out, private, command="arena round --tier final --seed <secret> --tier-seed <secret>")
     assert outcome.status == "published"
@@ -53,7 +54,7 @@ def test_a_final_round_keeps_rules_seeds_and_output_out_of_rounds(tmp_path):
     for entry in plan.envs:
         spec = entry.spec
         secrets += [spec.id, spec.name, spec.id[4:]]
-    forbidden_keys = ["capture", "\"win\"", "win:", "rules:", "\"rules\"", "obstacles", "\"moves\"", "black_discs", "\"seed\""]
+    forbidden_keys = ["capture", '"win"', "win:", "rules:", '"rules"', "obstacles", '"moves"', "black_discs", '"seed"']
     files = list(every_file_text(out))
     assert len(files) == 3  # the results file, its JSON twin and its games
     for path, text in files:
@@ -89,17 +90,22 @@ def test_a_ladder_round_withholds_rules_by_default(tmp_path):
     outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="x")
     text = outcome.public_path.read_text()
     assert plan.envs[0].spec.id not in text and "capture" not in text
-    open_plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5",
-                           ladder_rules="public")
+    open_plan = small_plan(
+        field(references=("random", "greedy")), envs="1", tier="ladder", seed="3", tier_seed="5", ladder_rules="public"
+    )
     opened = run_round(open_plan, tmp_path / "rounds2", tmp_path / "private2", command="x")
     assert open_plan.envs[0].spec.id in opened.public_path.read_text()
 
 
-def results_doc(envs: int = 8, field: int = 8, tier: str = "ladder", requested: bool = False,
-                round_id: str = "ladder-0123456789ab") -> dict:
+def results_doc(
+    envs: int = 8, field: int = 8, tier: str = "ladder", requested: bool = False, round_id: str = "ladder-0123456789ab"
+) -> dict:
     config = {"environments": envs} | ({"requested": True} if requested else {})
-    return {"round": {"id": round_id, "tier": tier, "private": False}, "provenance": {"config": config},
-            "field": [{"name": f"a{i}"} for i in range(field)]}
+    return {
+        "round": {"id": round_id, "tier": tier, "private": False},
+        "provenance": {"config": config},
+        "field": [{"name": f"a{i}"} for i in range(field)],
+    }
 
 
 def test_one_rule_says_which_rounds_are_private():
@@ -125,13 +131,16 @@ def test_a_private_round_is_sealed_out_of_rounds_and_only_the_arenas_key_opens_i
     from grader.documents.sealing import private_key
 
     rounds = tmp_path / "rounds"
-    outcome = run_round(small_plan(field(references=("random", "greedy"))), rounds,
-                        tmp_path / "private", command="test")
+    outcome = run_round(
+        small_plan(field(references=("random", "greedy"))), rounds, tmp_path / "private", command="test"
+    )
     path = outcome.public_path
     before = {p.relative_to(rounds): p.read_bytes() for p in rounds.rglob("*") if p.is_file()}
     numbers = [f"{a['sae']['value']:.4f}" for a in load_results(path)["agents"] if a["sae"]["value"]]
-    assert main(["disclose", str(path), "--withheld", str(tmp_path / "withheld"),
-                 "--config", str(tmp_path / "none.yaml")]) == 0
+    assert (
+        main(["disclose", str(path), "--withheld", str(tmp_path / "withheld"), "--config", str(tmp_path / "none.yaml")])
+        == 0
+    )
     assert "private (played on 2 environments, fewer than 8" in capsys.readouterr().out
     assert [p for p in rounds.rglob("*") if p.is_file()] == []
     sealed = (tmp_path / "withheld" / f"{path.stem}.sealed").read_bytes()
@@ -150,8 +159,12 @@ def outcome_games(path) -> int:
 def test_a_public_round_stays(tmp_path, capsys):
     from grader.cli.main import main
 
-    outcome = run_round(small_plan(field(references=("random", "greedy")), envs="8"), tmp_path / "rounds",
-                        tmp_path / "private", command="test")
+    outcome = run_round(
+        small_plan(field(references=("random", "greedy")), envs="8"),
+        tmp_path / "rounds",
+        tmp_path / "private",
+        command="test",
+    )
     # 8 environments but a field of 2: private as well.
     assert main(["disclose", str(outcome.public_path), "--withheld", str(tmp_path / "withheld")]) == 0
     assert "a field of 2, fewer than 8" in capsys.readouterr().out

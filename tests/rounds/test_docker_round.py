@@ -13,10 +13,27 @@ from grader.cli.main import main
 
 pytestmark = pytest.mark.timeout(300)
 ROOT = Path(__file__).resolve().parent.parent.parent
-ROUND = ["round", "--tier", "public", "--envs", "random-2 most/standard,standard fewest/standard", "--budget", "20",
-         "--checkpoints", "0,10,20", "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "11",
-         "--agents", f"ex_random={ROOT / 'examples' / 'random'}", f"ex_greedy={ROOT / 'examples' / 'greedy'}",
-         "random"]
+ROUND = [
+    "round",
+    "--tier",
+    "public",
+    "--envs",
+    "random-2 most/standard,standard fewest/standard",
+    "--budget",
+    "20",
+    "--checkpoints",
+    "0,10,20",
+    "--games-per-checkpoint",
+    "2",
+    "--pairing-games",
+    "2",
+    "--seed",
+    "11",
+    "--agents",
+    f"ex_random={ROOT / 'examples' / 'random'}",
+    f"ex_greedy={ROOT / 'examples' / 'greedy'}",
+    "random",
+]
 
 
 def _play(sandbox: str, tmp_path: Path, capsys) -> tuple[dict, bytes, Path, Path]:

@@ -21,6 +21,7 @@ pytestmark = pytest.mark.timeout(300)
 def entrants(*named):
     """In-process agents entered as students' accounts (the workflows name them HANDLE=PATH)."""
     from dataclasses import replace
+
     return [replace(python_entrant(n, f"tests.rounds.agents:{c}"), account=n) for n, c in named]
 
 
@@ -28,12 +29,23 @@ def entrants(*named):
 def two_windows(tmp_path_factory):
     """Round 1 over the window [5, 10], round 2 over [4, 12]; `crash` faults in round 2."""
     out = tmp_path_factory.mktemp("rounds")
-    first = run_round(small_plan(field(references=("random",)) + entrants(("alpha", "Learner"), ("bravo", "FirstLegal"))),
-                      out, out.parent / "p1", command="test").public_path
-    second = run_round(small_plan(field(references=("random",)) + entrants(("alpha", "Learner"), ("bravo", "LastLegal"),
-                                                                           ("crash", "CrashLate")),
-                                  budget=12, checkpoints=(0, 4, 12)),
-                       out, out.parent / "p2", command="test").public_path
+    first = run_round(
+        small_plan(field(references=("random",)) + entrants(("alpha", "Learner"), ("bravo", "FirstLegal"))),
+        out,
+        out.parent / "p1",
+        command="test",
+    ).public_path
+    second = run_round(
+        small_plan(
+            field(references=("random",))
+            + entrants(("alpha", "Learner"), ("bravo", "LastLegal"), ("crash", "CrashLate")),
+            budget=12,
+            checkpoints=(0, 4, 12),
+        ),
+        out,
+        out.parent / "p2",
+        command="test",
+    ).public_path
     return first, second
 
 
@@ -57,7 +69,9 @@ def test_grades_compare_only_rows_of_one_window(two_windows, capsys):
     alpha = next(a for a in two["agents"] if a["name"] == "alpha")
     assert float(new["sae"]) == pytest.approx(alpha["sae"]["value"], abs=1e-6)
     assert float(new["best_sae"]) == pytest.approx(alpha["sae"]["value"], abs=1e-6)
-    assert (new["wins"], new["draws"], new["losses"]) == tuple(str(alpha["record"][k]) for k in ("wins", "draws", "losses"))
+    assert (new["wins"], new["draws"], new["losses"]) == tuple(
+        str(alpha["record"][k]) for k in ("wins", "draws", "losses")
+    )
     assert new["standing"] == "" and new["field"] == "4"  # a field under 8 publishes no standing
     crash = by[("crash", two["round"]["id"])]
     assert int(crash["faults"]) > 0 and crash["fault_kinds"].startswith("agent_error=")
@@ -89,8 +103,10 @@ def test_appeal_evidence_without_environment_identities(two_windows, capsys):
     text = yaml.safe_dump(evidence)
     for env in data["environments"]:  # a public round states ids and specs; the evidence never does
         assert env["id"] not in text and env["name"] not in text
-    assert all(set(e) == {"label", "status", "faulted", "wins", "draws", "losses", "games", "checkpoints"}
-               for e in evidence["environments"])
+    assert all(
+        set(e) == {"label", "status", "faulted", "wins", "draws", "losses", "games", "checkpoints"}
+        for e in evidence["environments"]
+    )
     assert main(["appeal", "--round", str(second), "--student", "nobody"]) == 1
     assert "its students: alpha, bravo, crash" in capsys.readouterr().err
 
@@ -116,8 +132,16 @@ def test_grades_take_a_folder_in_the_order_played_final_last(two_windows, tmp_pa
         subprocess.run([*git, "commit", "-q", "-m", results.stem], check=True, env=env)
     one, two = load_results(first)["round"]["id"], load_results(second)["round"]["id"]
     invalidations = tmp_path / "invalidations.yaml"
-    invalidations.write_text(yaml.safe_dump({"schema_version": 1, "invalidated": [
-        {"round": one, "handle": "bravo", "reason": "copied code", "by": 9001, "at": "2026-02-02T10:00:00Z"}]}))
+    invalidations.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "invalidated": [
+                    {"round": one, "handle": "bravo", "reason": "copied code", "by": 9001, "at": "2026-02-02T10:00:00Z"}
+                ],
+            }
+        )
+    )
     assert main(["grades", str(repo / "rounds"), "--window", "5,10", "--invalidations", str(invalidations)]) == 0
     out = capsys.readouterr()
     table = rows(out.out)
@@ -127,6 +151,9 @@ def test_grades_take_a_folder_in_the_order_played_final_last(two_windows, tmp_pa
     assert f"in the order played: {two}, {one}" in out.err
     assert main(["grades", str(tmp_path / "invalidations.yaml").replace(".yaml", "-none")]) != 0
     # The final is last whatever its date.
-    docs = [({"round": {"tier": "final", "id": "f"}}, "2026-01-01"), ({"round": {"tier": "ladder", "id": "l2"}}, "2026-03-01"),
-            ({"round": {"tier": "ladder", "id": "l1"}}, "2026-02-01")]
+    docs = [
+        ({"round": {"tier": "final", "id": "f"}}, "2026-01-01"),
+        ({"round": {"tier": "ladder", "id": "l2"}}, "2026-03-01"),
+        ({"round": {"tier": "ladder", "id": "l1"}}, "2026-02-01"),
+    ]
     assert [d["round"]["id"] for d in chronological(docs)] == ["l1", "l2", "f"]

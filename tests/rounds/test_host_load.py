@@ -24,20 +24,41 @@ from grader.sandbox.local import find_bwrap
 from grader.site import build
 from tests.site.goldens import DATA_COMMIT, FIXTURES
 
-pytestmark = [pytest.mark.timeout(300),
-              pytest.mark.skipif(find_bwrap() is None, reason="the local sandbox needs bubblewrap")]
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(find_bwrap() is None, reason="the local sandbox needs bubblewrap"),
+]
 AGENT = Path(__file__).resolve().parent.parent / "agents" / "affinity_reporter"
 # Eight environments: a round on fewer is private and gets no page on the public site.
-ROUND = ["round", "--tier", "public", "--envs", "8", "--budget", "2",
-         "--checkpoints", "0,2", "--games-per-checkpoint", "2", "--pairing-games", "2", "--seed", "3",
-         "--agents", "random", f"pin={AGENT}"]
+ROUND = [
+    "round",
+    "--tier",
+    "public",
+    "--envs",
+    "8",
+    "--budget",
+    "2",
+    "--checkpoints",
+    "0,2",
+    "--games-per-checkpoint",
+    "2",
+    "--pairing-games",
+    "2",
+    "--seed",
+    "3",
+    "--agents",
+    "random",
+    f"pin={AGENT}",
+]
 
 
 def test_sandboxes_are_pinned_and_the_host_load_is_recorded(tmp_path, capsys):
     cores = pinning.available_cores()
     private = tmp_path / "private"
-    assert main(ROUND + ["--jobs", str(len(cores) + 1), "--out", str(tmp_path / "out"),
-                         "--private-out", str(private)]) == 0
+    assert (
+        main(ROUND + ["--jobs", str(len(cores) + 1), "--out", str(tmp_path / "out"), "--private-out", str(private)])
+        == 0
+    )
     captured = capsys.readouterr()
     assert f"{len(cores) + 1} jobs asked for, {len(cores)} cores to pin them to" in captured.err
     path = Path(captured.out.strip())
@@ -56,8 +77,12 @@ def test_sandboxes_are_pinned_and_the_host_load_is_recorded(tmp_path, capsys):
     capsys.readouterr()
     site = tmp_path / "site"
     config = tmp_path / "site.yaml"
-    config.write_text(f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {data['round']['id']}, date: 2026-10-01}}\n")
-    build(tmp_path / "out", site, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT, log=lambda m: None)
+    config.write_text(
+        f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {data['round']['id']}, date: 2026-10-01}}\n"
+    )
+    build(
+        tmp_path / "out", site, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT, log=lambda m: None
+    )
     page = (site / "rounds" / f"{data['round']['id']}.html").read_text()
     assert "Host load" in page and "every sandbox pinned to a core of its own" in page
     assert f"1-minute load average {host['loadavg']['min']} to {host['loadavg']['max']}" in page
@@ -70,8 +95,11 @@ def test_a_process_started_pinned_inherits_the_core_and_the_caller_keeps_its_own
     pinning.set_core(core)
     try:
         with pinning.spawning_pinned():
-            child = subprocess.Popen([sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
-                                     stdout=subprocess.PIPE, text=True)
+            child = subprocess.Popen(
+                [sys.executable, "-c", "import os; print(sorted(os.sched_getaffinity(0)))"],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
         assert os.sched_getaffinity(0) == before
         assert child.communicate(timeout=30)[0].strip() == f"[{core}]"
     finally:
@@ -82,8 +110,13 @@ def test_a_process_started_pinned_inherits_the_core_and_the_caller_keeps_its_own
 def test_the_load_between_two_samples():
     start = {"loadavg": 0.5, "cpu": (100, 1000)}
     end = {"loadavg": 1.5, "cpu": (400, 2000)}
-    assert pinning.load_over(start, end, 2) == {"cores": 2, "core": None, "loadavg_start": 0.5, "loadavg_end": 1.5,
-                                                "busy": 0.3}
+    assert pinning.load_over(start, end, 2) == {
+        "cores": 2,
+        "core": None,
+        "loadavg_start": 0.5,
+        "loadavg_end": 1.5,
+        "busy": 0.3,
+    }
     assert pinning.load_over({"loadavg": None, "cpu": None}, end, 2)["busy"] is None
     busy, total = pinning.cpu_times()
     assert 0 <= busy <= total

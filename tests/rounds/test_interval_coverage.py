@@ -38,8 +38,9 @@ def true_scores(theta: np.ndarray, spread: float, rng: np.random.Generator) -> n
     return np.array([both[:, i, off[i]].mean() for i in range(k)])
 
 
-def env_scores(theta: np.ndarray, deterministic: np.ndarray, spread: float, envs: int,
-               rng: np.random.Generator) -> np.ndarray:
+def env_scores(
+    theta: np.ndarray, deterministic: np.ndarray, spread: float, envs: int, rng: np.random.Generator
+) -> np.ndarray:
     """One round's scores [env, agent]: match points per pairing game in each environment."""
     k, half = theta.size, GAMES // 2
     p = black_wins(theta, spread, envs, rng)[..., None]
@@ -49,7 +50,7 @@ def env_scores(theta: np.ndarray, deterministic: np.ndarray, spread: float, envs
     points = (u < p) + 0.5 * ((u >= p) & (u < p + DRAW))  # black's points, [env, black, white, game]
     per_pair = points.sum(axis=3)
     off = ~np.eye(k, dtype=bool)
-    mine = (np.where(off, per_pair, 0).sum(axis=2) + np.where(off, half - per_pair, 0).sum(axis=1))
+    mine = np.where(off, per_pair, 0).sum(axis=2) + np.where(off, half - per_pair, 0).sum(axis=1)
     return mine / (GAMES * (k - 1))
 
 
@@ -84,8 +85,10 @@ def test_the_interval_covers_true_scores_about_95_percent():
                 old_hits += old_lo <= truth[i] <= old_hi
                 total += 1
     coverage, old = hits / total, old_hits / total
-    print(f"coverage {coverage:.3f} over {total} intervals (deterministic {by_kind[True][0] / by_kind[True][1]:.3f}, "
-          f"random {by_kind[False][0] / by_kind[False][1]:.3f}); Wilson over games {old:.3f}")
+    print(
+        f"coverage {coverage:.3f} over {total} intervals (deterministic {by_kind[True][0] / by_kind[True][1]:.3f}, "
+        f"random {by_kind[False][0] / by_kind[False][1]:.3f}); Wilson over games {old:.3f}"
+    )
     assert 0.93 <= coverage <= 0.97, coverage
     for kind, (h, n) in by_kind.items():
         assert h / n >= 0.92, (kind, h / n)
@@ -136,7 +139,9 @@ def test_the_interval_holds_when_every_drawn_environment_gives_the_same_score():
         lo, hi = wilson(rnd(float(np.mean(column))), games)
         old_hits += lo <= truth <= hi
     coverage = hits / rounds
-    print(f"coverage {coverage:.3f}; falling back to the games {fallback_hits / rounds:.3f}; "
-          f"Wilson over games {old_hits / rounds:.3f}")
+    print(
+        f"coverage {coverage:.3f}; falling back to the games {fallback_hits / rounds:.3f}; "
+        f"Wilson over games {old_hits / rounds:.3f}"
+    )
     assert 0.93 <= coverage, coverage
     assert fallback_hits / rounds < 0.8  # the earlier method: far short, so the test can tell

@@ -36,7 +36,7 @@ def _descendants(pid: int) -> set[int]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry))
+            children.setdefault(int(stat[stat.rindex(")") + 2 :].split()[1]), []).append(int(entry))
     found, todo = set(), [pid]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -61,8 +61,11 @@ def _apart(name: str):
     that moves a process into the group. Both are removed after, with whatever is left in them."""
     own = cgroup._own_paths()
     v2 = (cgroup.CGROUP_ROOT / "cgroup.controllers").exists()
-    homes = [cgroup.CGROUP_ROOT / own[""].lstrip("/")] if v2 else \
-        [cgroup.CGROUP_ROOT / c / own[c].lstrip("/") for c in cgroup.V1_CONTROLLERS if c in own]
+    homes = (
+        [cgroup.CGROUP_ROOT / own[""].lstrip("/")]
+        if v2
+        else [cgroup.CGROUP_ROOT / c / own[c].lstrip("/") for c in cgroup.V1_CONTROLLERS if c in own]
+    )
     groups = list(dict.fromkeys(home.resolve() / name for home in homes))  # cpu and cpuacct may be one
     for group in groups:
         group.mkdir(exist_ok=True)
@@ -98,10 +101,28 @@ def _kill_a_round_then_start_the_doctor(tmp_path: Path, groups: list[Path], env:
     bundle = tmp_path / "random.zip"
     with zipfile.ZipFile(bundle, "w") as z:
         z.write(ROOT / "examples" / "random" / "agent.py", "agent.py")
-    command = [sys.executable, "-m", "grader.cli.main", "round", "--tier", "public", "--envs",
-               "random-2 most/standard,standard most/standard,random-2 fewest/standard", "--budget", "2000",
-               "--jobs", "2", "--agents", f"zipped={bundle}", f"folder={ROOT / 'examples' / 'random'}",
-               "random", "--out", str(tmp_path / "out"), "--private-out", str(tmp_path / "private")]
+    command = [
+        sys.executable,
+        "-m",
+        "grader.cli.main",
+        "round",
+        "--tier",
+        "public",
+        "--envs",
+        "random-2 most/standard,standard most/standard,random-2 fewest/standard",
+        "--budget",
+        "2000",
+        "--jobs",
+        "2",
+        "--agents",
+        f"zipped={bundle}",
+        f"folder={ROOT / 'examples' / 'random'}",
+        "random",
+        "--out",
+        str(tmp_path / "out"),
+        "--private-out",
+        str(tmp_path / "private"),
+    ]
     round_proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env, preexec_fn=enter)
     try:
         for line in round_proc.stderr:  # wait until both workers play
@@ -126,15 +147,28 @@ def _kill_a_round_then_start_the_doctor(tmp_path: Path, groups: list[Path], env:
         time.sleep(0.2)  # exited: now reaped by whoever inherited them, at the host's pace
 
     def leftovers() -> list[str]:
-        left = [p.name for group in groups for p in group.glob(cgroup.PREFIX + "*")
-                if owner.owner_of(p.name, cgroup.PREFIX) in tags]
-        folders = [p.name for p in Path(env["TMPDIR"]).glob(EXTRACT_PREFIX + "*")
-                   if owner.owner_of(p.name, EXTRACT_PREFIX) in tags]
+        left = [
+            p.name
+            for group in groups
+            for p in group.glob(cgroup.PREFIX + "*")
+            if owner.owner_of(p.name, cgroup.PREFIX) in tags
+        ]
+        folders = [
+            p.name
+            for p in Path(env["TMPDIR"]).glob(EXTRACT_PREFIX + "*")
+            if owner.owner_of(p.name, EXTRACT_PREFIX) in tags
+        ]
         return left + folders
 
     assert leftovers(), "the killed round should have left its cgroups and extraction folder"
-    doctor = subprocess.run([sys.executable, "-m", "grader.cli.main", "doctor"], capture_output=True, text=True, cwd=ROOT,
-                            env=env, preexec_fn=enter)
+    doctor = subprocess.run(
+        [sys.executable, "-m", "grader.cli.main", "doctor"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        preexec_fn=enter,
+    )
     assert "leftovers of killed arenas" in doctor.stdout and "removed" in doctor.stdout, doctor.stdout
     assert leftovers() == []
     shutil.rmtree(tmp_path / "private", ignore_errors=True)

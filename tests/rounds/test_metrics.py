@@ -6,8 +6,18 @@ import math
 
 import pytest
 
-from grader.common.metrics import (Tally, endings_histogram, fit_elo, generalisation_gap, sae, sae_window, spread, standing,
-                            wilson, win_draw_rates)
+from grader.common.metrics import (
+    Tally,
+    endings_histogram,
+    fit_elo,
+    generalisation_gap,
+    sae,
+    sae_window,
+    spread,
+    standing,
+    wilson,
+    win_draw_rates,
+)
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -65,7 +75,9 @@ def test_elo_two_players_by_hand():
     ratings = fit_elo(["a", "b"], {("a", "b"): Tally(3, 0, 1)}, anchor="b")
     assert ratings == {"a": pytest.approx(1147.2, abs=0.05), "b": 1000.0}
     mean_anchored = fit_elo(["a", "b"], {("a", "b"): Tally(3, 0, 1)})
-    assert mean_anchored["a"] == pytest.approx(1073.6, abs=0.05) and mean_anchored["b"] == pytest.approx(926.4, abs=0.05)
+    assert mean_anchored["a"] == pytest.approx(1073.6, abs=0.05) and mean_anchored["b"] == pytest.approx(
+        926.4, abs=0.05
+    )
 
 
 def test_elo_symmetric_field_and_unrated_player():
@@ -82,7 +94,12 @@ def test_elo_orders_a_chain_even_with_perfect_records():
 def test_spread_endings_and_gap():
     assert spread([0.2, 0.4]) == 0.1
     assert spread([]) is None
-    assert endings_histogram(["no_moves", "fault", "no_moves"]) == {"no_moves": 2, "turn_limit": 0, "forfeit": 0, "fault": 1}
+    assert endings_histogram(["no_moves", "fault", "no_moves"]) == {
+        "no_moves": 2,
+        "turn_limit": 0,
+        "forfeit": 0,
+        "fault": 1,
+    }
     with pytest.raises(ValueError):
         endings_histogram(["resigned"])
     assert generalisation_gap(0.7, 0.45) == 0.25

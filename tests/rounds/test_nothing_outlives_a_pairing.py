@@ -38,7 +38,9 @@ def _play(kind: str, third: str, folder: Path) -> tuple[dict[tuple[str, str], li
     outcome = run_round(plan, folder / "out", folder / "private", jobs=1)
     assert outcome.status == "published", outcome.message
     by_pair: dict[tuple[str, str], list[str]] = {}
-    for line in read_games(folder / "out", plan.round_id).replace(plan.round_id.encode(), b"ROUND").decode().splitlines():
+    for line in (
+        read_games(folder / "out", plan.round_id).replace(plan.round_id.encode(), b"ROUND").decode().splitlines()
+    ):
         game = json.loads(line)
         if game.get("phase") != "pairing":
             continue

@@ -16,8 +16,9 @@ from grader.play.session import parse_entrant
 
 
 def plan(tier: str, tier_seed: str | None) -> RoundPlan:
-    return make_plan(tier, [parse_entrant("random"), parse_entrant("greedy")], "3", 2, [0, 2], 2, 2, "s",
-                     tier_seed, "local")
+    return make_plan(
+        tier, [parse_entrant("random"), parse_entrant("greedy")], "3", 2, [0, 2], 2, 2, "s", tier_seed, "local"
+    )
 
 
 def test_a_ladder_plan_and_its_results_name_the_pool():
@@ -41,8 +42,12 @@ def test_the_pool_is_not_in_the_round_id_the_environments_are():
 
 def test_arena_envs_lists_the_rounds_environments_from_its_seed_and_pool(capsys):
     ladder = plan("ladder", "7")
-    assert main(["envs", "--tier", "ladder", "--seed", "7", "--count", "3", "--pool", str(ladder.pool),
-                 "--format", "json"]) == 0
+    assert (
+        main(
+            ["envs", "--tier", "ladder", "--seed", "7", "--count", "3", "--pool", str(ladder.pool), "--format", "json"]
+        )
+        == 0
+    )
     listed = capsys.readouterr().out
     assert all(e.spec.id in listed for e in ladder.envs)
 

@@ -23,13 +23,15 @@ def counts(text: str) -> list[tuple[int, int]]:
 
 
 def test_progress_ends_at_the_total_with_void_pairings_and_shows_the_faults(tmp_path):
-    plan = small_plan(field(("alpha", "Learner"), ("crash", "CrashLate"), ("prep", "CrashOnPrepare")),
-                      envs="random-2 most/standard")
+    plan = small_plan(
+        field(("alpha", "Learner"), ("crash", "CrashLate"), ("prep", "CrashOnPrepare")), envs="random-2 most/standard"
+    )
     stream = io.StringIO()
     run_round(plan, tmp_path / "out", tmp_path / "private", command="t", stream=stream)
     text = stream.getvalue()
-    total = games_per_env(len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint, plan.pairing_games,
-                          plan.budget)
+    total = games_per_env(
+        len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint, plan.pairing_games, plan.budget
+    )
     done, of = counts(text)[-1]
     assert of == total and done == total, text  # the dead entrants' void pairings are counted
     assert all(d <= of for d, of in counts(text))
@@ -47,10 +49,11 @@ def test_an_abandoned_attempts_games_are_not_counted_twice(tmp_path, monkeypatch
     outcome = run_round(plan, tmp_path / "out", tmp_path / "private", command="t", stream=stream)
     assert outcome.status == "published"
     text = stream.getvalue()
-    total = games_per_env(len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint, plan.pairing_games,
-                          plan.budget)
+    total = games_per_env(
+        len(plan.field), list(plan.checkpoints), plan.games_per_checkpoint, plan.pairing_games, plan.budget
+    )
     before = [line for line in text.splitlines() if "attempt 1 abandoned" in line]
     assert before and "the arena's launch_failed" in before[0]
-    assert max(d for d, _ in counts(text[:text.index(before[0])])) > 0  # games were reported, then taken back
+    assert max(d for d, _ in counts(text[: text.index(before[0])])) > 0  # games were reported, then taken back
     assert counts(before[0])[0][0] == 0
     assert counts(text)[-1] == (total, total) and all(d <= of for d, of in counts(text)), text

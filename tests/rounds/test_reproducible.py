@@ -22,16 +22,28 @@ def test_jobs_shards_and_field_order_give_identical_results(tmp_path):
     reordered = small_plan(list(reversed(field(*FIELD))), envs=ENVS)
     assert reordered.round_id == one.round_id
     for shard in ((1, 2), (2, 2)):
-        assert run_round(reordered, tmp_path / "c", tmp_path / f"s{shard[0]}", jobs=1, shard=shard,
-                         command=f"shard {shard}").status == "shard"
-    c = merge_shards([tmp_path / "s1" / one.round_id, tmp_path / "s2" / one.round_id], tmp_path / "c",
-                     tmp_path / "pc", command="merge")
+        assert (
+            run_round(
+                reordered, tmp_path / "c", tmp_path / f"s{shard[0]}", jobs=1, shard=shard, command=f"shard {shard}"
+            ).status
+            == "shard"
+        )
+    c = merge_shards(
+        [tmp_path / "s1" / one.round_id, tmp_path / "s2" / one.round_id],
+        tmp_path / "c",
+        tmp_path / "pc",
+        command="merge",
+    )
     assert c.status == "published"
     assert without_execution(a.public_path) == without_execution(b.public_path) == without_execution(c.public_path)
-    assert read_games(tmp_path / "a", one.round_id) == read_games(tmp_path / "b", one.round_id) \
+    assert (
+        read_games(tmp_path / "a", one.round_id)
+        == read_games(tmp_path / "b", one.round_id)
         == read_games(tmp_path / "c", one.round_id)
-    assert (tmp_path / "a" / one.round_id / "games.jsonl.gz").read_bytes() == \
-        (tmp_path / "c" / one.round_id / "games.jsonl.gz").read_bytes()
+    )
+    assert (tmp_path / "a" / one.round_id / "games.jsonl.gz").read_bytes() == (
+        tmp_path / "c" / one.round_id / "games.jsonl.gz"
+    ).read_bytes()
 
 
 def test_a_killed_round_resumes_from_finished_environments(tmp_path, monkeypatch, capsys):
@@ -49,8 +61,13 @@ def test_a_killed_round_resumes_from_finished_environments(tmp_path, monkeypatch
     with pytest.raises(KeyboardInterrupt):
         run_round(plan, tmp_path / "out", tmp_path / "private", command="first")
     assert not (tmp_path / "out").exists()  # nothing published from a partial round
-    monkeypatch.setattr(runner, "play_env", lambda plan_, entry, report=None, sandbox=None, cores=None:
-                        played.append(entry.label) or real(plan_, entry, report, sandbox))
+    monkeypatch.setattr(
+        runner,
+        "play_env",
+        lambda plan_, entry, report=None, sandbox=None, cores=None: (
+            played.append(entry.label) or real(plan_, entry, report, sandbox)
+        ),
+    )
     resumed = run_round(plan, tmp_path / "out", tmp_path / "private", command="again")
     assert played == ["E01", "E02", "E03"]  # E01 was not played twice
     assert "resuming; 1 of 3 environments already recorded" in capsys.readouterr().err

@@ -66,8 +66,9 @@ def test_in_process_agents_get_the_wire_s_protocol(dirs):
 
 def test_agent_fault_scores_zero_and_voids_its_pairings(dirs):
     out, private = dirs
-    plan = small_plan(field(("alpha", "Learner"), ("crash", "CrashLate"), ("prep", "CrashOnPrepare"),
-                            ("never", "NeverLegal")))
+    plan = small_plan(
+        field(("alpha", "Learner"), ("crash", "CrashLate"), ("prep", "CrashOnPrepare"), ("never", "NeverLegal"))
+    )
     outcome = run_round(plan, out, private, command="test")
     data = load_results(outcome.public_path)
     agents = {a["name"]: a for a in data["agents"]}
@@ -107,10 +108,16 @@ def test_games_file_is_deterministic_gzip(dirs):
     outcome = run_round(plan, out, private, command="test")
     blob = (out / plan.round_id / "games.jsonl.gz").read_bytes()
     header, *games = gzip.decompress(blob).decode().splitlines()
-    assert json.loads(header)["kind"] == "games" and len(games) == yaml.safe_load(outcome.public_path.read_text())["games"]["count"]
+    assert (
+        json.loads(header)["kind"] == "games"
+        and len(games) == yaml.safe_load(outcome.public_path.read_text())["games"]["count"]
+    )
     assert blob[4:8] == b"\0\0\0\0"  # gzip mtime zero
-    assert (out / plan.round_id / "games.jsonl.gz").read_bytes().endswith(
-        (private / plan.round_id / "games.jsonl.gz").read_bytes()[-200:])  # one body, two headers
+    assert (
+        (out / plan.round_id / "games.jsonl.gz")
+        .read_bytes()
+        .endswith((private / plan.round_id / "games.jsonl.gz").read_bytes()[-200:])
+    )  # one body, two headers
     with gzip.open(out / plan.round_id / "games.jsonl.gz", "rt") as f:  # one stream to any gzip reader
         assert f.read().splitlines() == [header, *games]
 
@@ -129,9 +136,16 @@ def test_reference_self_play_in_one_call_is_the_self_play_game_by_game(tmp_path,
     assert all(a["self_play"]["games"] == 12 for a in sp) and any(a["self_play"]["black_wins"] for a in sp)
 
 
-@pytest.mark.parametrize("spec", [public_tier()[0], public_tier()[13], public_tier()[22],
-                                  public_tier()[6].with_rules(win=Win.BAND, k=0.4, turn_limit=30)],
-                         ids=["standard", "obstacles-short", "obstacles-longest", "band-turn-limit"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        public_tier()[0],
+        public_tier()[13],
+        public_tier()[22],
+        public_tier()[6].with_rules(win=Win.BAND, k=0.4, turn_limit=30),
+    ],
+    ids=["standard", "obstacles-short", "obstacles-longest", "band-turn-limit"],
+)
 def test_reference_games_in_kernel_calls_are_the_games_play_game_plays(spec):
     """Checkpoint and pairing games between reference players are played a seating at a
     time in one kernel call: each record is the one `play_game` gives, in order, and each
@@ -143,10 +157,8 @@ def test_reference_games_in_kernel_calls_are_the_games_play_game_plays(spec):
     def seat(name, color, seed):
         return name if name == "random" else seated_opponent(name, spec, seed, color, meters[name])
 
-    games = [(seat(black, "black", seed), seat(white, "white", seed), seed)
-             for black, white in seats for seed in seeds]
-    fresh = [(seat(black, "black", seed), seat(white, "white", seed), seed)
-             for black, white in seats for seed in seeds]
+    games = [(seat(black, "black", seed), seat(white, "white", seed), seed) for black, white in seats for seed in seeds]
+    fresh = [(seat(black, "black", seed), seat(white, "white", seed), seed) for black, white in seats for seed in seeds]
     expected = [play_game(spec, *game).to_dict() for game in fresh]
     charged = {name: meter.seconds for name, meter in meters.items()}
     assert [r.to_dict() for r in play_engine_games(spec, games)] == expected

@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from engine import Color
-from grader.common.schedule import (ScheduleError, checkpoint_color, checkpoint_seed, default_checkpoints, games_per_env,
-                             pairing_games, pairs, parse_checkpoints, parse_shard, shard_indices)
+from grader.common.schedule import (
+    ScheduleError,
+    checkpoint_color,
+    checkpoint_seed,
+    default_checkpoints,
+    games_per_env,
+    pairing_games,
+    pairs,
+    parse_checkpoints,
+    parse_shard,
+    shard_indices,
+)
 
 pytestmark = pytest.mark.timeout(30)
 

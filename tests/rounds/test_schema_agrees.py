@@ -10,8 +10,15 @@ import typing
 from grader.rounds import results
 from grader.rounds.results import RoundResults, schema
 
-JSON_TYPES = {int: {"integer", "number"}, float: {"number"}, str: {"string"}, bool: {"boolean"},
-              dict: {"object"}, list: {"array"}, type(None): {"null"}}
+JSON_TYPES = {
+    int: {"integer", "number"},
+    float: {"number"},
+    str: {"string"},
+    bool: {"boolean"},
+    dict: {"object"},
+    list: {"array"},
+    type(None): {"null"},
+}
 
 
 def _resolve(node: dict) -> dict:
@@ -55,8 +62,11 @@ def _check(hint, node: dict, where: str, problems: list[str]) -> None:
         for name in names:
             if name in node.get("properties", {}):
                 field_hint = hints[name]
-                if name in omitted and name not in node.get("required", []) and \
-                        "null" not in _types(_resolve(node["properties"][name])):
+                if (
+                    name in omitted
+                    and name not in node.get("required", [])
+                    and "null" not in _types(_resolve(node["properties"][name]))
+                ):
                     field_hint = typing.Union[tuple(a for a in typing.get_args(field_hint) if a is not type(None))]
                 _check(field_hint, node["properties"][name], f"{where}.{name}", problems)
         return
@@ -79,12 +89,14 @@ def test_the_dataclasses_agree_with_the_schema():
 
 def test_the_check_can_fail():
     """A field the schema does not have is found (the comparison is not vacuous)."""
+
     @dataclasses.dataclass
     class Wrong:
         games: int
         win_rate: float
         draw_rate: str
         extra: int = 0
+
     problems: list[str] = []
     _check(Wrong, schema()["$defs"]["curve_point"], "curve_point", problems)
     assert len(problems) >= 2 and any("extra" in p for p in problems) and any("draw_rate" in p for p in problems)

@@ -20,8 +20,11 @@ SEEDS = {"ARENA_LADDER_SEED": LADDER_TIER_SEED, "ARENA_FINAL_SEED": FINAL_TIER_S
 def ladder_round(tmp_path: Path) -> Path:
     rounds = tmp_path / "rounds"
     rounds.mkdir()
-    path = next(p for p in sorted((FIXTURES / "rounds").glob("ladder-*.yaml"))
-                if yaml.safe_load(p.read_text())["round"]["standing_published"])
+    path = next(
+        p
+        for p in sorted((FIXTURES / "rounds").glob("ladder-*.yaml"))
+        if yaml.safe_load(p.read_text())["round"]["standing_published"]
+    )
     shutil.copy(path, rounds / path.name)
     shutil.copytree(FIXTURES / "rounds" / path.stem, rounds / path.stem)
     return rounds / path.name
@@ -30,14 +33,25 @@ def ladder_round(tmp_path: Path) -> Path:
 def publish(tmp_path, state: str, monkeypatch, seeds=SEEDS) -> int:
     for name, value in seeds.items():
         monkeypatch.setenv(name, value)
-    return main(["competition", "--config", str(FIXTURES / f"competition-{state}.yaml"), "--now",
-                 "2026-12-26T03:17:00Z", "publish-seeds", "--out", str(tmp_path / "seeds" / "published.yaml")])
+    return main(
+        [
+            "competition",
+            "--config",
+            str(FIXTURES / f"competition-{state}.yaml"),
+            "--now",
+            "2026-12-26T03:17:00Z",
+            "publish-seeds",
+            "--out",
+            str(tmp_path / "seeds" / "published.yaml"),
+        ]
+    )
 
 
 def test_the_seeds_stay_secret_until_the_competition_has_ended(tmp_path, monkeypatch, capsys):
     assert publish(tmp_path, "running", monkeypatch) == 1
-    assert ("seeds: the competition has not ended (the final has not been published): the seeds stay secret until "
-            "it has") in capsys.readouterr().err
+    assert (
+        "seeds: the competition has not ended (the final has not been published): the seeds stay secret until it has"
+    ) in capsys.readouterr().err
     assert not (tmp_path / "seeds").exists()
 
 
@@ -61,14 +75,26 @@ def test_a_published_seed_binds_an_open_ladder_rounds_environments(tmp_path):
     from grader.rounds.orchestrate import run_round
     from grader.verification.verify import Difference, check_published_seed_tier
     from tests.rounds.conftest import field, small_plan
-    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", tier_seed="8301",
-                      budget=2, checkpoints=(0, 2), ladder_rules="public")
+
+    plan = small_plan(
+        field(references=("random", "greedy")),
+        envs="1",
+        tier="ladder",
+        tier_seed="8301",
+        budget=2,
+        checkpoints=(0, 2),
+        ladder_rules="public",
+    )
     outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="test")
     data = yaml.safe_load(outcome.public_path.read_text())
-    assert check_published_seed_tier(data, "8301") == ("its 1 environments are ones the published ladder seed "
-                                                       "draws from generator pool 1")
-    with pytest.raises(Difference, match=r"environments\[0\] \(E01\): env-\w+ is not an environment of the "
-                                         r"ladder tier that the published seed draws from generator pool 1"):
+    assert check_published_seed_tier(data, "8301") == (
+        "its 1 environments are ones the published ladder seed draws from generator pool 1"
+    )
+    with pytest.raises(
+        Difference,
+        match=r"environments\[0\] \(E01\): env-\w+ is not an environment of the "
+        r"ladder tier that the published seed draws from generator pool 1",
+    ):
         check_published_seed_tier(data, "8302")
 
 
@@ -91,15 +117,25 @@ def test_a_missing_secret_is_named(tmp_path, monkeypatch, capsys):
 def test_the_daily_step_before_the_end_says_so_and_changes_nothing(tmp_path, monkeypatch, capsys):
     for name, value in SEEDS.items():
         monkeypatch.setenv(name, value)
-    code = main(["competition", "--config", str(FIXTURES / "competition-running.yaml"), "publish-seeds", "--if-ended",
-                 "--out", str(tmp_path / "seeds" / "published.yaml")])
+    code = main(
+        [
+            "competition",
+            "--config",
+            str(FIXTURES / "competition-running.yaml"),
+            "publish-seeds",
+            "--if-ended",
+            "--out",
+            str(tmp_path / "seeds" / "published.yaml"),
+        ]
+    )
     assert code == 0 and not (tmp_path / "seeds").exists()
     assert "seeds: not published: the competition has not ended" in capsys.readouterr().err
 
 
 def test_the_workflow_publishes_the_seeds_in_one_step_after_closing():
-    workflow = yaml.safe_load((Path(__file__).resolve().parents[2] / ".github" / "workflows" / "competition.yml")
-                              .read_text())
+    workflow = yaml.safe_load(
+        (Path(__file__).resolve().parents[2] / ".github" / "workflows" / "competition.yml").read_text()
+    )
     steps = workflow["jobs"]["update"]["steps"]
     names = [s.get("name") for s in steps]
     close = names.index("Close the competition when the appeal window has closed")

@@ -109,25 +109,48 @@ def test_the_loader_lists_every_problem_by_path(published, tmp_path):
     assert "bogus: unknown field" in problems
 
 
-@pytest.mark.parametrize("where, change, message", [
-    ("budget", lambda d: d["provenance"]["config"].update(budget=d["provenance"]["config"]["budget"] + 1),
-     r"self_play\.games"),
-    ("a limit", lambda d: d["provenance"]["limits"].update(act_hard_seconds=4.5), r"round\.id"),
-    ("the arena's version", lambda d: d["provenance"].update(arena_version="9.9.9"), r"round\.id"),
-    ("an entrant's digest", lambda d: d["field"][0].update(digest="sha256:" + "0" * 64), r"round\.id"),
-    ("an environment's name", lambda d: d["environments"][0].update(name="renamed"), r"round\.id"),
-    ("a self-play count", lambda d: d["environments"][0]["agents"][0]["self_play"].update(
-        black_wins=d["environments"][0]["agents"][0]["self_play"]["black_wins"] + 1), "black_wins"),
-    ("the notes", lambda d: d["round"]["notes"].append("an extra note"), r"round\.notes"),
-    ("a reference's digest", lambda d: d["field"].append({"name": "random", "kind": "reference",
-                                                           "account": None, "digest": "reference:greedy"}),
-     "a reference entrant"),
-    ("the description", lambda d: d["disclosure"].update(description="everything"), "disclosure"),
-    ("the environment ids", lambda d: d["provenance"]["config"]["env_ids"].__setitem__(0, "env-000000000000"),
-     "env_ids"),
-    ("the retries", lambda d: d["provenance"]["execution"]["arena_faults"].extend(
-        [{"env": "E01", "entrant": "alpha", "kind": "pipe", "phase": "act"}] * 3), "arena"),
-])
+@pytest.mark.parametrize(
+    "where, change, message",
+    [
+        (
+            "budget",
+            lambda d: d["provenance"]["config"].update(budget=d["provenance"]["config"]["budget"] + 1),
+            r"self_play\.games",
+        ),
+        ("a limit", lambda d: d["provenance"]["limits"].update(act_hard_seconds=4.5), r"round\.id"),
+        ("the arena's version", lambda d: d["provenance"].update(arena_version="9.9.9"), r"round\.id"),
+        ("an entrant's digest", lambda d: d["field"][0].update(digest="sha256:" + "0" * 64), r"round\.id"),
+        ("an environment's name", lambda d: d["environments"][0].update(name="renamed"), r"round\.id"),
+        (
+            "a self-play count",
+            lambda d: d["environments"][0]["agents"][0]["self_play"].update(
+                black_wins=d["environments"][0]["agents"][0]["self_play"]["black_wins"] + 1
+            ),
+            "black_wins",
+        ),
+        ("the notes", lambda d: d["round"]["notes"].append("an extra note"), r"round\.notes"),
+        (
+            "a reference's digest",
+            lambda d: d["field"].append(
+                {"name": "random", "kind": "reference", "account": None, "digest": "reference:greedy"}
+            ),
+            "a reference entrant",
+        ),
+        ("the description", lambda d: d["disclosure"].update(description="everything"), "disclosure"),
+        (
+            "the environment ids",
+            lambda d: d["provenance"]["config"]["env_ids"].__setitem__(0, "env-000000000000"),
+            "env_ids",
+        ),
+        (
+            "the retries",
+            lambda d: d["provenance"]["execution"]["arena_faults"].extend(
+                [{"env": "E01", "entrant": "alpha", "kind": "pipe", "phase": "act"}] * 3
+            ),
+            "arena",
+        ),
+    ],
+)
 def test_what_the_file_says_of_the_round_itself_is_checked(published, tmp_path, where, change, message):
     """The configuration, limits, field and environments are held by the round id (a hash of
     them); the rest of what a file states about itself is held to what it follows from."""
@@ -143,6 +166,7 @@ def forge_numbers(data: dict, lines: list[str]) -> None:
     """What a careful forger does after changing an input of the numbers (a status): recompute
     every number from the games as verify would, so that only the input itself is wrong."""
     from grader.verification.verify import recompute
+
     try:
         got = recompute(data, [json.loads(line) for line in lines[1:]])
     except Difference:
@@ -163,41 +187,80 @@ def _alpha(d: dict) -> dict:
 OTHER_DIGEST = "sha256:" + "0" * 64
 
 
-@pytest.mark.parametrize("where, change, message", [
-    ("a tier seed commitment on a public round, with a changed digest",
-     lambda d: (d["provenance"].update(tier_seed_commitment="sha256:" + "1" * 64),
-                _alpha(d).update(digest=OTHER_DIGEST)), r"provenance\.tier_seed_commitment"),
-    ("a null round seed on a public round, with a changed digest",
-     lambda d: (d["provenance"]["config"].update(seed=None), _alpha(d).update(digest=OTHER_DIGEST)),
-     r"provenance\.config\.seed"),
-    ("a null round seed on a public round, with a changed limit",
-     lambda d: (d["provenance"]["config"].update(seed=None), d["provenance"]["limits"].update(act_hard_seconds=99)),
-     r"provenance\.config\.seed"),
-    ("a seed commitment that is not the seed's",
-     lambda d: d["provenance"].update(seed_commitment="sha256:" + "2" * 64), r"provenance\.seed_commitment"),
-    ("a withheld spec on a public round, with a changed account",
-     lambda d: (d["environments"][0].update(spec=None), _alpha(d).update(account="mallory")),
-     r"environments\[0\]\.spec"),
-    ("withheld environment ids on a public round",
-     lambda d: d["provenance"]["config"].update(env_ids=None), r"provenance\.config\.env_ids"),
-    ("a staff profile on a public round",
-     lambda d: d["provenance"]["config"].update(disclosure="staff"), r"provenance\.config\.disclosure"),
-    ("a disclosure profile of another tier", lambda d: d["disclosure"].update(profile="final"), r"disclosure\.profile"),
-    ("a round tier apart from its configuration", lambda d: d["round"].update(tier="ladder"), r"round\.tier"),
-    ("a public round on the leaderboard", lambda d: d["round"].update(leaderboard=True), r"round\.leaderboard"),
-    ("a held round published", lambda d: d["round"].update(status="held"), r"round\.status"),
-    ("a public round that is not beside the file",
-     lambda d: (d["provenance"]["config"].update(public_round={"id": "public-0123456789", "sha256": OTHER_DIGEST}),
-                _alpha(d).update(digest=OTHER_DIGEST)), r"provenance\.config\.public_round"),
-    # (A `timeout` or `budget` status may be given after the last game, at the session's end:
-    # only the staff's records, `--private`, tell a forged one from a real one.)
-    ("a forged status, numbers recomputed to match",
-     lambda d: _alpha_row(d).update(status="agent_error"),
-     r"environments\[0\]\.agents\[0\]\.status: the file says .agent_error., but alpha played every game"),
-    ("a forged self-play count of an entrant that did not fault",
-     lambda d: _alpha_row(d)["self_play"].update(games=3, black_wins=1, white_wins=1, draws=1),
-     r"environments\[0\]\.agents\[0\]\.self_play\.games"),
-])
+@pytest.mark.parametrize(
+    "where, change, message",
+    [
+        (
+            "a tier seed commitment on a public round, with a changed digest",
+            lambda d: (
+                d["provenance"].update(tier_seed_commitment="sha256:" + "1" * 64),
+                _alpha(d).update(digest=OTHER_DIGEST),
+            ),
+            r"provenance\.tier_seed_commitment",
+        ),
+        (
+            "a null round seed on a public round, with a changed digest",
+            lambda d: (d["provenance"]["config"].update(seed=None), _alpha(d).update(digest=OTHER_DIGEST)),
+            r"provenance\.config\.seed",
+        ),
+        (
+            "a null round seed on a public round, with a changed limit",
+            lambda d: (
+                d["provenance"]["config"].update(seed=None),
+                d["provenance"]["limits"].update(act_hard_seconds=99),
+            ),
+            r"provenance\.config\.seed",
+        ),
+        (
+            "a seed commitment that is not the seed's",
+            lambda d: d["provenance"].update(seed_commitment="sha256:" + "2" * 64),
+            r"provenance\.seed_commitment",
+        ),
+        (
+            "a withheld spec on a public round, with a changed account",
+            lambda d: (d["environments"][0].update(spec=None), _alpha(d).update(account="mallory")),
+            r"environments\[0\]\.spec",
+        ),
+        (
+            "withheld environment ids on a public round",
+            lambda d: d["provenance"]["config"].update(env_ids=None),
+            r"provenance\.config\.env_ids",
+        ),
+        (
+            "a staff profile on a public round",
+            lambda d: d["provenance"]["config"].update(disclosure="staff"),
+            r"provenance\.config\.disclosure",
+        ),
+        (
+            "a disclosure profile of another tier",
+            lambda d: d["disclosure"].update(profile="final"),
+            r"disclosure\.profile",
+        ),
+        ("a round tier apart from its configuration", lambda d: d["round"].update(tier="ladder"), r"round\.tier"),
+        ("a public round on the leaderboard", lambda d: d["round"].update(leaderboard=True), r"round\.leaderboard"),
+        ("a held round published", lambda d: d["round"].update(status="held"), r"round\.status"),
+        (
+            "a public round that is not beside the file",
+            lambda d: (
+                d["provenance"]["config"].update(public_round={"id": "public-0123456789", "sha256": OTHER_DIGEST}),
+                _alpha(d).update(digest=OTHER_DIGEST),
+            ),
+            r"provenance\.config\.public_round",
+        ),
+        # (A `timeout` or `budget` status may be given after the last game, at the session's end:
+        # only the staff's records, `--private`, tell a forged one from a real one.)
+        (
+            "a forged status, numbers recomputed to match",
+            lambda d: _alpha_row(d).update(status="agent_error"),
+            r"environments\[0\]\.agents\[0\]\.status: the file says .agent_error., but alpha played every game",
+        ),
+        (
+            "a forged self-play count of an entrant that did not fault",
+            lambda d: _alpha_row(d)["self_play"].update(games=3, black_wins=1, white_wins=1, draws=1),
+            r"environments\[0\]\.agents\[0\]\.self_play\.games",
+        ),
+    ],
+)
 def test_no_field_switches_a_check_off(published, tmp_path, where, change, message):
     """Each of these verified with exit 0 (and at most a note) before the red team's review: a field that
     could declare itself withheld turned the round-id check off, and the seed commitment,
@@ -246,14 +309,23 @@ def test_a_round_with_a_faulted_entrant_verifies(faulted):
     assert verify(faulted).replayed > 0
 
 
-@pytest.mark.parametrize("where, change, message", [
-    ("its self-play count raised to the budget",
-     lambda d: _crash_row(d)["self_play"].update(games=10, black_wins=10 - _crash_row(d)["self_play"]["white_wins"]
-                                                 - _crash_row(d)["self_play"]["draws"]),
-     r"agents\[1\]\.self_play\.games: 10 self-play games, but crash's checkpoint games stop at checkpoint"),
-    ("its status forged to ok, numbers recomputed",
-     lambda d: _crash_row(d).update(status="ok"), r"agents\[1\]\.self_play\.games: \d+ self-play games for an entrant whose status is 'ok'"),
-])
+@pytest.mark.parametrize(
+    "where, change, message",
+    [
+        (
+            "its self-play count raised to the budget",
+            lambda d: _crash_row(d)["self_play"].update(
+                games=10, black_wins=10 - _crash_row(d)["self_play"]["white_wins"] - _crash_row(d)["self_play"]["draws"]
+            ),
+            r"agents\[1\]\.self_play\.games: 10 self-play games, but crash's checkpoint games stop at checkpoint",
+        ),
+        (
+            "its status forged to ok, numbers recomputed",
+            lambda d: _crash_row(d).update(status="ok"),
+            r"agents\[1\]\.self_play\.games: \d+ self-play games for an entrant whose status is 'ok'",
+        ),
+    ],
+)
 def test_a_faulted_entrants_record_is_held_to_its_games(faulted, tmp_path, where, change, message):
     data, lines = copy_round(faulted, tmp_path)
     change(data)
@@ -284,8 +356,9 @@ def test_with_the_staff_folder_the_environment_records_and_plan_are_checked(faul
     report = verify(public, private)
     assert not any("environment records" in n for n in report.notes)
     rid = public.stem
-    _edit_record(private, rid, lambda r: r["entrants"]["crash"]["self_play"].update(games=1, draws=1, black_wins=0,
-                                                                                    white_wins=0))
+    _edit_record(
+        private, rid, lambda r: r["entrants"]["crash"]["self_play"].update(games=1, draws=1, black_wins=0, white_wins=0)
+    )
     with pytest.raises(Difference, match=r"environments\[0\]\.agents\[1\]\.self_play"):
         verify(public, private)
 
@@ -300,18 +373,27 @@ def test_a_plan_that_is_not_the_records_round_is_refused(faulted, tmp_path):
         verify(public, private)
 
 
-@pytest.mark.parametrize("content, message", [
-    (b"schema_version: 1\nround: \xff\n", "not UTF-8"),
-    (("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-        f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(8))).encode(),
-     "alias bomb"),
-    (("x:\n" + "".join(" " * i + "-\n" for i in range(2, 1400, 2))).encode(), "nested"),
-    (None, "invalid results"),  # the published file cut in half
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"schema_version: 1\nround: \xff\n", "not UTF-8"),
+        (
+            (
+                "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+                + "".join(
+                    f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 10) + "]\n" for i in range(8)
+                )
+            ).encode(),
+            "alias bomb",
+        ),
+        (("x:\n" + "".join(" " * i + "-\n" for i in range(2, 1400, 2))).encode(), "nested"),
+        (None, "invalid results"),  # the published file cut in half
+    ],
+)
 def test_a_hostile_results_file_is_refused_by_name(published, tmp_path, capsys, content, message):
     """Red team: an auditor's input is data, bounded and named, never a traceback."""
     path = tmp_path / published.name
-    path.write_bytes(content if content is not None else published.read_bytes()[:len(published.read_bytes()) // 2])
+    path.write_bytes(content if content is not None else published.read_bytes()[: len(published.read_bytes()) // 2])
     with pytest.raises(ResultsError, match=message):
         load_results(path)
     assert main(["verify", str(path)]) == 1
@@ -319,20 +401,29 @@ def test_a_hostile_results_file_is_refused_by_name(published, tmp_path, capsys, 
     assert str(path) in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize("file, content, message", [
-    ("plan.json", b"[" * 5000 + b"]" * 5000, "plan.json: not a round plan: nested too deeply"),
-    ("plan.json", b'{"plan_version": 1}', "plan.json: not a round plan: missing field"),
-    ("envs/env-0000.json.gz", gzip_bytes(b"[" * 5000 + b"]" * 5000), "env-0000.json.gz: not a readable environment"),
-    ("envs/env-0000.json.gz", gzip_bytes(b"\xff\xfe{"), "env-0000.json.gz: not a readable environment"),
-    ("envs/env-0000.json.gz", b"\x1f\x8b\x08\x00" + b"\x00" * 40, "env-0000.json.gz: not a readable environment"),
-])
+@pytest.mark.parametrize(
+    "file, content, message",
+    [
+        ("plan.json", b"[" * 5000 + b"]" * 5000, "plan.json: not a round plan: nested too deeply"),
+        ("plan.json", b'{"plan_version": 1}', "plan.json: not a round plan: missing field"),
+        (
+            "envs/env-0000.json.gz",
+            gzip_bytes(b"[" * 5000 + b"]" * 5000),
+            "env-0000.json.gz: not a readable environment",
+        ),
+        ("envs/env-0000.json.gz", gzip_bytes(b"\xff\xfe{"), "env-0000.json.gz: not a readable environment"),
+        ("envs/env-0000.json.gz", b"\x1f\x8b\x08\x00" + b"\x00" * 40, "env-0000.json.gz: not a readable environment"),
+    ],
+)
 def test_a_damaged_staff_file_is_named(faulted, tmp_path, capsys, file, content, message):
     public, private = _staff_copy(faulted, tmp_path)
     (private / public.stem / file).write_bytes(content)
     with pytest.raises(Difference, match=message):
         verify(public, private)
-    assert main(["merge", str(private / public.stem), "--out", str(tmp_path / "o"),
-                 "--private-out", str(tmp_path / "p")]) == 1
+    assert (
+        main(["merge", str(private / public.stem), "--out", str(tmp_path / "o"), "--private-out", str(tmp_path / "p")])
+        == 1
+    )
     err = capsys.readouterr().err
     assert "Traceback" not in err and file.split("/")[-1] in err
 
@@ -393,8 +484,10 @@ def test_a_forged_outcome_with_its_digest_is_caught_by_the_replay(faulted):
 
 # --- The round's environments are its tier's -------------------------------------------------
 
+
 def _public_spec(name):
     from engine import tier_specs
+
     return next(s for s in tier_specs("public") if s.name == name)
 
 
@@ -402,6 +495,7 @@ def _run_with_tier(monkeypatch, root, lookup, **plan_kw):
     """A round really played on what `lookup(tier, seed, count, pool)` gives as its tier, the
     lookup patched for the round only: the file is self-consistent, its environments are not."""
     import grader.rounds.orchestrate as orchestrate
+
     with monkeypatch.context() as m:
         m.setattr(orchestrate, "tier_specs", lookup)
         plan = small_plan(**plan_kw)
@@ -413,13 +507,21 @@ def test_a_public_round_on_an_environment_outside_its_tier_is_refused(monkeypatc
     """Its round id and seeds follow from the specs it states, so only the tier can refuse it."""
     import dataclasses
     from engine import tier_specs
+
     real = _public_spec("random-2 most/standard")
     forged = dataclasses.replace(real.with_rules(capture="diagonal"), name=real.name)  # rules of the forger's own
-    _, path = _run_with_tier(monkeypatch, tmp_path, lambda tier, seed=None, count=None, pool=None:
-                             [forged] + tier_specs(tier, seed, count, pool=pool),
-                             entrants=field(references=("random", "greedy")), envs="1")
-    with pytest.raises(Difference, match=rf"^environments\[0\] \(E01\): {forged.id} is not an environment of "
-                                         r"the public tier$"):
+    _, path = _run_with_tier(
+        monkeypatch,
+        tmp_path,
+        lambda tier, seed=None, count=None, pool=None: [forged] + tier_specs(tier, seed, count, pool=pool),
+        entrants=field(references=("random", "greedy")),
+        envs="1",
+    )
+    with pytest.raises(
+        Difference,
+        match=rf"^environments\[0\] \(E01\): {forged.id} is not an environment of "
+        r"the public tier$",
+    ):
         verify(path)
     assert main(["verify", str(path)]) != 0
     assert f"environments[0] (E01): {forged.id} is not an environment of the public tier" in capsys.readouterr().err
@@ -427,26 +529,33 @@ def test_a_public_round_on_an_environment_outside_its_tier_is_refused(monkeypatc
 
 def test_a_public_environment_under_another_name_is_refused(monkeypatch, tmp_path):
     import dataclasses
+
     real = _public_spec("random-2 most/standard")
     renamed = dataclasses.replace(real, name="random-2 most/anything")
-    _, path = _run_with_tier(monkeypatch, tmp_path, lambda *a, **k: [renamed],
-                             entrants=field(references=("random", "greedy")), envs="1")
-    with pytest.raises(Difference, match=rf"environments\[0\] \(E01\): {real.id} is named 'random-2 most/anything'; "
-                                         r"the public tier names it 'random-2 most/standard'"):
+    _, path = _run_with_tier(
+        monkeypatch, tmp_path, lambda *a, **k: [renamed], entrants=field(references=("random", "greedy")), envs="1"
+    )
+    with pytest.raises(
+        Difference,
+        match=rf"environments\[0\] \(E01\): {real.id} is named 'random-2 most/anything'; "
+        r"the public tier names it 'random-2 most/standard'",
+    ):
         verify(path)
 
 
 def test_an_environment_listed_twice_is_refused(monkeypatch, tmp_path):
     real = _public_spec("random-2 most/standard")
-    _, path = _run_with_tier(monkeypatch, tmp_path, lambda *a, **k: [real, real],
-                             entrants=field(references=("random", "greedy")), envs="2")
+    _, path = _run_with_tier(
+        monkeypatch, tmp_path, lambda *a, **k: [real, real], entrants=field(references=("random", "greedy")), envs="2"
+    )
     with pytest.raises(Difference, match=rf"environments\[1\] \(E02\): {real.id} is listed twice"):
         verify(path)
 
 
 def test_an_honest_paper_round_verifies(tmp_path):
-    plan = small_plan(field(references=("random", "greedy")), envs="1",
-                      tier="paper", budget=4, checkpoints=(0, 4), games=2)
+    plan = small_plan(
+        field(references=("random", "greedy")), envs="1", tier="paper", budget=4, checkpoints=(0, 4), games=2
+    )
     outcome = run_round(plan, tmp_path / "rounds", tmp_path / "private", command="test")
     report = verify(outcome.public_path, tmp_path / "private")
     assert report.replayed == 2 * report.games > 0  # the public file and the staff record, every game
@@ -459,8 +568,15 @@ LADDER_SEED = "5"
 def ladder(tmp_path_factory):
     """An honest ladder round of one generated environment, with its staff folder."""
     root = tmp_path_factory.mktemp("verify-ladder")
-    plan = small_plan(field(references=("random", "greedy")), envs="1", tier="ladder", seed="3",
-                      tier_seed=LADDER_SEED, budget=4, checkpoints=(0, 4))
+    plan = small_plan(
+        field(references=("random", "greedy")),
+        envs="1",
+        tier="ladder",
+        seed="3",
+        tier_seed=LADDER_SEED,
+        budget=4,
+        checkpoints=(0, 4),
+    )
     outcome = run_round(plan, root / "rounds", root / "private", command="test")
     return outcome.public_path
 
@@ -476,6 +592,7 @@ def test_the_ladder_check_runs_on_arena_verify_private(ladder, tmp_path, monkeyp
     """`arena verify --private` of a real ladder round draws the tier from the plan's seed and
     pool: with a generator that draws nothing of the round's, the same round is refused."""
     import grader.verification.verify as verify_module
+
     public, private = _staff_copy(ladder, tmp_path)
     monkeypatch.setattr(verify_module, "tier_specs", lambda tier, seed=None, count=None, pool=1: [])
     assert main(["verify", str(public), "--private", str(private)]) != 0
@@ -485,6 +602,7 @@ def test_the_ladder_check_runs_on_arena_verify_private(ladder, tmp_path, monkeyp
 
 def test_without_the_staff_folder_a_ladder_round_is_not_drawn_again(ladder, monkeypatch):
     import grader.verification.verify as verify_module
+
     monkeypatch.setattr(verify_module, "tier_specs", lambda *a, **k: pytest.fail("the tier was drawn"))
     assert any("withholds its rules" in n for n in verify(ladder).notes)
 
@@ -493,14 +611,25 @@ def test_a_ladder_round_on_environments_its_seed_does_not_draw_is_refused(monkey
     """A forger with the staff folder: plan, records, staff record and public file all agree and
     every commitment holds, but the environment is not one the tier seed draws."""
     import dataclasses
+
     foreign = dataclasses.replace(_public_spec("random-2 most/standard"), name="ladder-01")
-    plan, path = _run_with_tier(monkeypatch, tmp_path, lambda *a, **k: [foreign],
-                                entrants=field(references=("random", "greedy")), envs="1", tier="ladder", seed="3",
-                                tier_seed=LADDER_SEED)
+    plan, path = _run_with_tier(
+        monkeypatch,
+        tmp_path,
+        lambda *a, **k: [foreign],
+        entrants=field(references=("random", "greedy")),
+        envs="1",
+        tier="ladder",
+        seed="3",
+        tier_seed=LADDER_SEED,
+    )
     assert plan.envs[0].spec.id == foreign.id
     verify(path)  # the public file alone cannot tell
-    with pytest.raises(Difference, match=rf"^environments\[0\] \(E01\): {foreign.id} is not an environment of the "
-                                         rf"ladder tier that its tier seed draws from generator pool {POOL_VERSION}$"):
+    with pytest.raises(
+        Difference,
+        match=rf"^environments\[0\] \(E01\): {foreign.id} is not an environment of the "
+        rf"ladder tier that its tier seed draws from generator pool {POOL_VERSION}$",
+    ):
         verify(path, tmp_path / "private")
 
 
@@ -509,6 +638,7 @@ def test_a_plan_without_a_pool_is_drawn_from_the_first_pool(ladder):
     import dataclasses
     from grader.rounds.plan import read_plan
     from grader.verification.verify import check_plan_tier
+
     plan = read_plan(ladder.parent.parent / "private" / ladder.stem / "plan.json")
     check_plan_tier(dataclasses.replace(plan, pool=None))
     with pytest.raises(Difference, match="is not an environment of the ladder tier"):
@@ -531,6 +661,9 @@ def test_final_labels_out_of_their_secret_order_are_refused(monkeypatch, tmp_pat
         forged = small_plan(field(references=("random",)), envs="2", tier="final", seed="1", tier_seed="9")
     honest = small_plan(field(references=("random",)), envs="2", tier="final", seed="1", tier_seed="9")
     check_plan_tier(honest)
-    with pytest.raises(Difference, match=rf"environments\[0\] \(E01\): {forged.envs[0].spec.id} is not the "
-                                         rf"environment the round's secret orders there \({honest.envs[0].spec.id}, E01\)"):
+    with pytest.raises(
+        Difference,
+        match=rf"environments\[0\] \(E01\): {forged.envs[0].spec.id} is not the "
+        rf"environment the round's secret orders there \({honest.envs[0].spec.id}, E01\)",
+    ):
         check_plan_tier(forged)

@@ -65,7 +65,7 @@ def _cmdline(pid: str) -> str:
 
 def _ppid(pid: str) -> str:
     stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat[stat.rindex(")") + 2:].split()[1]
+    return stat[stat.rindex(")") + 2 :].split()[1]
 
 
 def _ours(pid: str, marker: str) -> bool:
@@ -91,8 +91,9 @@ def runner_processes(marker: str) -> list[str]:
             continue
         try:
             cmd = _cmdline(entry)
-            if ("/arena/runner/runner.py" in cmd or "ARENA_GRANDCHILD_MARKER" in cmd
-                    or "time.sleep(10**6)" in cmd) and _ours(entry, marker):
+            if (
+                "/arena/runner/runner.py" in cmd or "ARENA_GRANDCHILD_MARKER" in cmd or "time.sleep(10**6)" in cmd
+            ) and _ours(entry, marker):
                 found.append(f"{entry}: {cmd[:120]}")
         except (OSError, IndexError):
             continue  # the process ended while we looked
@@ -117,6 +118,7 @@ def docker_leftovers(sandbox) -> list[str]:
     """This process's containers and FIFO folders still on the host."""
     from grader.common import owner
     from grader.sandbox.docker import LABEL_OWNER, fifo_root
+
     containers = sandbox.engine().containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner.tag()}"})
     folders = [p.name for p in fifo_root().glob(owner.tag() + "-*")] if fifo_root().is_dir() else []
     return [f"container {c.short_id} ({c.status})" for c in containers] + [f"folder {f}" for f in folders]

@@ -30,8 +30,14 @@ class PipesOnly:
         return []  # no process of its own: no run-queue delay to read
 
     def close(self) -> None:
-        for fd in (self.agent_stdin, self.stdin_fd, self.stdout_fd, self.agent_stdout, self.stderr_fd,
-                   self.agent_stderr):
+        for fd in (
+            self.agent_stdin,
+            self.stdin_fd,
+            self.stdout_fd,
+            self.agent_stdout,
+            self.stderr_fd,
+            self.agent_stderr,
+        ):
             os.close(fd)
 
 

@@ -27,8 +27,9 @@ ROOT = AGENTS.parent.parent
 
 
 def test_container_policy_is_complete():
-    options = DockerSandbox().container_options(load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none",
-                                                 fifos="/somewhere")
+    options = DockerSandbox().container_options(
+        load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none", fifos="/somewhere"
+    )
     assert options["network_mode"] == "none" and options["read_only"] is True
     assert options["mem_limit"] == options["memswap_limit"] == DEFAULT_LIMITS.memory_bytes
     assert options["pids_limit"] == DEFAULT_LIMITS.pids and options["cap_drop"] == ["ALL"]
@@ -44,8 +45,9 @@ def test_container_policy_is_complete():
 def test_a_workers_containers_run_on_its_core():
     pinning.set_core(1)
     try:
-        options = DockerSandbox().container_options(load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none",
-                                                     fifos="/somewhere")
+        options = DockerSandbox().container_options(
+            load_submission(AGENTS / "random_agent"), DEFAULT_LIMITS, "none", fifos="/somewhere"
+        )
     finally:
         pinning.set_core(None)
     assert options["cpuset_cpus"] == "1" and options["nano_cpus"] == int(DEFAULT_LIMITS.cpu_cores * 1e9)
@@ -53,13 +55,24 @@ def test_a_workers_containers_run_on_its_core():
 
 def test_doctor_checks_the_policy_from_inside_a_container(docker_sandbox):
     from grader.cli.commands.doctor import checks_for, missing_required
+
     checks = {c.name: c for c in checks_for("docker")}
     assert not missing_required(list(checks.values())), [c for c in checks.values() if c.required and not c.ok]
-    for name in ("unprivileged", "no nested namespaces", "seccomp filter", "read-only root, host hidden",
-                 "no network", "cgroup accounting", "rlimits inside", "private /tmp"):
+    for name in (
+        "unprivileged",
+        "no nested namespaces",
+        "seccomp filter",
+        "read-only root, host hidden",
+        "no network",
+        "cgroup accounting",
+        "rlimits inside",
+        "private /tmp",
+    ):
         assert checks[name].ok, checks[name]
-    assert docker_sandbox.image_record().id in checks["agent image"].detail or \
-        docker_sandbox.image_record().id[:19] in checks["agent image"].detail
+    assert (
+        docker_sandbox.image_record().id in checks["agent image"].detail
+        or docker_sandbox.image_record().id[:19] in checks["agent image"].detail
+    )
 
 
 def test_the_image_says_what_it_is_built_on(docker_sandbox):
@@ -78,6 +91,7 @@ def test_cpu_is_read_from_the_containers_cgroup(docker_sandbox):
     import dataclasses
 
     from grader.play.agent_handle import AgentHandle
+
     limits = dataclasses.replace(TEST_LIMITS, act_hard_seconds=60.0)  # the act's wall time is the host's business
     with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "cpu_burner"), limits) as handle:
         assert handle.prepare(ENV_INFO) is None
@@ -98,11 +112,12 @@ def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, 
         from grader.play.agent_handle import AgentHandle
         from grader.sandbox.docker import DockerSandbox
         from grader.documents.submission import load_submission
-        handle = AgentHandle.launch(DockerSandbox(), load_submission({str(AGENTS / 'random_agent')!r}))
+        handle = AgentHandle.launch(DockerSandbox(), load_submission({str(AGENTS / "random_agent")!r}))
         print("READY" if handle.fault is None else handle.fault, flush=True)
         time.sleep(600)
     """)
     from grader.play.agent_handle import AgentHandle
+
     child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     live = AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"))  # this arena's own
     try:
@@ -134,6 +149,7 @@ def test_a_container_the_engine_stops_is_the_arenas_failure_not_the_agents(docke
     `infrastructure`, re-run; an agent's own exit with the same status stays its `eof`."""
     from grader.play.agent_handle import AgentHandle
     from grader.common.faults import FaultKind
+
     with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"), TEST_LIMITS) as handle:
         assert handle.prepare(ENV_INFO) is None
         handle.process.container.kill()  # SIGKILL: the runner, pid 1 of its namespace, has no SIGTERM handler

@@ -91,10 +91,10 @@ def test_an_arena_killed_while_its_agent_is_frozen_leaves_it_thawed(sandbox, tmp
     the end of its input and it ends, or the next arena sweeps it (the engine's kill would
     not end it frozen)."""
     module, cls = ("local", "LocalSandbox") if sandbox.name == "local" else ("docker", "DockerSandbox")
-    script = textwrap.dedent(ARENA.format(root=str(ROOT), module=module, cls=cls, agent=str(AGENTS / "idle_spinner"),
-                                          env_info=ENV_INFO))
-    arena = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                             env=os.environ.copy())
+    script = textwrap.dedent(
+        ARENA.format(root=str(ROOT), module=module, cls=cls, agent=str(AGENTS / "idle_spinner"), env_info=ENV_INFO)
+    )
+    arena = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     try:
         line = arena.stdout.readline().strip()
         pids = [int(p) for p in line.split()]
@@ -117,6 +117,7 @@ def test_an_arena_killed_while_its_agent_is_frozen_leaves_it_thawed(sandbox, tmp
             time.sleep(0.1)
         assert all(map(_thawed_or_ended, pids)), "the dead arena's container is still frozen"
         from grader.sandbox.docker import sweep_leftovers
+
         sweep_leftovers(sandbox.engine())  # what the next arena does first: the container goes
 
 
@@ -129,10 +130,12 @@ def test_a_container_left_frozen_is_thawed_and_removed_by_the_next_arena(docker_
     # Before the arena dies: the engine's first use sweeps the leftovers of dead arenas, which
     # would thaw and remove this one's container before it is seen frozen.
     engine = docker_sandbox.engine()
-    script = textwrap.dedent(ARENA.format(root=str(ROOT), module="docker", cls="DockerSandbox",
-                                          agent=str(AGENTS / "idle_spinner"), env_info=ENV_INFO))
-    arena = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                             env=os.environ.copy())
+    script = textwrap.dedent(
+        ARENA.format(
+            root=str(ROOT), module="docker", cls="DockerSandbox", agent=str(AGENTS / "idle_spinner"), env_info=ENV_INFO
+        )
+    )
+    arena = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     try:
         pids = [int(p) for p in arena.stdout.readline().split()]
         assert pids
@@ -159,7 +162,7 @@ def _children(pid: int) -> list[int]:
                 stat = Path(f"/proc/{entry}/stat").read_text()
             except OSError:
                 continue
-            if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
+            if int(stat[stat.rindex(")") + 2 :].split()[1]) == pid:
                 found.append(int(entry))
     return found
 

@@ -26,25 +26,28 @@ pytestmark = pytest.mark.timeout(90)
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("name, kind, detail", [
-    ("fork_bomb", FaultKind.TIMEOUT, "hard limit"),
-    ("busy_loop", FaultKind.TIMEOUT, "hard limit"),
-    ("sleep_forever", FaultKind.TIMEOUT, "hard limit"),
-    ("alloc_8gib", FaultKind.AGENT_ERROR, "MemoryError"),
-    ("threads_500", FaultKind.AGENT_ERROR, "thread"),
-    ("crash_mid_game", FaultKind.AGENT_ERROR, "ZeroDivisionError"),
-    ("exit_mid_game", FaultKind.EOF, "ended during act"),
-    ("non_integer_action", FaultKind.PROTOCOL, "not an int: return the cell's index as a Python int"),
-    ("out_of_range_action", FaultKind.PROTOCOL, "outside the board"),
-    ("huge_int_action", FaultKind.PROTOCOL, "action 1180591620717411303424 is outside the board (0..63)"),
-    ("stdout_flood", FaultKind.AGENT_ERROR, "output cap of 8 MiB to stdout/stderr: print less"),
-    ("ignore_signals", FaultKind.TIMEOUT, "hard limit"),
-    ("partial_frame", FaultKind.TIMEOUT, "hard limit"),
-    ("channel_spammer", FaultKind.PROTOCOL, "bad frame"),
-    ("huge_announce", FaultKind.PROTOCOL, "body of 4294967280 bytes announced"),
-    ("bool_action", FaultKind.PROTOCOL, "not an int"),
-    ("exit_in_prepare", FaultKind.EOF, "ended during prepare"),
-])
+@pytest.mark.parametrize(
+    "name, kind, detail",
+    [
+        ("fork_bomb", FaultKind.TIMEOUT, "hard limit"),
+        ("busy_loop", FaultKind.TIMEOUT, "hard limit"),
+        ("sleep_forever", FaultKind.TIMEOUT, "hard limit"),
+        ("alloc_8gib", FaultKind.AGENT_ERROR, "MemoryError"),
+        ("threads_500", FaultKind.AGENT_ERROR, "thread"),
+        ("crash_mid_game", FaultKind.AGENT_ERROR, "ZeroDivisionError"),
+        ("exit_mid_game", FaultKind.EOF, "ended during act"),
+        ("non_integer_action", FaultKind.PROTOCOL, "not an int: return the cell's index as a Python int"),
+        ("out_of_range_action", FaultKind.PROTOCOL, "outside the board"),
+        ("huge_int_action", FaultKind.PROTOCOL, "action 1180591620717411303424 is outside the board (0..63)"),
+        ("stdout_flood", FaultKind.AGENT_ERROR, "output cap of 8 MiB to stdout/stderr: print less"),
+        ("ignore_signals", FaultKind.TIMEOUT, "hard limit"),
+        ("partial_frame", FaultKind.TIMEOUT, "hard limit"),
+        ("channel_spammer", FaultKind.PROTOCOL, "bad frame"),
+        ("huge_announce", FaultKind.PROTOCOL, "body of 4294967280 bytes announced"),
+        ("bool_action", FaultKind.PROTOCOL, "not an int"),
+        ("exit_in_prepare", FaultKind.EOF, "ended during prepare"),
+    ],
+)
 def test_hostile_agent_faults_and_host_is_unharmed(launch, assert_unharmed, name, kind, detail):
     handle = launch(name)
     assert handle.fault is None, handle.fault
@@ -77,7 +80,9 @@ def test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller(launc
     cgroup = handle.process.cgroup
     if cgroup is None:
         pytest.skip("no cgroup on this host: only the rlimits apply")
-    members = {name: {int(p) for p in (path / "cgroup.procs").read_text().split()} for name, path in cgroup.dirs.items()}
+    members = {
+        name: {int(p) for p in (path / "cgroup.procs").read_text().split()} for name, path in cgroup.dirs.items()
+    }
     assert all(handle.process.pid in procs and len(procs) >= least for procs in members.values()), members
     assert len({frozenset(procs) for procs in members.values()}) == 1, members
 
@@ -263,8 +268,11 @@ def test_no_file_system_grows_past_its_cap(launch, assert_unharmed):
     log = handle.stderr_text()
     cap = TEST_LIMITS.tmpfs_bytes >> 20
     # /dev is read-only in the embedded sandbox, root's and not the agent's in a container.
-    for folder, why in (("/dev/shm", ("No space left on device",)), ("/dev", ("Read-only file system", "Permission denied")),
-                        ("/tmp", ("No space left on device",))):
+    for folder, why in (
+        ("/dev/shm", ("No space left on device",)),
+        ("/dev", ("Read-only file system", "Permission denied")),
+        ("/tmp", ("No space left on device",)),
+    ):
         line = next(line for line in log.splitlines() if line.startswith(f"FILL {folder} "))
         assert any(w in line for w in why) and int(line.split(" after ")[1].split(" MiB")[0]) <= cap, line
     handle.close()
@@ -308,8 +316,10 @@ def test_no_process_in_the_sandbox_runs_without_the_filter(launch, assert_unharm
     assert play(handle, 3) == []
     log = handle.stderr_text()
     handle.close()
-    seen = {int(pid): (mode, name) for pid, mode, name in
-            (line.split()[1:4] for line in log.splitlines() if line.startswith("PROC "))}
+    seen = {
+        int(pid): (mode, name)
+        for pid, mode, name in (line.split()[1:4] for line in log.splitlines() if line.startswith("PROC "))
+    }
     own = int(next(line.split()[1] for line in log.splitlines() if line.startswith("SELF ")))
     assert own != 1 and 1 in seen and own in seen, (own, seen)
     assert all(mode == "2" for mode, _ in seen.values()), seen
@@ -340,8 +350,12 @@ def test_bytecode_beside_agent_py_never_runs_in_its_place(sandbox, assert_unharm
     (folder / "agent.py").write_text(AGENT_SOURCE.format(said="SOURCE RAN"))
     other = tmp_path / "other.py"
     other.write_text(AGENT_SOURCE.format(said="BYTECODE RAN"))
-    py_compile.compile(str(other), cfile=str(folder / "__pycache__" / f"agent.{sys.implementation.cache_tag}.pyc"),
-                       invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH, doraise=True)
+    py_compile.compile(
+        str(other),
+        cfile=str(folder / "__pycache__" / f"agent.{sys.implementation.cache_tag}.pyc"),
+        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        doraise=True,
+    )
     submission = load_submission(folder)
     assert submission.files == ("agent.py",)
     handle = AgentHandle.launch(sandbox, submission, TEST_LIMITS)

@@ -31,16 +31,29 @@ def test_rows_cover_every_limit():
     rows = DEFAULT_LIMITS.rows()
     assert all(len(r) == 3 and all(isinstance(x, str) and x for x in r) for r in rows)
     text = " ".join(v for row in rows for v in row)
-    for needle in ("act() soft limit", "act() hard limit", "environment ceiling", "CPU share", "memory",
-                   "processes and threads", "/tmp", "output", "illegal moves", "12x12"):
+    for needle in (
+        "act() soft limit",
+        "act() hard limit",
+        "environment ceiling",
+        "CPU share",
+        "memory",
+        "processes and threads",
+        "/tmp",
+        "output",
+        "illegal moves",
+        "12x12",
+    ):
         assert needle in text
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"act_hard_seconds": 0.5, "act_soft_seconds": 1.0}, "act_hard_seconds"),
-    ({"pids": 0}, "pids must be > 0"),
-    ({"address_space_bytes": 1}, "address_space_bytes"),
-])
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"act_hard_seconds": 0.5, "act_soft_seconds": 1.0}, "act_hard_seconds"),
+        ({"pids": 0}, "pids must be > 0"),
+        ({"address_space_bytes": 1}, "address_space_bytes"),
+    ],
+)
 def test_bad_limits_are_named(changes, message):
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(DEFAULT_LIMITS, **changes)
@@ -60,6 +73,7 @@ def test_fault_kinds_and_who_pays():
 def test_pace_early_stop_and_end_of_session():
     from grader.play.seat.ledger import ActStats
     from grader.common.policy import pace_fault, pace_stop_fault
+
     pace = DEFAULT_LIMITS.pace_seconds(8, 8)
     few = ActStats(count=DEFAULT_LIMITS.pace_min_acts - 1, total_seconds=1e6)
     assert pace_stop_fault(few, (8, 8), DEFAULT_LIMITS) is None and pace_fault(few, (8, 8), DEFAULT_LIMITS) is None

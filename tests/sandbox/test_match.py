@@ -80,7 +80,10 @@ def test_launch_failure_is_the_arenas_fault(tmp_path, spec):
     from grader.sandbox.local import LocalSandbox
     from grader.documents.submission import load_submission
     from .conftest import AGENTS
-    handle = AgentHandle.launch(LocalSandbox(bwrap=str(tmp_path / "no-bwrap")), load_submission(AGENTS / "random_agent"))
+
+    handle = AgentHandle.launch(
+        LocalSandbox(bwrap=str(tmp_path / "no-bwrap")), load_submission(AGENTS / "random_agent")
+    )
     assert handle.fault.kind is FaultKind.LAUNCH_FAILED and not handle.fault.is_agents_fault
     record = play_game(spec, handle, "random", seed=0)
     assert record.forfeit == "black" and record.sides["black"].faults[0].kind is FaultKind.LAUNCH_FAILED
@@ -121,6 +124,7 @@ def test_a_seat_keeps_the_views_it_was_given(spec):
         else:
             game.play(move)
     assert keeper.seen == []
+
     class Agent(_Keeper):
         def act(self, obs, mask):
             return super().act(obs, mask)[0]

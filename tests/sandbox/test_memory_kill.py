@@ -20,15 +20,18 @@ def _v2(tmp_path, oom_kill: int, at_max: int):
     return Cgroup({"memory": tmp_path}, 2)
 
 
-@pytest.mark.parametrize("make, args, verdict", [
-    (_v1, (0, 100), None),
-    (_v1, (1, 1 << 30), "limit"),  # the high-water mark at the limit
-    (_v1, (1, 100, 3), "limit"),  # or the limit's fail counter
-    (_v1, (1, 100), "host"),  # killed far below its limit: the host's memory
-    (_v2, (0, 0), None),
-    (_v2, (2, 5), "limit"),
-    (_v2, (1, 0), "host"),
-])
+@pytest.mark.parametrize(
+    "make, args, verdict",
+    [
+        (_v1, (0, 100), None),
+        (_v1, (1, 1 << 30), "limit"),  # the high-water mark at the limit
+        (_v1, (1, 100, 3), "limit"),  # or the limit's fail counter
+        (_v1, (1, 100), "host"),  # killed far below its limit: the host's memory
+        (_v2, (0, 0), None),
+        (_v2, (2, 5), "limit"),
+        (_v2, (1, 0), "host"),
+    ],
+)
 def test_a_memory_kill_is_judged_by_whether_the_limit_was_reached(tmp_path, make, args, verdict):
     assert make(tmp_path, *args).memory_kill() == verdict
 

@@ -43,8 +43,12 @@ def crowded_uid():
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         pytest.skip("setpriv (util-linux) is not installed")
-    idle = [subprocess.Popen([setpriv, f"--reuid={CROWDED_UID}", f"--regid={CROWDED_UID}", "--clear-groups",
-                              "sleep", "600"]) for _ in range(70)]
+    idle = [
+        subprocess.Popen(
+            [setpriv, f"--reuid={CROWDED_UID}", f"--regid={CROWDED_UID}", "--clear-groups", "sleep", "600"]
+        )
+        for _ in range(70)
+    ]
     try:
         yield CROWDED_UID
     finally:
@@ -56,6 +60,7 @@ def crowded_uid():
 def test_idle_processes_of_the_containers_uid_do_not_fail_doctor(docker_sandbox, crowded_uid, monkeypatch):
     from grader.cli.commands.doctor import missing_required
     from grader.sandbox import docker, probe
+
     monkeypatch.setattr(docker, "AGENT_UID", crowded_uid)
     checks = {c.name: c for c in probe.docker_checks(docker_sandbox)}
     assert not missing_required(list(checks.values())), [c for c in checks.values() if c.required and not c.ok]
@@ -66,6 +71,7 @@ def test_idle_processes_of_the_containers_uid_do_not_fail_doctor(docker_sandbox,
 def test_idle_processes_of_the_sandboxs_host_uid_do_not_fail_doctor(local_sandbox, crowded_uid, monkeypatch):
     from grader.cli.commands.doctor import missing_required
     from grader.sandbox import local, probe
+
     monkeypatch.setattr(local, "HOST_UID", crowded_uid)
     checks = {c.name: c for c in probe.local_checks(local_sandbox)}
     assert not missing_required(list(checks.values())), [c for c in checks.values() if c.required and not c.ok]
@@ -76,6 +82,7 @@ def test_idle_processes_of_the_sandboxs_host_uid_do_not_fail_doctor(local_sandbo
 def test_a_limit_on_a_shared_uid_fails_the_check():
     from grader.common.limits import DEFAULT_LIMITS
     from grader.sandbox.probe import own_processes_check
+
     inside = {"pids_max": DEFAULT_LIMITS.pids, "rlimits": {"nproc": DEFAULT_LIMITS.pids}}
     assert not own_processes_check(inside, DEFAULT_LIMITS, own_userns=False).ok
     assert own_processes_check(inside, DEFAULT_LIMITS, own_userns=True).ok

@@ -20,8 +20,10 @@ from grader.common.policy import hard_extension, own_act_seconds
 from grader.sandbox import pinning, schedstat
 from .conftest import ENV_INFO, board
 
-pytestmark = [pytest.mark.timeout(300),
-              pytest.mark.skipif(not schedstat.available(), reason="this kernel keeps no schedstat")]
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(not schedstat.available(), reason="this kernel keeps no schedstat"),
+]
 
 
 def test_the_time_charged_is_wall_less_the_delay_but_never_less_than_the_cpu():
@@ -88,8 +90,14 @@ def test_the_sched_clock_sees_a_contended_process_wait(one_busy_core):
 
 def test_a_contended_agent_is_charged_its_own_time(launch, one_busy_core):
     # A pace the agent's 10 ms of work keeps, and its wall time beside two spinners does not.
-    limits = dataclasses.replace(DEFAULT_LIMITS, pace_seconds_per_cell=0.015 / 64, pace_min_acts=20,
-                                 pace_stop_factor=100.0, act_hard_seconds=5.0, prepare_seconds=20.0)
+    limits = dataclasses.replace(
+        DEFAULT_LIMITS,
+        pace_seconds_per_cell=0.015 / 64,
+        pace_min_acts=20,
+        pace_stop_factor=100.0,
+        act_hard_seconds=5.0,
+        prepare_seconds=20.0,
+    )
     handle = launch("fixed_work", limits=limits)
     assert handle.prepare(ENV_INFO) is None
     obs, mask = board()

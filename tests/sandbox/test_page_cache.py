@@ -15,13 +15,16 @@ import pytest
 from grader.sandbox import pagecache
 from .conftest import ENV_INFO
 
-pytestmark = [pytest.mark.timeout(300),
-              pytest.mark.skipif(shutil.which("fincore") is None, reason="fincore (util-linux) is not installed")]
+pytestmark = [
+    pytest.mark.timeout(300),
+    pytest.mark.skipif(shutil.which("fincore") is None, reason="fincore (util-linux) is not installed"),
+]
 
 
 def resident_bytes(path: str) -> int:
-    out = subprocess.run(["fincore", "--bytes", "--noheadings", "--output", "RES", path],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["fincore", "--bytes", "--noheadings", "--output", "RES", path], capture_output=True, text=True, check=True
+    ).stdout
     return int(out.split()[0])
 
 
@@ -29,6 +32,7 @@ def host_path(sandbox, name: str) -> str:
     """Where the host keeps the standard library's `name` that the sandbox reads."""
     if sandbox.name == "local":  # the stdlib's folder, or its staged copy, bound at its path
         from grader.sandbox.local import runtime_binds
+
         stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"])
         return os.path.join(dict((dest, src) for src, dest in runtime_binds())[stdlib], name)
     for root in sandbox.layer_roots():

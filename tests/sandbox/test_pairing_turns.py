@@ -113,8 +113,9 @@ def test_an_opponent_that_escapes_the_stop_costs_you_no_verdict(launch, one_core
     charges the mover its own work only (its run-queue delay is not charged)."""
     import dataclasses
 
-    limits = dataclasses.replace(TEST_LIMITS, pace_seconds_per_cell=0.015 / 64, pace_min_acts=20,
-                                 pace_stop_factor=100.0, act_hard_seconds=5.0)
+    limits = dataclasses.replace(
+        TEST_LIMITS, pace_seconds_per_cell=0.015 / 64, pace_min_acts=20, pace_stop_factor=100.0, act_hard_seconds=5.0
+    )
     escaper = _frozen(launch, "suspend_escaper")
     group = escaper.process.cgroup
     if group is None:

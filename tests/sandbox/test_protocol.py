@@ -21,7 +21,7 @@ def test_round_trip_with_arrays_byte_by_byte():
     frame = encode({"op": "act"}, (obs, mask))
     reader = FrameReader()
     for i in range(len(frame) - 1):
-        reader.feed(frame[i:i + 1])
+        reader.feed(frame[i : i + 1])
         assert reader.pop() is None
     reader.feed(frame[-1:])
     header, (o, m) = reader.pop()
@@ -42,13 +42,16 @@ def test_two_frames_in_one_read_and_cached_header():
     assert np.array_equal(second[1][1], mask) and reader.pop() is None
 
 
-@pytest.mark.parametrize("frame, message", [
-    (protocol.PREFIX.pack(5, 0) + b"{nope", "not JSON"),
-    (protocol.PREFIX.pack(2, 0) + b"[]", "JSON object"),
-    (protocol.PREFIX.pack(10, 0) + b'{"op": 1}', "string 'op'"),
-    (protocol.PREFIX.pack(1 << 30, 0), "header of"),
-    (protocol.PREFIX.pack(2, 1 << 30) + b"{}", "body of"),
-])
+@pytest.mark.parametrize(
+    "frame, message",
+    [
+        (protocol.PREFIX.pack(5, 0) + b"{nope", "not JSON"),
+        (protocol.PREFIX.pack(2, 0) + b"[]", "JSON object"),
+        (protocol.PREFIX.pack(10, 0) + b'{"op": 1}', "string 'op'"),
+        (protocol.PREFIX.pack(1 << 30, 0), "header of"),
+        (protocol.PREFIX.pack(2, 1 << 30) + b"{}", "body of"),
+    ],
+)
 def test_malformed_frames_are_wire_errors(frame, message):
     reader = FrameReader()
     reader.feed(frame + b" " * 16)
@@ -59,7 +62,7 @@ def test_malformed_frames_are_wire_errors(frame, message):
 def test_body_must_match_announced_arrays():
     good = encode({"op": "act"}, (np.zeros(4, np.int8),))
     head_len = protocol.PREFIX.unpack_from(good)[0]
-    short = protocol.PREFIX.pack(head_len, 3) + good[8:8 + head_len] + b"\0\0\0"
+    short = protocol.PREFIX.pack(head_len, 3) + good[8 : 8 + head_len] + b"\0\0\0"
     reader = FrameReader()
     reader.feed(short)
     with pytest.raises(WireError, match="arrays need"):
@@ -84,10 +87,15 @@ def test_object_dtypes_never_travel():
 def test_runner_action_frames():
     import sys
     from pathlib import Path
+
     sys.path.insert(0, str(Path(protocol.__file__).parent.parent / "sandboxed"))
     import runner
-    for value, expected in [(7, {"op": "action", "action": 7}), (np.int64(9), {"op": "action", "action": 9}),
-                            (5000, {"op": "action", "action": 5000})]:
+
+    for value, expected in [
+        (7, {"op": "action", "action": 7}),
+        (np.int64(9), {"op": "action", "action": 9}),
+        (5000, {"op": "action", "action": 5000}),
+    ]:
         reader = FrameReader()
         reader.feed(runner.action_frame(value))
         assert reader.pop()[0] == expected
@@ -100,7 +108,9 @@ def test_runner_action_frames():
 def test_runner_refuses_outcomes_after_freeze(launch):
     handle = launch("random_agent")
     assert handle.prepare(ENV_INFO) is None
-    assert handle.observe_outcome({"winner": "black", "black_discs": 40, "white_discs": 24, "your_color": "black"}) is None
+    assert (
+        handle.observe_outcome({"winner": "black", "black_discs": 40, "white_discs": 24, "your_color": "black"}) is None
+    )
     assert handle.freeze() is None
     with pytest.raises(ValueError, match="after freeze"):
         handle.observe_outcome({"winner": None, "black_discs": 32, "white_discs": 32, "your_color": "white"})

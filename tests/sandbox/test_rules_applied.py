@@ -17,14 +17,18 @@ pytestmark = pytest.mark.timeout(120)
 
 # A limits-table row (by the start of its name) -> the tests that break it and check the outcome.
 ROW_TESTS = {
-    "act() pace": ["tests.rounds.test_arena_faults:test_an_agent_over_the_pace_at_the_end_of_its_session_times_out",
-                   "tests.sandbox.test_turns:test_the_pace_stop_is_made_after_every_reply"],
+    "act() pace": [
+        "tests.rounds.test_arena_faults:test_an_agent_over_the_pace_at_the_end_of_its_session_times_out",
+        "tests.sandbox.test_turns:test_the_pace_stop_is_made_after_every_reply",
+    ],
     "act() soft limit": ["tests.sandbox.test_rules_applied:test_a_slow_reply_is_an_overrun_not_a_fault"],
     "act() hard limit": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
     "environment ceiling": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
     "CPU share": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
-    "CPU cores": ["tests.sandbox.test_docker:test_cpu_is_read_from_the_containers_cgroup",
-                  "tests.sandbox.test_hostile:test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller"],
+    "CPU cores": [
+        "tests.sandbox.test_docker:test_cpu_is_read_from_the_containers_cgroup",
+        "tests.sandbox.test_hostile:test_a_sandbox_and_its_processes_are_in_its_cgroup_in_every_controller",
+    ],
     "start and prepare()": ["tests.sandbox.test_rules_applied:test_breaking_a_limit_gets_the_fault_the_rules_name"],
     "memory": ["tests.sandbox.test_hostile:test_the_memory_limit_reached_is_the_agents_fault"],
     "address space": ["tests.sandbox.test_hostile:test_hostile_agent_faults_and_host_is_unharmed"],
@@ -55,12 +59,15 @@ def test_a_slow_reply_is_an_overrun_not_a_fault(launch):
     assert handle.act_stats.soft_overruns == 3 and handle.act_stats.count == 3
 
 
-@pytest.mark.parametrize("agent, changes, kind, detail", [
-    ("slow_mover", {"env_wall_seconds": 2.0}, FaultKind.TIMEOUT, "environment wall ceiling"),
-    ("cpu_burner", {"cpu_seconds_per_env": 1.0}, FaultKind.BUDGET, "over the share of 1 s"),
-    ("slow_prepare", {"prepare_seconds": 2.0}, FaultKind.TIMEOUT, "no reply to prepare"),
-    ("open_files", {}, FaultKind.AGENT_ERROR, "Too many open files"),
-])
+@pytest.mark.parametrize(
+    "agent, changes, kind, detail",
+    [
+        ("slow_mover", {"env_wall_seconds": 2.0}, FaultKind.TIMEOUT, "environment wall ceiling"),
+        ("cpu_burner", {"cpu_seconds_per_env": 1.0}, FaultKind.BUDGET, "over the share of 1 s"),
+        ("slow_prepare", {"prepare_seconds": 2.0}, FaultKind.TIMEOUT, "no reply to prepare"),
+        ("open_files", {}, FaultKind.AGENT_ERROR, "Too many open files"),
+    ],
+)
 def test_breaking_a_limit_gets_the_fault_the_rules_name(launch, assert_unharmed, agent, changes, kind, detail):
     handle = launch(agent, limits=dataclasses.replace(TEST_LIMITS, **changes))
     faults = play(handle, 20)

@@ -47,18 +47,19 @@ def test_a_folder_of_libraries_is_one_bind_of_just_its_libraries(host):
 
 def test_a_folder_that_holds_another_mount_point_is_bound_file_by_file(host):
     lib, arch = str(host / "usr" / "lib"), str(host / "usr" / "lib" / "arch")
-    binds = library_binds({lib: {"loader.so.2": f"{lib}/loader.so.2"},
-                           arch: {"libz.so.1": f"{arch}/libz.so.1"}}, [f"{lib}/python3/stdlib"])
+    binds = library_binds(
+        {lib: {"loader.so.2": f"{lib}/loader.so.2"}, arch: {"libz.so.1": f"{arch}/libz.so.1"}},
+        [f"{lib}/python3/stdlib"],
+    )
     assert [dest for _, dest in binds] == [f"{lib}/loader.so.2", arch]
     # `lib` holds `arch` too: without the other bind it is still bound file by file.
-    binds = library_binds({lib: {"loader.so.2": f"{lib}/loader.so.2"},
-                           arch: {"libz.so.1": f"{arch}/libz.so.1"}}, [])
+    binds = library_binds({lib: {"loader.so.2": f"{lib}/loader.so.2"}, arch: {"libz.so.1": f"{arch}/libz.so.1"}}, [])
     assert [dest for _, dest in binds] == [f"{lib}/loader.so.2", arch]
 
 
 def test_a_staged_loader_stays_executable(host):
     lib = str(host / "usr" / "lib")
-    (staged, dest), = library_binds({lib: {"loader.so.2": f"{lib}/loader.so.2"}}, [])
+    ((staged, dest),) = library_binds({lib: {"loader.so.2": f"{lib}/loader.so.2"}}, [])
     assert os.stat(os.path.join(staged, "loader.so.2")).st_mode & stat.S_IXOTH  # execve runs the loader
 
 
@@ -77,8 +78,11 @@ def test_a_copy_that_fails_leaves_nothing_behind(host):
     half-made folder: the next start tries again from nothing."""
     arch = host / "usr" / "lib" / "arch"
     with pytest.raises(OSError):
-        staged_files({"libc.so.6": str(arch / "libc.so.6.1"), "libgone.so.1": str(arch / "libgone.so.1")},
-                     "libraries-arch", "0123")
+        staged_files(
+            {"libc.so.6": str(arch / "libc.so.6.1"), "libgone.so.1": str(arch / "libgone.so.1")},
+            "libraries-arch",
+            "0123",
+        )
     assert os.listdir(runtime_root()) == []
 
 

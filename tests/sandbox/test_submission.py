@@ -48,12 +48,15 @@ def test_zip_loads_including_one_top_folder(tmp_path):
     assert s.files == ("agent.py", "w.csv")
 
 
-@pytest.mark.parametrize("files, message", [
-    ({"main.py": AGENT}, "no agent.py"),
-    ({"agent.py": "class Agente:\n    pass\n"}, "no top-level `class Agent`"),
-    ({"agent.py": "class Agent:\n    def act(self, o, m):\n        return 0\n"}, "no prepare, observe_outcome"),
-    ({"agent.py": "class Agent(:\n"}, "syntax error at line 1"),
-])
+@pytest.mark.parametrize(
+    "files, message",
+    [
+        ({"main.py": AGENT}, "no agent.py"),
+        ({"agent.py": "class Agente:\n    pass\n"}, "no top-level `class Agent`"),
+        ({"agent.py": "class Agent:\n    def act(self, o, m):\n        return 0\n"}, "no prepare, observe_outcome"),
+        ({"agent.py": "class Agent(:\n"}, "syntax error at line 1"),
+    ],
+)
 def test_bad_folders(tmp_path, files, message):
     with pytest.raises(SubmissionError, match=message):
         load_submission(make_folder(tmp_path / "a", files))
@@ -142,13 +145,16 @@ def _utf8_flagged_zip(path: Path, raw: bytes) -> Path:
 
 
 @pytest.mark.filterwarnings("ignore:Duplicate name")  # zipfile warns as it writes the clash we test
-@pytest.mark.parametrize("entries, message", [
-    ([("agent.py", AGENT), ("data", "x"), ("data/x", "y")], "'data' is both a file and a folder"),
-    ([("agent.py", AGENT), ("data/", ""), ("data", "x")], "'data' is both a file and a folder"),
-    ([("agent.py", AGENT), ("a/b/c", "x"), ("a/b", "y")], "'a/b' is both a file and a folder"),
-    ([("agent.py", AGENT), ("x.txt", "1"), ("./x.txt", "2")], "'x.txt' appears twice"),
-    ([("agent.py", AGENT), ("agent.py", AGENT)], "'agent.py' appears twice"),
-])
+@pytest.mark.parametrize(
+    "entries, message",
+    [
+        ([("agent.py", AGENT), ("data", "x"), ("data/x", "y")], "'data' is both a file and a folder"),
+        ([("agent.py", AGENT), ("data/", ""), ("data", "x")], "'data' is both a file and a folder"),
+        ([("agent.py", AGENT), ("a/b/c", "x"), ("a/b", "y")], "'a/b' is both a file and a folder"),
+        ([("agent.py", AGENT), ("x.txt", "1"), ("./x.txt", "2")], "'x.txt' appears twice"),
+        ([("agent.py", AGENT), ("agent.py", AGENT)], "'agent.py' appears twice"),
+    ],
+)
 def test_zip_entries_that_clash_are_refused_by_name(tmp_path, entries, message):
     z = make_zip(tmp_path / "s.zip", entries)
     with pytest.raises(SubmissionError, match=message):
@@ -171,7 +177,7 @@ def test_a_damaged_zip_is_refused(tmp_path):
     z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), ("data.txt", "x" * 5000)])
     blob = bytearray(z.read_bytes())
     at = blob.index(b"data.txt") + 8 + 100  # inside the compressed data of data.txt
-    blob[at:at + 20] = b"\x00" * 20
+    blob[at : at + 20] = b"\x00" * 20
     z.write_bytes(bytes(blob))
     with pytest.raises(SubmissionError, match="s.zip: cannot be unpacked"):
         load_submission(z, extract_to=tmp_path / "out")
@@ -198,8 +204,9 @@ def test_an_unreadable_file_is_refused(tmp_path):
         os.chmod(folder / "secret", 0o755)
 
 
-@pytest.mark.parametrize("expression", ["1+" * 100_000 + "1", "-" * 100_000 + "1", "a" + "[0]" * 100_000,
-                                        "(" * 300 + ")" * 300])
+@pytest.mark.parametrize(
+    "expression", ["1+" * 100_000 + "1", "-" * 100_000 + "1", "a" + "[0]" * 100_000, "(" * 300 + ")" * 300]
+)
 def test_an_agent_too_deep_for_the_parser_is_refused(tmp_path, expression):
     folder = make_folder(tmp_path / "a", {"agent.py": f"x = {expression}\n" + AGENT})
     with pytest.raises(SubmissionError, match="agent.py: (nested too deeply for Python's parser|syntax error)"):
@@ -228,8 +235,9 @@ def test_a_path_too_long_to_stage_is_refused(tmp_path):
     the loader refuses it, naming it."""
     long = "/".join(["d" * 250] * 5) + "/" + "y" * 50  # its folder alone is 1,254 bytes
     folder = make_folder(tmp_path / "f", {"agent.py": AGENT, long: "data\n"})
-    with pytest.raises(SubmissionError, match=f"a path of 1254 bytes inside the submission, "
-                                              f"over {sub_mod.MAX_PATH_BYTES}"):
+    with pytest.raises(
+        SubmissionError, match=f"a path of 1254 bytes inside the submission, over {sub_mod.MAX_PATH_BYTES}"
+    ):
         load_submission(folder)
     z = make_zip(tmp_path / "s.zip", [("agent.py", AGENT), (long, "data\n")])
     with pytest.raises(SubmissionError, match="a path of 1254 bytes"):

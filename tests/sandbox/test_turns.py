@@ -24,13 +24,22 @@ def _frame(text: bytes) -> bytes:
     return protocol.PREFIX.pack(len(text), 0) + text
 
 
-@pytest.mark.parametrize("text, cell", [
-    (b'{"op":"action","action":0}', 0), (b'{"op":"action","action":37}', 37), (b'{"op":"action","action":1023}', 1023),
-    (b'{"op":"action","action":1024}', None), (b'{"op":"action","action":07}', None),
-    (b'{"op":"action","action":-1}', None), (b'{"op":"action","action": 7}', None),
-    (b'{"action":7,"op":"action"}', None), (b'{"op":"Action","action":7}', None),
-    (b'{"op":"action","action":true}', None), (b'{"op":"action","action":7.0}', None),
-])
+@pytest.mark.parametrize(
+    "text, cell",
+    [
+        (b'{"op":"action","action":0}', 0),
+        (b'{"op":"action","action":37}', 37),
+        (b'{"op":"action","action":1023}', 1023),
+        (b'{"op":"action","action":1024}', None),
+        (b'{"op":"action","action":07}', None),
+        (b'{"op":"action","action":-1}', None),
+        (b'{"op":"action","action": 7}', None),
+        (b'{"action":7,"op":"action"}', None),
+        (b'{"op":"Action","action":7}', None),
+        (b'{"op":"action","action":true}', None),
+        (b'{"op":"action","action":7.0}', None),
+    ],
+)
 def test_only_the_runners_own_action_frame_is_read_by_its_bytes(text, cell):
     assert protocol.ACTION_OF.get(_frame(text)) == cell
     if cell is not None:
@@ -55,8 +64,14 @@ def _games(handle, seeds, opponent=None):
     out = []
     for seed in seeds:
         record = play_game(SPEC, handle, opponent or handle, seed)
-        out.append((record.moves, record.winner, record.forfeit,
-                    {c: (s.acts, s.illegal, [f.kind for f in s.faults]) for c, s in record.sides.items()}))
+        out.append(
+            (
+                record.moves,
+                record.winner,
+                record.forfeit,
+                {c: (s.acts, s.illegal, [f.kind for f in s.faults]) for c, s in record.sides.items()},
+            )
+        )
     return out
 
 

@@ -30,9 +30,17 @@ DATA_COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 def build_fixture_site(state: str, out: Path, cache: Path | None = None, docs: Path | None = None):
     """Build the fixture site in `state` into `out` (docs from fixtures/docs, stable for goldens)."""
-    return build(FIXTURES / "rounds", out, docs_dir=docs or FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml",
-                 config=FIXTURES / f"site-{state}.yaml", cache_dir=cache, data_commit=DATA_COMMIT, validate=True,
-                 log=lambda message: None)
+    return build(
+        FIXTURES / "rounds",
+        out,
+        docs_dir=docs or FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=FIXTURES / f"site-{state}.yaml",
+        cache_dir=cache,
+        data_commit=DATA_COMMIT,
+        validate=True,
+        log=lambda message: None,
+    )
 
 
 def in_golden(rel: str) -> bool:
@@ -45,8 +53,11 @@ def in_golden(rel: str) -> bool:
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and in_golden(p.relative_to(folder).as_posix())}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and in_golden(p.relative_to(folder).as_posix())
+    }
 
 
 def compare(state: str, built: Path) -> list[str]:
@@ -56,8 +67,12 @@ def compare(state: str, built: Path) -> list[str]:
     problems += [f"{state}/{rel}: missing from the build" for rel in sorted(set(want) - set(got))]
     for rel in sorted(set(got) & set(want)):
         if got[rel] != want[rel]:
-            diff = difflib.unified_diff(want[rel].decode(errors="replace").splitlines(),
-                                        got[rel].decode(errors="replace").splitlines(), lineterm="", n=1)
+            diff = difflib.unified_diff(
+                want[rel].decode(errors="replace").splitlines(),
+                got[rel].decode(errors="replace").splitlines(),
+                lineterm="",
+                n=1,
+            )
             problems.append(f"{state}/{rel} differs:\n" + "\n".join(list(diff)[:12]))
     return problems
 

@@ -33,13 +33,30 @@ ROUNDS, PRIVATE = FIXTURES / "rounds", FIXTURES / "private"
 LADDER_SEED, LADDER_TIER_SEED = "site-fixture-ladder-round-seed", "8301"
 FINAL_SEED, FINAL_TIER_SEED = "site-fixture-final-round-seed", "9412"
 SMALL = ["--budget", "10", "--checkpoints", "0,5,10", "--games-per-checkpoint", "2", "--pairing-games", "2"]
-FIELD = ["random", "greedy", "minimax", "alice=tests/agents/random_agent", "bob=examples/random",
-         "carol=examples/greedy", "dave=tests/site/agents/chatty", "erin=tests/agents/crash_mid_game",
-         "frank=tests/agents/always_illegal", "grace=tests/agents/random_agent"]
+FIELD = [
+    "random",
+    "greedy",
+    "minimax",
+    "alice=tests/agents/random_agent",
+    "bob=examples/random",
+    "carol=examples/greedy",
+    "dave=tests/site/agents/chatty",
+    "erin=tests/agents/crash_mid_game",
+    "frank=tests/agents/always_illegal",
+    "grace=tests/agents/random_agent",
+]
 # The practice round: 8 entrants, so that it is public (a field under 8 is private) and its
 # replays (rules public) are on the site at once.
-PUBLIC8 = ["random", "greedy", "minimax", "carol=examples/greedy", "alice=tests/agents/random_agent",
-           "bob=examples/random", "grace=tests/agents/random_agent", "dave=tests/site/agents/chatty"]
+PUBLIC8 = [
+    "random",
+    "greedy",
+    "minimax",
+    "carol=examples/greedy",
+    "alice=tests/agents/random_agent",
+    "bob=examples/random",
+    "grace=tests/agents/random_agent",
+    "dave=tests/site/agents/chatty",
+]
 INJECT = """
 import sys
 import grader.rounds.play as play
@@ -78,16 +95,75 @@ def arena(args: list[str], inject: bool = False) -> str:
 def play_rounds() -> dict[str, str]:
     out = ["--out", str(ROUNDS), "--private-out", str(PRIVATE)]
     ids = {}
-    ids["public"] = arena(["round", "--tier", "public", "--agents", "random", "greedy", "alice=tests/agents/random_agent",
-                           "--envs", "random-2 most/standard,random-2 fewest/short-1", *SMALL, *out])
+    ids["public"] = arena(
+        [
+            "round",
+            "--tier",
+            "public",
+            "--agents",
+            "random",
+            "greedy",
+            "alice=tests/agents/random_agent",
+            "--envs",
+            "random-2 most/standard,random-2 fewest/short-1",
+            *SMALL,
+            *out,
+        ]
+    )
     ids["public8"] = arena(["round", "--tier", "public", "--agents", *PUBLIC8, "--envs", "8", *SMALL, *out])
-    ids["ladder"] = arena(["round", "--tier", "ladder", "--agents", *FIELD, "--envs", "8", "--seed", LADDER_SEED,
-                           "--tier-seed", LADDER_TIER_SEED, *SMALL, *out], inject=True)
-    ids["requested"] = arena(["round", "--tier", "ladder", "--agents", "alice=tests/agents/random_agent", "--envs", "8",
-                              "--seed", LADDER_SEED + "-alice", "--tier-seed", LADDER_TIER_SEED, "--requested", *SMALL,
-                              *out])
-    ids["final"] = arena(["round", "--tier", "final", "--agents", *FIELD, "--envs", "8", "--seed", FINAL_SEED,
-                          "--tier-seed", FINAL_TIER_SEED, *SMALL, *out])
+    ids["ladder"] = arena(
+        [
+            "round",
+            "--tier",
+            "ladder",
+            "--agents",
+            *FIELD,
+            "--envs",
+            "8",
+            "--seed",
+            LADDER_SEED,
+            "--tier-seed",
+            LADDER_TIER_SEED,
+            *SMALL,
+            *out,
+        ],
+        inject=True,
+    )
+    ids["requested"] = arena(
+        [
+            "round",
+            "--tier",
+            "ladder",
+            "--agents",
+            "alice=tests/agents/random_agent",
+            "--envs",
+            "8",
+            "--seed",
+            LADDER_SEED + "-alice",
+            "--tier-seed",
+            LADDER_TIER_SEED,
+            "--requested",
+            *SMALL,
+            *out,
+        ]
+    )
+    ids["final"] = arena(
+        [
+            "round",
+            "--tier",
+            "final",
+            "--agents",
+            *FIELD,
+            "--envs",
+            "8",
+            "--seed",
+            FINAL_SEED,
+            "--tier-seed",
+            FINAL_TIER_SEED,
+            *SMALL,
+            *out,
+        ]
+    )
     return ids
 
 
@@ -101,26 +177,38 @@ def write_settings(ids: dict[str, str]) -> None:
     header = "# A fixture of the site's tests (tests/site/make_fixtures.py writes it).\n"
     write_competition(REPO / FIXTURES / "competition-running.yaml", pending, header)
     write_competition(REPO / FIXTURES / "competition-ended.yaml", ended, header)
-    accounts = {1000001: ("prof-x", "prof", True, True), 1000002: ("alice-gh", "alice", True, False),
-                1000003: ("bob-gh", "bob", True, False), 1000004: ("carol-gh", "carol", True, False),
-                1000005: ("dave-gh", "dave", True, False), 1000006: ("erin-gh", "erin", True, False),
-                1000007: ("frank-gh", "frank", True, False), 1000008: ("grace-gh", "grace", True, False),
-                1000009: ("heidi-gh", "heidi", False, False)}
+    accounts = {
+        1000001: ("prof-x", "prof", True, True),
+        1000002: ("alice-gh", "alice", True, False),
+        1000003: ("bob-gh", "bob", True, False),
+        1000004: ("carol-gh", "carol", True, False),
+        1000005: ("dave-gh", "dave", True, False),
+        1000006: ("erin-gh", "erin", True, False),
+        1000007: ("frank-gh", "frank", True, False),
+        1000008: ("grace-gh", "grace", True, False),
+        1000009: ("heidi-gh", "heidi", False, False),
+    }
     lines = [header, "schema_version: 1\naccounts:\n"]
     for gid, (login, handle, approved, staff) in accounts.items():
-        lines.append(f"  {gid}:\n    login: {login}\n    handle: {handle}\n"
-                     f"    approved: {str(approved).lower()}\n    staff: {str(staff).lower()}\n")
+        lines.append(
+            f"  {gid}:\n    login: {login}\n    handle: {handle}\n"
+            f"    approved: {str(approved).lower()}\n    staff: {str(staff).lower()}\n"
+        )
     (REPO / FIXTURES / "accounts.yaml").write_text("".join(lines), encoding="utf-8")
-    for state, banner in (("running", "The final is under review; standings follow once staff publish them."),
-                          ("ended", None)):
+    for state, banner in (
+        ("running", "The final is under review; standings follow once staff publish them."),
+        ("ended", None),
+    ):
         # Every public round is dated here, so the goldens do not depend on when git saw the files.
-        text = (f"{header}schema_version: 1\nseries:\n  name: \"Fixture course, autumn term\"\n  rounds:\n"
-                f"    - {{id: {ids['public8']}, date: 2026-10-20, title: \"Practice round\"}}\n"
-                f"    - {{id: {ids['ladder']}, date: 2026-11-02, title: \"Round 1\"}}\n"
-                f"    - {{id: {ids['final']}, date: 2026-12-14, title: \"Final\"}}\n"
-                f"announcement: {'null' if banner is None else repr(banner)}\n"
-                f"competition: competition-{state}.yaml\n"
-                "kit: {zip: kit/othello-arena-kit.zip, version: kit/version}\n")
+        text = (
+            f'{header}schema_version: 1\nseries:\n  name: "Fixture course, autumn term"\n  rounds:\n'
+            f'    - {{id: {ids["public8"]}, date: 2026-10-20, title: "Practice round"}}\n'
+            f'    - {{id: {ids["ladder"]}, date: 2026-11-02, title: "Round 1"}}\n'
+            f'    - {{id: {ids["final"]}, date: 2026-12-14, title: "Final"}}\n'
+            f"announcement: {'null' if banner is None else repr(banner)}\n"
+            f"competition: competition-{state}.yaml\n"
+            "kit: {zip: kit/othello-arena-kit.zip, version: kit/version}\n"
+        )
         (REPO / FIXTURES / f"site-{state}.yaml").write_text(text, encoding="utf-8")
 
 

@@ -25,9 +25,18 @@ import pytest
 pytestmark = pytest.mark.timeout(300)
 ARTEFACTS = Path(__file__).resolve().parent / "artefacts"
 REPO = Path(__file__).resolve().parents[2]
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-         "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 BATCH = 20
 
 
@@ -37,7 +46,9 @@ def chromium() -> str:
         subprocess.run(["sh", str(REPO / "scripts" / "system-deps.sh")], timeout=600, check=False)
         found = shutil.which("chromium")
     if not found:
-        pytest.skip("chromium is not installed and scripts/system-deps.sh could not install it (needs root and apt-get)")
+        pytest.skip(
+            "chromium is not installed and scripts/system-deps.sh could not install it (needs root and apt-get)"
+        )
     return found
 
 
@@ -128,8 +139,9 @@ def serve(site: Path, harness: dict[str, str]):
 
 
 def run_chromium(binary: str, profile: Path, args: list[str], timeout: int = 120) -> str:
-    done = subprocess.run([binary, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=timeout)
+    done = subprocess.run(
+        [binary, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=timeout
+    )
     return done.stderr
 
 
@@ -145,26 +157,35 @@ def test_every_page_loads_cleanly_in_chromium(state, site_running, site_ended, t
     pages = pages_of(site)
     harness = {}
     for k in range(0, len(pages), BATCH):
-        frames = "".join(f'<iframe src="/{p}" width="1000" height="600"></iframe>' for p in pages[k:k + BATCH])
-        harness[f"/__harness__/{k // BATCH}.html"] = (f'<!DOCTYPE html><html><head><link rel="icon" href="data:,">'
-                                                       f"<title>harness</title></head><body>{frames}</body></html>")
+        frames = "".join(f'<iframe src="/{p}" width="1000" height="600"></iframe>' for p in pages[k : k + BATCH])
+        harness[f"/__harness__/{k // BATCH}.html"] = (
+            f'<!DOCTYPE html><html><head><link rel="icon" href="data:,">'
+            f"<title>harness</title></head><body>{frames}</body></html>"
+        )
     server, log = serve(site, harness)
     try:
         port = server.server_address[1]
         messages = []
         for path in harness:
-            stderr = run_chromium(binary, tmp_path / "profile", ["--virtual-time-budget=20000", "--dump-dom",
-                                                                  f"http://127.0.0.1:{port}{path}"])
+            stderr = run_chromium(
+                binary,
+                tmp_path / "profile",
+                ["--virtual-time-budget=20000", "--dump-dom", f"http://127.0.0.1:{port}{path}"],
+            )
             messages += console_messages(stderr)
         if state == "ended":
             ARTEFACTS.mkdir(exist_ok=True)
-            ladder = next(p for p in pages if re.match(r"rounds/ladder-.*\.html", p)
-                          and "Round 1" in (site / p).read_text())
+            ladder = next(
+                p for p in pages if re.match(r"rounds/ladder-.*\.html", p) and "Round 1" in (site / p).read_text()
+            )
             for name, page, height in (("leaderboard", "index.html", 1400), ("round", ladder, 3400)):
                 shot = ARTEFACTS / f"{name}.png"
                 shot.unlink(missing_ok=True)
-                run_chromium(binary, tmp_path / "profile", [f"--window-size=1280,{height}", f"--screenshot={shot}",
-                                                            f"http://127.0.0.1:{port}/{page}"])
+                run_chromium(
+                    binary,
+                    tmp_path / "profile",
+                    [f"--window-size=1280,{height}", f"--screenshot={shot}", f"http://127.0.0.1:{port}/{page}"],
+                )
                 assert shot.exists() and shot.stat().st_size > 10_000, f"no screenshot of {page}"
     finally:
         server.shutdown()
@@ -202,15 +223,26 @@ def measure(site: Path, page: str, width: int, tmp_path: Path) -> dict:
     cells as text, how many lines the navigation takes, the curves' smallest tick label."""
     import json
 
-    harness = (f'<!DOCTYPE html><html><head><link rel="icon" href="data:,"><title>probe</title></head><body>'
-               f'<iframe id="f" src="/{page}" width="{width}" height="900" style="border:0"></iframe>'
-               f'<pre id="out">not measured</pre><script>{MEASURE}</script></body></html>')
+    harness = (
+        f'<!DOCTYPE html><html><head><link rel="icon" href="data:,"><title>probe</title></head><body>'
+        f'<iframe id="f" src="/{page}" width="{width}" height="900" style="border:0"></iframe>'
+        f'<pre id="out">not measured</pre><script>{MEASURE}</script></body></html>'
+    )
     server, _ = serve(site, {"/__measure__.html": harness})
     try:
-        dom = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                              "--virtual-time-budget=20000", "--dump-dom",
-                              f"http://127.0.0.1:{server.server_address[1]}/__measure__.html"],
-                             capture_output=True, text=True, timeout=120).stdout
+        dom = subprocess.run(
+            [
+                chromium(),
+                *FLAGS,
+                f"--user-data-dir={tmp_path / 'profile'}",
+                "--virtual-time-budget=20000",
+                "--dump-dom",
+                f"http://127.0.0.1:{server.server_address[1]}/__measure__.html",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
     finally:
         server.shutdown()
     found = re.search(r'<pre id="out">(.*?)</pre>', dom, re.S)

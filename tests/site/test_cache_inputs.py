@@ -19,8 +19,16 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def _build(rounds: Path, out: Path, cache: Path | None) -> dict[str, str]:
     config = load_site_config(FIXTURES / "site-ended.yaml")
-    build(rounds, out, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml", config=config,
-          cache_dir=cache, data_commit="a", log=lambda m: None)
+    build(
+        rounds,
+        out,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=config,
+        cache_dir=cache,
+        data_commit="a",
+        log=lambda m: None,
+    )
     return site_text(out)
 
 

@@ -26,20 +26,28 @@ def rounds(tmp_path):
 
 def _truncate(path, keep: float = 0.5) -> None:
     blob = path.read_bytes()
-    path.write_bytes(blob[:int(len(blob) * keep)])
+    path.write_bytes(blob[: int(len(blob) * keep)])
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda f: _truncate(f / f"{PUBLIC}.yaml"), "cannot be rendered"),
-    (lambda f: _truncate(f / f"{PUBLIC}.yaml", 0.013), "cannot be rendered"),
-    (lambda f: (f / f"{PUBLIC}.yaml").write_bytes(b"schema_version: 1\nround: \xff\n"), "not readable YAML"),
-    (lambda f: (f / f"{PUBLIC}.yaml").write_text(BOMB), "alias bomb"),
-    (lambda f: (f / f"{PUBLIC}.yaml").write_text("x:\n" + "".join(" " * i + "-\n" for i in range(2, 1400, 2))),
-     "nested"),
-    (lambda f: (f / f"{PUBLIC}.yaml").write_text("[" * 5000 + "]" * 5000), "not readable YAML"),
-    (lambda f: _truncate(f / PUBLIC / "games.jsonl.gz"), "(?s)games.jsonl.gz: .*sha256 is"),
-    (lambda f: (f / PUBLIC / "games.jsonl.gz").write_bytes(gzip.compress(b"{}\n")), "(?s)games.jsonl.gz: .*sha256 is"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda f: _truncate(f / f"{PUBLIC}.yaml"), "cannot be rendered"),
+        (lambda f: _truncate(f / f"{PUBLIC}.yaml", 0.013), "cannot be rendered"),
+        (lambda f: (f / f"{PUBLIC}.yaml").write_bytes(b"schema_version: 1\nround: \xff\n"), "not readable YAML"),
+        (lambda f: (f / f"{PUBLIC}.yaml").write_text(BOMB), "alias bomb"),
+        (
+            lambda f: (f / f"{PUBLIC}.yaml").write_text("x:\n" + "".join(" " * i + "-\n" for i in range(2, 1400, 2))),
+            "nested",
+        ),
+        (lambda f: (f / f"{PUBLIC}.yaml").write_text("[" * 5000 + "]" * 5000), "not readable YAML"),
+        (lambda f: _truncate(f / PUBLIC / "games.jsonl.gz"), "(?s)games.jsonl.gz: .*sha256 is"),
+        (
+            lambda f: (f / PUBLIC / "games.jsonl.gz").write_bytes(gzip.compress(b"{}\n")),
+            "(?s)games.jsonl.gz: .*sha256 is",
+        ),
+    ],
+)
 def test_a_broken_round_file_fails_the_build_naming_it(rounds, tmp_path, capsys, damage, message):
     damage(rounds)
     # Refused by what is wrong with it (a bomb is refused, never expanded: the test's timeout
@@ -47,8 +55,23 @@ def test_a_broken_round_file_fails_the_build_naming_it(rounds, tmp_path, capsys,
     with pytest.raises(ValueError, match=message) as err:
         build(rounds, tmp_path / "out", data_commit="c", log=lambda m: None)
     assert PUBLIC in str(err.value)
-    code = arena(["site", "build", "--rounds", str(rounds), "--out", str(tmp_path / "cli"), "--no-cache",
-                  "--commit", "c", "--docs", str(FIXTURES / "docs"), "--accounts", str(FIXTURES / "accounts.yaml")])
+    code = arena(
+        [
+            "site",
+            "build",
+            "--rounds",
+            str(rounds),
+            "--out",
+            str(tmp_path / "cli"),
+            "--no-cache",
+            "--commit",
+            "c",
+            "--docs",
+            str(FIXTURES / "docs"),
+            "--accounts",
+            str(FIXTURES / "accounts.yaml"),
+        ]
+    )
     err_text = capsys.readouterr().err
     assert code == 1 and PUBLIC in err_text and "Traceback" not in err_text
 

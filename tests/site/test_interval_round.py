@@ -44,8 +44,10 @@ def new_method_round(rounds: Path) -> dict:
 def test_verify_recomputes_the_interval_the_round_names(tmp_path, capsys):
     made = new_method_round(tmp_path / "rounds")
     doc, old = made["doc"], made["old"]
-    widths = [(a["standing"]["interval"][1] - a["standing"]["interval"][0], old[a["name"]][1] - old[a["name"]][0])
-              for a in doc["agents"]]
+    widths = [
+        (a["standing"]["interval"][1] - a["standing"]["interval"][0], old[a["name"]][1] - old[a["name"]][0])
+        for a in doc["agents"]
+    ]
     assert all(new >= was for new, was in widths), widths  # eight environments: wider than Wilson over games
     path = tmp_path / "rounds" / f"{LADDER}.yaml"
     assert arena(["verify", str(path)]) == 0
@@ -60,10 +62,13 @@ def test_verify_recomputes_the_interval_the_round_names(tmp_path, capsys):
 def test_the_pages_say_what_the_interval_is(tmp_path):
     new_method_round(tmp_path / "rounds")
     config = tmp_path / "site.yaml"
-    config.write_text(f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {LADDER}, date: 2026-10-01}}\n")
+    config.write_text(
+        f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {LADDER}, date: 2026-10-01}}\n"
+    )
     out = tmp_path / "out"
-    build(tmp_path / "rounds", out, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT,
-          log=lambda m: None)
+    build(
+        tmp_path / "rounds", out, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT, log=lambda m: None
+    )
     for page in (out / "index.html", out / "rounds" / f"{LADDER}.html"):
         text = page.read_text()
         assert "95% interval (over environments)" in text and "(Wilson)" not in text

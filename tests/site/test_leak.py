@@ -51,7 +51,7 @@ def secrets() -> dict[str, str]:
         if public_profile(rid) != "open":
             found[record["env_id"]] = f"{rid}: hidden environment id"
             for game in record["games"]:
-                if game.get("seed", 0) >= 10 ** 8:
+                if game.get("seed", 0) >= 10**8:
                     found[str(game["seed"])] = f"{rid}: game seed"
     for seed in (LADDER_SEED, FINAL_SEED):
         found[seed] = "a round seed of a hidden tier"
@@ -72,8 +72,9 @@ def test_no_private_text_reaches_the_site(state, site_running, site_ended):
     # One pass per file over a pattern of every secret (as a trie, so a position is tried
     # against all of them at once): the practice round's replays are a thousand pages.
     pattern = trie_pattern(found)
-    leaks = [f"{rel}: {found[m.group()]}: {m.group()[:40]!r}" for rel, text in files.items()
-             for m in pattern.finditer(text)]
+    leaks = [
+        f"{rel}: {found[m.group()]}: {m.group()[:40]!r}" for rel, text in files.items() for m in pattern.finditer(text)
+    ]
     assert leaks == []
 
 
@@ -100,7 +101,11 @@ def test_the_trie_pattern_finds_every_word_and_only_them():
     words = ["SITE-LEAK-1", "SITE-LEAK-12", "abc", "abd", "x"]
     pattern = trie_pattern(words)
     assert [m.group() for m in pattern.finditer("..SITE-LEAK-12.SITE-LEAK-1 abd ab x")] == [
-        "SITE-LEAK-12", "SITE-LEAK-1", "abd", "x"]
+        "SITE-LEAK-12",
+        "SITE-LEAK-1",
+        "abd",
+        "x",
+    ]
 
 
 @pytest.mark.parametrize("state", ["running", "ended"])

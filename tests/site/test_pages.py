@@ -27,8 +27,11 @@ def round_ids() -> dict[str, str]:
     ids = {}
     for path in sorted((FIXTURES / "rounds").glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
-        kind = (doc["round"]["tier"] + ("-one" if len(doc["field"]) == 1 else "")
-                + ("-small" if doc["provenance"]["config"]["environments"] < 8 else ""))
+        kind = (
+            doc["round"]["tier"]
+            + ("-one" if len(doc["field"]) == 1 else "")
+            + ("-small" if doc["provenance"]["config"]["environments"] < 8 else "")
+        )
         ids[kind] = doc["round"]["id"]
     return ids
 
@@ -75,17 +78,20 @@ def test_the_leaderboard_names_the_sae_window_under_the_table(site_running):
 
 def small_board(tmp_path: Path, round_id: str) -> str:
     config = tmp_path / "site.yaml"
-    config.write_text(f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {round_id}, date: 2026-10-01}}\n")
+    config.write_text(
+        f"schema_version: 1\nseries:\n  name: Small\n  rounds:\n    - {{id: {round_id}, date: 2026-10-01}}\n"
+    )
     out = tmp_path / "out"
-    build(FIXTURES / "rounds", out, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT,
-          log=lambda m: None)
+    build(
+        FIXTURES / "rounds", out, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT, log=lambda m: None
+    )
     return (out / "index.html").read_text()
 
 
 def test_the_practice_round_is_listed_with_its_standing_and_never_leads(site_running):
     public = round_ids()["public"]  # 8 environments, a field of 8: public; practice, so never on the board
     page = (site_running / "rounds" / f"{public}.html").read_text()
-    assert "<h2 id=\"standings\">Standings</h2>" in page
+    assert '<h2 id="standings">Standings</h2>' in page
     assert public not in (site_running / "index.html").read_text().split("Every public round")[0]
 
 
@@ -105,7 +111,9 @@ def test_replays_of_public_rounds_at_once_and_only_with_moves(site_running, site
     first = sorted((site_running / "replays" / ids["public"]).glob("g*.html"))[0].read_text()
     assert "the opening; black to move" in first and "Result:" in first and "Rules:" in first
     assert first.count('class="frame"') >= 5
-    assert "Replays open when the competition has ended" in (site_running / "rounds" / f"{ids['ladder']}.html").read_text()
+    assert (
+        "Replays open when the competition has ended" in (site_running / "rounds" / f"{ids['ladder']}.html").read_text()
+    )
     for rid in (ids["ladder"], ids["final"]):
         assert not (site_ended / "replays" / rid).exists()
         assert "carries no moves" in (site_ended / "rounds" / f"{rid}.html").read_text()
@@ -131,8 +139,14 @@ def test_a_final_replay_shows_no_rules_winner_or_counts():
 
 def test_missing_inputs_are_said_plainly(tmp_path):
     out = tmp_path / "out"
-    build(tmp_path / "no-rounds", out, docs_dir=tmp_path / "no-docs", accounts=tmp_path / "none.yaml",
-          data_commit=DATA_COMMIT, log=lambda m: None)
+    build(
+        tmp_path / "no-rounds",
+        out,
+        docs_dir=tmp_path / "no-docs",
+        accounts=tmp_path / "none.yaml",
+        data_commit=DATA_COMMIT,
+        log=lambda m: None,
+    )
     assert "No round of" in (out / "index.html").read_text()
     assert "No site settings given: no series, no final." in (out / "index.html").read_text()
     assert "has not been built for this site yet" in (out / "kit.html").read_text()
@@ -144,6 +158,7 @@ def test_the_kit_is_linked_when_it_exists(tmp_path):
     kit = tmp_path / "kit"
     kit.mkdir()
     from grader.documents.sealing import public_key_text
+
     key = public_key_text()
     with zipfile.ZipFile(kit / "arena-kit.zip", "w") as z:
         z.writestr("othello-arena-kit/agent.py", "class Agent: pass\n")
@@ -155,7 +170,7 @@ def test_the_kit_is_linked_when_it_exists(tmp_path):
     build(tmp_path / "none", out, docs_dir=FIXTURES / "docs", config=config, data_commit="c", log=lambda m: None)
     page = (out / "kit.html").read_text()
     assert 'href="kit/arena-kit.zip"' in page and "1.4.0" in page
-    assert f"the arena's public key <code class=\"digest\">{key}</code>" in page  # what the kit seals to
+    assert f'the arena\'s public key <code class="digest">{key}</code>' in page  # what the kit seals to
     assert (out / "kit" / "arena-kit.zip").read_bytes() == (kit / "arena-kit.zip").read_bytes()
     assert (out / "kit" / "version").read_text() == "1.4.0\n"
 
@@ -204,23 +219,54 @@ def test_an_incremental_build_renders_only_what_changed(tmp_path):
     shutil.copytree(FIXTURES / "rounds", rounds)
     out, cache = tmp_path / "out", tmp_path / "cache"
     config = load_site_config(FIXTURES / "site-running.yaml")
-    first = build(rounds, out, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml", config=config,
-                  cache_dir=cache, data_commit="a", log=lambda m: None)
+    first = build(
+        rounds,
+        out,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=config,
+        cache_dir=cache,
+        data_commit="a",
+        log=lambda m: None,
+    )
     assert first.reused == 0
-    again = build(rounds, out, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml", config=config,
-                  cache_dir=cache, data_commit="a", log=lambda m: None)
+    again = build(
+        rounds,
+        out,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=config,
+        cache_dir=cache,
+        data_commit="a",
+        log=lambda m: None,
+    )
     assert again.rendered == 0 and again.written <= 3  # style.css, .nojekyll and the manifest
     public = round_ids()["public"]
     (rounds / f"{public}.yaml").unlink()
     shutil.rmtree(rounds / public)
-    third = build(rounds, out, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml", config=config,
-                  cache_dir=cache, data_commit="b", log=lambda m: None)
+    third = build(
+        rounds,
+        out,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=config,
+        cache_dir=cache,
+        data_commit="b",
+        log=lambda m: None,
+    )
     assert 0 < third.rendered < first.rendered // 2
     assert not (out / "rounds" / f"{public}.html").exists() and third.removed >= 3
     assert "Built from data commit <code>b</code>" in (out / "environments.html").read_text()
     fresh = tmp_path / "fresh"
-    build(rounds, fresh, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml", config=config,
-          data_commit="b", log=lambda m: None)
+    build(
+        rounds,
+        fresh,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=config,
+        data_commit="b",
+        log=lambda m: None,
+    )
     assert site_text(fresh) == site_text(out)  # incremental = from scratch
 
 
@@ -235,10 +281,27 @@ def test_a_foreign_folder_is_never_emptied(tmp_path):
 
 def test_the_command_line_builds_the_site(tmp_path, capsys):
     out = tmp_path / "site"
-    code = arena(["site", "build", "--rounds", str(FIXTURES / "rounds"), "--out", str(out), "--docs",
-                  str(FIXTURES / "docs"), "--accounts", str(FIXTURES / "accounts.yaml"), "--config",
-                  str(FIXTURES / "site-ended.yaml"), "--cache", str(tmp_path / "cache"), "--commit", "abc",
-                  "--validate"])
+    code = arena(
+        [
+            "site",
+            "build",
+            "--rounds",
+            str(FIXTURES / "rounds"),
+            "--out",
+            str(out),
+            "--docs",
+            str(FIXTURES / "docs"),
+            "--accounts",
+            str(FIXTURES / "accounts.yaml"),
+            "--config",
+            str(FIXTURES / "site-ended.yaml"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--commit",
+            "abc",
+            "--validate",
+        ]
+    )
     assert code == 0
     assert (out / "index.html").exists() and capsys.readouterr().out.strip() == str(out)
 

@@ -36,15 +36,39 @@ def short_site(tmp_path_factory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("short")
     rounds = tmp / "rounds"
     # A field of 8: a smaller one is private, and the public site would show nothing of it.
-    code = arena(["round", "--tier", "public", "--agents", "random", "greedy", *(f"{n}=examples/random" for n in "abc"),
-                  *(f"{n}=examples/greedy" for n in "def"), "--envs", "28", "--budget", "2",
-                  "--checkpoints", "0,2", "--games-per-checkpoint", "2", "--pairing-games", "2",
-                  "--out", str(rounds), "--private-out", str(tmp / "private")])
+    code = arena(
+        [
+            "round",
+            "--tier",
+            "public",
+            "--agents",
+            "random",
+            "greedy",
+            *(f"{n}=examples/random" for n in "abc"),
+            *(f"{n}=examples/greedy" for n in "def"),
+            "--envs",
+            "28",
+            "--budget",
+            "2",
+            "--checkpoints",
+            "0,2",
+            "--games-per-checkpoint",
+            "2",
+            "--pairing-games",
+            "2",
+            "--out",
+            str(rounds),
+            "--private-out",
+            str(tmp / "private"),
+        ]
+    )
     assert code == 0
     round_id = next(rounds.glob("*.yaml")).stem
     config = tmp / "site.yaml"
-    config.write_text(f"schema_version: 1\nseries:\n  name: Short\n  rounds:\n    - {{id: {round_id}, date: 2026-10-01}}\n"
-                      f"kit: {{repository: {REPOSITORY}}}\n")
+    config.write_text(
+        f"schema_version: 1\nseries:\n  name: Short\n  rounds:\n    - {{id: {round_id}, date: 2026-10-01}}\n"
+        f"kit: {{repository: {REPOSITORY}}}\n"
+    )
     out = tmp / "site"
     build(rounds, out, docs_dir=FIXTURES / "docs", config=config, data_commit=DATA_COMMIT, log=lambda m: None)
     return out, round_id
@@ -73,8 +97,10 @@ def test_one_non_zero_checkpoint_says_no_sae_instead_of_an_empty_window(short_si
     assert "B0 = 2" not in text and "Bmax = 2" not in text
     assert page.count('">no SAE</span>') == 2  # one cell per agent, not a number
     # Said where the curves are too: two points each, not a learning curve.
-    assert ("No SAE in this round: its checkpoints (0, 2 games) have one non-zero checkpoint, so the SAE window is "
-            "empty and every agent's SAE reads \"no SAE\". The curves below are 2 points each, not a learning curve") in text
+    assert (
+        "No SAE in this round: its checkpoints (0, 2 games) have one non-zero checkpoint, so the SAE window is "
+        'empty and every agent\'s SAE reads "no SAE". The curves below are 2 points each, not a learning curve'
+    ) in text
 
 
 def test_the_round_page_keeps_its_sentences_apart(short_site, site_ended):
@@ -111,9 +137,11 @@ def probe(width: int, page: str) -> str:
                    boxWidth: box.clientWidth, pageWidth: d.documentElement.scrollWidth, frameWidth: f.clientWidth};
       document.getElementById('out').textContent = JSON.stringify(out);
     });"""
-    return (f'<!DOCTYPE html><html><head><link rel="icon" href="data:,"><title>probe</title></head><body>'
-            f'<iframe id="f" src="/{page}" width="{width}" height="900" style="border:0"></iframe>'
-            f'<pre id="out">not measured</pre><script>{script}</script></body></html>')
+    return (
+        f'<!DOCTYPE html><html><head><link rel="icon" href="data:,"><title>probe</title></head><body>'
+        f'<iframe id="f" src="/{page}" width="{width}" height="900" style="border:0"></iframe>'
+        f'<pre id="out">not measured</pre><script>{script}</script></body></html>'
+    )
 
 
 @pytest.mark.parametrize("width", WIDTHS)
@@ -122,9 +150,19 @@ def test_the_per_environment_table_scrolls_to_its_last_column(short_site, tmp_pa
     site, round_id = short_site
     server, _ = serve(site, {"/__probe__.html": probe(width, f"rounds/{round_id}.html")})
     try:
-        done = subprocess.run([binary, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=20000",
-                               "--dump-dom", f"http://127.0.0.1:{server.server_address[1]}/__probe__.html"],
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [
+                binary,
+                *FLAGS,
+                f"--user-data-dir={tmp_path / 'profile'}",
+                "--virtual-time-budget=20000",
+                "--dump-dom",
+                f"http://127.0.0.1:{server.server_address[1]}/__probe__.html",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         dom = done.stdout
     finally:
         server.shutdown()
@@ -146,6 +184,9 @@ def test_a_repository_that_is_not_an_https_address_is_named(tmp_path):
 
     config = tmp_path / "site.yaml"
     config.write_text("schema_version: 1\nkit: {repository: 'git@github.com:course/arena.git'}\n")
-    with pytest.raises(DocumentError, match=r"kit.repository: 'git@github.com:course/arena.git' is not the "
-                                            r"repository's https:// address"):
+    with pytest.raises(
+        DocumentError,
+        match=r"kit.repository: 'git@github.com:course/arena.git' is not the "
+        r"repository's https:// address",
+    ):
         load_site_config(config)

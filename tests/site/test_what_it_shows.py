@@ -28,49 +28,90 @@ def words(page: str) -> str:
     return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", "", page))).strip()
 
 
-def source(rid: str, *, tier: str = "ladder", envs: int = 8, field: int = 10, status: str = "complete",
-           private: bool = False, published: bool = True, requested: bool = False) -> RoundSource:
+def source(
+    rid: str,
+    *,
+    tier: str = "ladder",
+    envs: int = 8,
+    field: int = 10,
+    status: str = "complete",
+    private: bool = False,
+    published: bool = True,
+    requested: bool = False,
+) -> RoundSource:
     """A round as the board sees it: its summary's flags and sizes, nothing else."""
     config = {"environments": envs} | ({"requested": True} if requested else {})
-    summary = {"round": {"id": rid, "tier": tier, "status": status, "private": private, "research": False,
-                         "standing_published": published},
-               "provenance": {"config": config}, "field": [{"name": f"a{i}"} for i in range(field)]}
+    summary = {
+        "round": {
+            "id": rid,
+            "tier": tier,
+            "status": status,
+            "private": private,
+            "research": False,
+            "standing_published": published,
+        },
+        "provenance": {"config": config},
+        "field": [{"name": f"a{i}"} for i in range(field)],
+    }
     return RoundSource(rid, Path(f"{rid}.yaml"), "sha256:0", summary)
 
 
 def settings(tmp_path: Path, dates: dict[str, str], competition: str = "competition-running.yaml"):
     (tmp_path / "c.yaml").write_text((FIXTURES / competition).read_text())
     rounds = "".join(f"    - {{id: {rid}, date: {day}}}\n" for rid, day in dates.items())
-    (tmp_path / "site.yaml").write_text(f"schema_version: 1\nseries:\n  name: S\n  rounds:\n{rounds or '    []'}\n"
-                                        "competition: c.yaml\n")
+    (tmp_path / "site.yaml").write_text(
+        f"schema_version: 1\nseries:\n  name: S\n  rounds:\n{rounds or '    []'}\ncompetition: c.yaml\n"
+    )
     return load_site_config(tmp_path / "site.yaml")
 
 
 def test_the_board_is_the_newest_round_that_the_rules_let_stand(tmp_path):
-    rounds = {r.id: r for r in (
-        source("ladder-000000000a"), source("ladder-000000000b"),
-        source("ladder-000000000c", field=2, published=False),  # a field under 8: no standing
-        source("ladder-000000000d", envs=7),  # fewer than 8 environments
-        source("ladder-000000000e", private=True), source("ladder-000000000f", requested=True, field=1),
-        source("ladder-0000000010", status="partial"), source("paper-0000000011", tier="paper"),
-        source("public-0000000012", tier="public", requested=True))}
+    rounds = {
+        r.id: r
+        for r in (
+            source("ladder-000000000a"),
+            source("ladder-000000000b"),
+            source("ladder-000000000c", field=2, published=False),  # a field under 8: no standing
+            source("ladder-000000000d", envs=7),  # fewer than 8 environments
+            source("ladder-000000000e", private=True),
+            source("ladder-000000000f", requested=True, field=1),
+            source("ladder-0000000010", status="partial"),
+            source("paper-0000000011", tier="paper"),
+            source("public-0000000012", tier="public", requested=True),
+        )
+    }
     newer = {rid: f"2026-11-{n:02d}" for n, rid in enumerate(sorted(rounds), 1)}
     config = settings(tmp_path, newer)
     assert leaderboard_round(rounds, config).id == "ladder-000000000b"  # every later one may not stand
     # Dated by git (not listed in site.yaml): the same rule reads those dates.
     config = settings(tmp_path, {})
     assert leaderboard_round(rounds, config, newer).id == "ladder-000000000b"
-    assert leaderboard_round(rounds, config, {"ladder-000000000a.yaml": "2026-12-01"} | {
-        k: v for k, v in newer.items() if k != "ladder-000000000a.yaml"}).id == "ladder-000000000a"
+    assert (
+        leaderboard_round(
+            rounds,
+            config,
+            {"ladder-000000000a.yaml": "2026-12-01"}
+            | {k: v for k, v in newer.items() if k != "ladder-000000000a.yaml"},
+        ).id
+        == "ladder-000000000a"
+    )
 
 
 def test_a_practice_round_never_leads_the_board(tmp_path):
     """The public tier is practice (the rules): however new, a public-tier round of the series
     is listed but never leads; the newest ladder round does."""
-    rounds = {r.id: r for r in (source("ladder-000000000a"), source("public-000000000b", tier="public"),
-                                source("ladder-000000000c", field=7, published=False))}
-    config = settings(tmp_path, {"ladder-000000000a": "2026-11-01", "public-000000000b": "2026-11-02",
-                                 "ladder-000000000c": "2026-11-03"})
+    rounds = {
+        r.id: r
+        for r in (
+            source("ladder-000000000a"),
+            source("public-000000000b", tier="public"),
+            source("ladder-000000000c", field=7, published=False),
+        )
+    }
+    config = settings(
+        tmp_path,
+        {"ladder-000000000a": "2026-11-01", "public-000000000b": "2026-11-02", "ladder-000000000c": "2026-11-03"},
+    )
     assert leaderboard_round(rounds, config).id == "ladder-000000000a"
     only_practice = {"public-000000000b": rounds["public-000000000b"]}
     assert leaderboard_round(only_practice, config) is None
@@ -78,6 +119,7 @@ def test_a_practice_round_never_leads_the_board(tmp_path):
 
 def test_a_field_under_8_is_private_on_the_site(tmp_path):
     from grader.site.builder import visible
+
     config = settings(tmp_path, {})
     assert visible(source("ladder-000000000a"), config)
     assert not visible(source("ladder-000000000b", field=7, published=False), config)
@@ -90,8 +132,11 @@ def test_the_published_final_leads_and_a_pending_one_does_not(tmp_path):
     rounds = {final.id: final, "ladder-000000000a": source("ladder-000000000a")}
     running = settings(tmp_path, {})  # the fixture's final is pending review, and it is another id
     assert leaderboard_round(rounds, running).id == "ladder-000000000a"
-    (tmp_path / "c.yaml").write_text((FIXTURES / "competition-ended.yaml").read_text().replace(
-        yaml.safe_load((FIXTURES / "competition-ended.yaml").read_text())["final"]["round_id"], final.id))
+    (tmp_path / "c.yaml").write_text(
+        (FIXTURES / "competition-ended.yaml")
+        .read_text()
+        .replace(yaml.safe_load((FIXTURES / "competition-ended.yaml").read_text())["final"]["round_id"], final.id)
+    )
     ended = load_site_config(tmp_path / "site.yaml")
     assert leaderboard_round(rounds, ended).id == final.id
 
@@ -102,16 +147,25 @@ def build_without_series(tmp_path: Path, competition: str) -> Path:
     (tmp_path / "c.yaml").write_text((FIXTURES / competition).read_text())
     (tmp_path / "site.yaml").write_text("schema_version: 1\nseries: {name: Course, rounds: []}\ncompetition: c.yaml\n")
     out = tmp_path / "out"
-    build(FIXTURES / "rounds", out, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml",
-          config=tmp_path / "site.yaml", data_commit=DATA_COMMIT, log=lambda m: None)
+    build(
+        FIXTURES / "rounds",
+        out,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=tmp_path / "site.yaml",
+        data_commit=DATA_COMMIT,
+        log=lambda m: None,
+    )
     return out
 
 
 def test_the_professors_round_reaches_the_board_without_a_hand_edit(tmp_path):
     ids = round_ids()
     board = words((build_without_series(tmp_path / "a", "competition-running.yaml") / "index.html").read_text())
-    assert (f"Ranked here: each agent's standing (match points of the round-robin, averaged over 8 environments) in "
-            f"{ids['ladder']}, the latest published round before the final.") in board
+    assert (
+        f"Ranked here: each agent's standing (match points of the round-robin, averaged over 8 environments) in "
+        f"{ids['ladder']}, the latest published round before the final."
+    ) in board
     assert "Final standings pending review" in board
     board = words((build_without_series(tmp_path / "b", "competition-ended.yaml") / "index.html").read_text())
     assert f"in {ids['final']}, the published final." in board
@@ -119,8 +173,10 @@ def test_the_professors_round_reaches_the_board_without_a_hand_edit(tmp_path):
 
 def test_the_board_says_the_phase_and_the_dates(site_running, site_ended):
     running = words((site_running / "index.html").read_text())
-    assert ("Competition: the final has been played and is under staff review. Submissions freeze 2026-12-12 09:00 "
-            "UTC; the final starts 2026-12-14 09:00 UTC.") in running
+    assert (
+        "Competition: the final has been played and is under staff review. Submissions freeze 2026-12-12 09:00 "
+        "UTC; the final starts 2026-12-14 09:00 UTC."
+    ) in running
     ended = words((site_ended / "index.html").read_text())
     assert "Competition: ended: the final is published and its appeal window has closed." in ended
     assert "Final published 2026-12-18 12:00 UTC; appeals close 2026-12-25 12:00 UTC." in ended
@@ -148,12 +204,12 @@ def test_a_faulted_agent_shows_its_faults_counted_lost(site_ended):
     row = re.search(r'<tr class="[^"]*faulted">.*?erin.*?</tr>', page, re.S).group(0)
     cells = [words(c) for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
     # W, D, L (with the faulted games in L, marked), games: never 0-0-0 of 0.
-    assert [f"{lost} ✕{lost}", str(lost)] == cells[cells.index("0", cells.index("0") + 1) + 1:][:2], cells
+    assert [f"{lost} ✕{lost}", str(lost)] == cells[cells.index("0", cells.index("0") + 1) + 1 :][:2], cells
     assert f"W–D–L 0–0–{lost} ({lost} lost by fault)" in words(row)
     text = words(page)
     assert "agent_error: the agent's code raised" in text  # the fault's words, beside the word
     # The pairwise table counts them too: the row agent's losses include its faulted pairing games.
-    pairwise = page[page.index('<table class="pairwise">'):]
+    pairwise = page[page.index('<table class="pairwise">') :]
     pair = re.search(r"<tr><th scope=\"row\">erin</th>.*?</tr>", pairwise, re.S).group(0)
     assert "✕" in pair and "void" not in words(pair).replace("void", "", 1)
     assert "n of the row agent's losses are pairing games of environments it faulted" in text
@@ -197,8 +253,10 @@ def test_headings_and_footnotes_say_what_they_head(site_ended):
     assert " Standings " in public and "no standing" not in public
     ladder = words((site_ended / "rounds" / f"{ids['ladder']}.html").read_text())
     assert "spread: standing" in ladder and "spread: score" not in ladder
-    assert ("Spread (spread.final_win_rate, spread.sae, spread.standing in the round file) is the population "
-            "standard deviation over environments") in ladder
+    assert (
+        "Spread (spread.final_win_rate, spread.sae, spread.standing in the round file) is the population "
+        "standard deviation over environments"
+    ) in ladder
     assert "Elo (random = 1000): an ordering only, fitted to the pairwise scores" in ladder
 
 
@@ -217,8 +275,13 @@ def test_a_replay_has_coordinates_and_the_winners_count_first(site_ended):
     first = (folder / "g0001.html").read_text()
     assert '<g class="coord"' in first and ">a</text>" in first and ">1</text>" in first
     results = [re.search(r"Result: (.*?)\.</p>", p.read_text()).group(1) for p in sorted(folder.glob("g*.html"))]
-    won = [m for m in map(re.compile(r"^(black|white) \(.*\) won (\d+) to (\d+) \(black (\d+), white (\d+)\)").match,
-                          results) if m]
+    won = [
+        m
+        for m in map(
+            re.compile(r"^(black|white) \(.*\) won (\d+) to (\d+) \(black (\d+), white (\d+)\)").match, results
+        )
+        if m
+    ]
     assert any(m.group(1) == "white" for m in won) and any(m.group(1) == "black" for m in won), results
     for m in won:  # the winner's count first, and both colours named with theirs
         colour, first_n, second_n, black, white = m.group(1), *map(int, m.groups()[1:])
@@ -234,38 +297,85 @@ def test_the_kit_page_says_how_to_register_and_where(site_ended):
 
 def test_a_round_planned_without_an_sae_window_is_warned_about(tmp_path, capsys):
     assert sae_warning([0, 100, 500]) is None
-    assert "every agent's SAE will be \"no SAE\"" in sae_warning([0, 100])
-    code = arena(["round", "--tier", "public", "--agents", "random", "greedy", "--envs", "1", "--budget", "2",
-                  "--checkpoints", "0,2", "--games-per-checkpoint", "2", "--pairing-games", "2",
-                  "--out", str(tmp_path / "rounds"), "--private-out", str(tmp_path / "private")])
+    assert 'every agent\'s SAE will be "no SAE"' in sae_warning([0, 100])
+    code = arena(
+        [
+            "round",
+            "--tier",
+            "public",
+            "--agents",
+            "random",
+            "greedy",
+            "--envs",
+            "1",
+            "--budget",
+            "2",
+            "--checkpoints",
+            "0,2",
+            "--games-per-checkpoint",
+            "2",
+            "--pairing-games",
+            "2",
+            "--out",
+            str(tmp_path / "rounds"),
+            "--private-out",
+            str(tmp_path / "private"),
+        ]
+    )
     assert code == 0
-    assert ("arena round: warning: checkpoints 0,2 have 1 non-zero checkpoint: every agent's SAE will be "
-            "\"no SAE\"") in capsys.readouterr().err
+    assert (
+        'arena round: warning: checkpoints 0,2 have 1 non-zero checkpoint: every agent\'s SAE will be "no SAE"'
+    ) in capsys.readouterr().err
 
 
 def test_after_the_end_the_environments_page_does_not_call_the_final_seed_secret(site_running, site_ended):
     ended = words((site_ended / "environments.html").read_text())
-    final = ended[ended.index("Final tier"):]
+    final = ended[ended.index("Final tier") :]
     assert "secret" not in final.replace("no longer secret", ""), final
     assert "the final's seed is published" in final and "arena envs --tier final --seed SEED" in final
     running = words((site_running / "environments.html").read_text())
-    assert "generated from a secret seed" in running[running.index("Final tier"):]
+    assert "generated from a secret seed" in running[running.index("Final tier") :]
 
 
 def test_an_invalidated_result_is_struck_through_with_its_reason(tmp_path):
     """Staff invalidate bob's final: the round page and the board strike his row and say why."""
     import shutil
+
     site = tmp_path / "site"
     shutil.copy(FIXTURES / "site-ended.yaml", tmp_path / "site.yaml")
     shutil.copy(FIXTURES / "competition-ended.yaml", tmp_path / "competition-ended.yaml")
     final = round_ids()["final"]
-    (tmp_path / "invalidations.yaml").write_text(yaml.safe_dump({"schema_version": 1, "invalidated": [
-        {"round": final, "handle": "bob", "reason": "read the final's rules from the runner",
-         "by": 1000001, "at": "2026-12-19T10:00:00Z"}]}))
-    text = (tmp_path / "site.yaml").read_text().replace("kit: {zip: kit/othello-arena-kit.zip, version: kit/version}\n", "")
+    (tmp_path / "invalidations.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "invalidated": [
+                    {
+                        "round": final,
+                        "handle": "bob",
+                        "reason": "read the final's rules from the runner",
+                        "by": 1000001,
+                        "at": "2026-12-19T10:00:00Z",
+                    }
+                ],
+            }
+        )
+    )
+    text = (
+        (tmp_path / "site.yaml")
+        .read_text()
+        .replace("kit: {zip: kit/othello-arena-kit.zip, version: kit/version}\n", "")
+    )
     (tmp_path / "site.yaml").write_text(text)
-    build(FIXTURES / "rounds", site, docs_dir=FIXTURES / "docs", accounts=FIXTURES / "accounts.yaml",
-          config=tmp_path / "site.yaml", data_commit=DATA_COMMIT, log=lambda m: None)
+    build(
+        FIXTURES / "rounds",
+        site,
+        docs_dir=FIXTURES / "docs",
+        accounts=FIXTURES / "accounts.yaml",
+        config=tmp_path / "site.yaml",
+        data_commit=DATA_COMMIT,
+        log=lambda m: None,
+    )
     for page in (site / "rounds" / f"{final}.html", site / "index.html"):
         html_text = page.read_text()
         row = re.search(r'<tr class="[^"]*invalidated">.*?</tr>', html_text, re.S).group(0)

@@ -23,8 +23,7 @@ PACE_AGENT = ROOT / "tests" / "agents" / "pace_fraction"
 def agent_holding(folder: Path, mib: int, fraction: float = 0.5) -> Path:
     """A copy of the pace_fraction agent that holds `mib` MiB from prepare on."""
     shutil.copytree(PACE_AGENT, folder)
-    (folder / "pace.json").write_text(json.dumps({"seconds_per_cell": 0.0001, "fraction": fraction,
-                                                  "hold_mib": mib}))
+    (folder / "pace.json").write_text(json.dumps({"seconds_per_cell": 0.0001, "fraction": fraction, "hold_mib": mib}))
     return folder
 
 
@@ -43,14 +42,22 @@ def test_the_smoke_test_measures_an_agents_peak_memory(backend, request, tmp_pat
 
 
 def test_the_field_carries_the_peak_to_the_plan(tmp_path):
-    field = Field("public", None, "2026-01-01T00:00:00Z",
-                  entrants=[FieldEntry("ann", 1, "d1", "p", pace_fraction=0.5, memory_bytes=950 * MIB),
-                            FieldEntry("bob", 2, "d2", "p")])
+    field = Field(
+        "public",
+        None,
+        "2026-01-01T00:00:00Z",
+        entrants=[
+            FieldEntry("ann", 1, "d1", "p", pace_fraction=0.5, memory_bytes=950 * MIB),
+            FieldEntry("bob", 2, "d2", "p"),
+        ],
+    )
     path = tmp_path / "field.yaml"
     path.write_text(yaml.safe_dump(field.to_dict(), sort_keys=False))
     measures = read_field_measures(path)
-    assert [(m.handle, m.pace_fraction, m.memory_bytes) for m in measures] == [("ann", 0.5, 950 * MIB),
-                                                                               ("bob", None, None)]
+    assert [(m.handle, m.pace_fraction, m.memory_bytes) for m in measures] == [
+        ("ann", 0.5, 950 * MIB),
+        ("bob", None, None),
+    ]
 
 
 def test_the_field_takes_each_entrants_peak_from_its_smoke_test(tmp_path, monkeypatch):
@@ -80,6 +87,7 @@ def test_the_field_takes_each_entrants_peak_from_its_smoke_test(tmp_path, monkey
 
 def test_arena_smoke_takes_the_field_size_to_project_to(tmp_path, capsys):
     from grader.cli.main import main
+
     agent = ROOT / "examples" / "random"
     assert main(["smoke", str(agent), "--field-size", "1"]) == 1
     assert "--field-size 1: a round plays 2 to 300 entrants" in capsys.readouterr().err

@@ -17,8 +17,12 @@ from grader.sandbox.local import bwrap_problem
 from tests.sandbox.conftest import AGENTS
 
 pytestmark = pytest.mark.timeout(300)  # a hang guard: a busy machine may take minutes
-FAST = SmokeSettings(games_vs_random=2, self_play_games=1, frozen_games=1,
-                     limits=dataclasses.replace(DEFAULT_LIMITS, act_hard_seconds=2.0, act_soft_seconds=0.5))
+FAST = SmokeSettings(
+    games_vs_random=2,
+    self_play_games=1,
+    frozen_games=1,
+    limits=dataclasses.replace(DEFAULT_LIMITS, act_hard_seconds=2.0, act_soft_seconds=0.5),
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +31,15 @@ def sandbox():
     if reason:
         pytest.skip(reason)
     from grader.sandbox.local import LocalSandbox
+
     return LocalSandbox()
 
 
 def sleeper(tmp_path, seconds: float, extra: str = "") -> str:
     folder = tmp_path / f"sleeper-{seconds}"
     folder.mkdir()
-    (folder / "agent.py").write_text(textwrap.dedent(f"""\
+    (folder / "agent.py").write_text(
+        textwrap.dedent(f"""\
         import sys, time
         import numpy as np
         {extra}
@@ -52,7 +58,8 @@ def sleeper(tmp_path, seconds: float, extra: str = "") -> str:
 
             def observe_outcome(self, outcome):
                 pass
-        """))
+        """)
+    )
     return str(folder)
 
 
@@ -122,6 +129,7 @@ def test_the_engine_is_compiled_before_any_boards_clock_starts(sandbox, tmp_path
     """A fresh install compiles the kernels at their first game: the gate plays one game of
     reference opponents on every board first, so that time never counts against the agent."""
     import grader.play.smoke as smoke
+
     order = []
     play_game, play_board = smoke.play_game, smoke._play_board
 

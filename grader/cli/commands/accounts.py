@@ -21,8 +21,12 @@ from grader.github import workflow
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("accounts", help="validate the accounts registry and changes to it", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "accounts",
+        help="validate the accounts registry and changes to it",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     c = actions.add_parser("check", help="validate a registry, and a change from --base")
     c.add_argument("registry", type=Path)
@@ -32,8 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = actions.add_parser("require-staff", help="exit 1 unless the GitHub account is staff")
     s.add_argument("--id", type=int, required=True, dest="github_id")
     s.add_argument("--registry", type=Path, default=Path("accounts.yaml"))
-    s.add_argument("--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR; "
-                                              "a re-run keeps the first actor's id): must be staff too")
+    s.add_argument(
+        "--triggering-actor",
+        help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR; "
+        "a re-run keeps the first actor's id): must be staff too",
+    )
     s.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
     s.set_defaults(func=run_require_staff)
     a = actions.add_parser("approve", help="approve an account (edits the registry file)")
@@ -41,8 +48,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--registry", type=Path, default=Path("accounts.yaml"))
     a.set_defaults(func=run_approve)
     n = actions.add_parser("add", help="add an account (edits the registry file); the first staff account")
-    n.add_argument("--id", type=int, required=True, dest="github_id",
-                   help="GitHub numeric account id (`gh api users/LOGIN --jq .id`)")
+    n.add_argument(
+        "--id",
+        type=int,
+        required=True,
+        dest="github_id",
+        help="GitHub numeric account id (`gh api users/LOGIN --jq .id`)",
+    )
     n.add_argument("--login", required=True)
     n.add_argument("--handle", required=True)
     n.add_argument("--staff", action="store_true")
@@ -85,28 +97,38 @@ def run_approve(args: argparse.Namespace) -> int:
         print(f"arena accounts: {exc}", file=sys.stderr)
         return 1
     write_registry(args.registry, registry)
-    print(f"approved {account.handle} (GitHub id {account.github_id}, login {account.login}) in {args.registry}; "
-          "commit it and merge it to main: the account's submissions are then smoke-tested and enter the field")
+    print(
+        f"approved {account.handle} (GitHub id {account.github_id}, login {account.login}) in {args.registry}; "
+        "commit it and merge it to main: the account's submissions are then smoke-tested and enter the field"
+    )
     return 0
 
 
 def run_add(args: argparse.Namespace) -> int:
     try:
-        registry, account = add_account(load_registry(args.registry) if args.registry.exists() else
-                                        load_registry_empty(), args.github_id, args.login, args.handle,
-                                        args.staff, args.approved)
+        registry, account = add_account(
+            load_registry(args.registry) if args.registry.exists() else load_registry_empty(),
+            args.github_id,
+            args.login,
+            args.handle,
+            args.staff,
+            args.approved,
+        )
     except (DocumentError, AccountError) as exc:
         print(f"arena accounts: {exc}", file=sys.stderr)
         return 1
     write_registry(args.registry, registry)
     role = "staff" if account.staff else "student"
     state = "approved" if account.approved else "not approved yet"
-    print(f"added {account.handle} (GitHub id {account.github_id}, login {account.login}, {role}, {state}) "
-          f"to {args.registry}; commit it and merge it to main")
+    print(
+        f"added {account.handle} (GitHub id {account.github_id}, login {account.login}, {role}, {state}) "
+        f"to {args.registry}; commit it and merge it to main"
+    )
     return 0
 
 
 def load_registry_empty():
     """The registry of a repository that has none yet."""
     from grader.season.accounts import parse_registry
+
     return parse_registry({"schema_version": 1, "accounts": {}})

@@ -16,10 +16,20 @@ from grader.rounds.results import load_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("appeal", help="one student's appeal evidence for a round (no environment identities)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--round", required=True, type=Path, dest="round_path", metavar="ROUND.yaml",
-                   help="the round's results file (rounds/<round-id>.yaml)")
+    p = sub.add_parser(
+        "appeal",
+        help="one student's appeal evidence for a round (no environment identities)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--round",
+        required=True,
+        type=Path,
+        dest="round_path",
+        metavar="ROUND.yaml",
+        help="the round's results file (rounds/<round-id>.yaml)",
+    )
     p.add_argument("--student", required=True, help="the student's handle (their account)")
     p.set_defaults(func=run)
 

@@ -20,8 +20,16 @@ import tempfile
 from pathlib import Path
 
 from grader.season.accounts import load_registry
-from grader.season.competition import (INVALIDATIONS_PATH, Competition, FinalStateError, Invalidation, load_competition,
-                                 load_invalidations, write_competition, write_invalidations)
+from grader.season.competition import (
+    INVALIDATIONS_PATH,
+    Competition,
+    FinalStateError,
+    Invalidation,
+    load_competition,
+    load_invalidations,
+    write_competition,
+    write_invalidations,
+)
 from grader.documents.yaml_io import dump_yaml, format_time, parse_time, read_yaml
 from grader.common.errors import OptionError
 from grader.play.field import GitError, build_field, commit_at, export_tree
@@ -30,33 +38,44 @@ from grader.rounds.seeds import DEFAULT_PATH as DEFAULT_SEEDS_PATH
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("competition", help="the freeze, the final's review and the end", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "competition",
+        help="the freeze, the final's review and the end",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--config", type=Path, default=Path("config/competition.yaml"))
     p.add_argument("--now", help="the time to act at (ISO 8601; default now)")
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     actions.add_parser("status", help="print the phase and the dates").set_defaults(func=run_status)
     dated = actions.add_parser("set", help="set the final's date (staff; commit the file to main)")
-    dated.add_argument("--final-at", required=True, help="when the final starts: ISO 8601 with its zone, "
-                                                         "e.g. 2026-12-14T09:00:00Z")
+    dated.add_argument(
+        "--final-at", required=True, help="when the final starts: ISO 8601 with its zone, e.g. 2026-12-14T09:00:00Z"
+    )
     dated.set_defaults(func=run_set)
     actions.add_parser("check-frozen", help="exit 1 once the field has frozen").set_defaults(func=run_check_frozen)
     f = actions.add_parser("final-pending", help="record the merged final as pending review")
     f.add_argument("--round", required=True, dest="round_id")
     f.add_argument("--rounds", type=Path, default=Path("rounds"), help="the folder holding the round (default rounds/)")
-    f.add_argument("--repo-dir", type=Path, default=Path("."),
-                   help="the clone of main, to read the frozen field (default .)")
+    f.add_argument(
+        "--repo-dir", type=Path, default=Path("."), help="the clone of main, to read the frozen field (default .)"
+    )
     f.set_defaults(func=run_final_pending)
     pub = actions.add_parser("publish-final", help="publish the reviewed final (staff)")
     pub.add_argument("--actor-id", type=int, required=True, help="GitHub numeric id of the member of staff")
     pub.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
-    pub.add_argument("--rounds", type=Path, default=Path("rounds"),
-                     help="the folder holding the round (default rounds/)")
-    pub.add_argument("--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR): "
-                                                "must be staff too")
+    pub.add_argument(
+        "--rounds", type=Path, default=Path("rounds"), help="the folder holding the round (default rounds/)"
+    )
+    pub.add_argument(
+        "--triggering-actor", help="login of whoever started this attempt (GITHUB_TRIGGERING_ACTOR): must be staff too"
+    )
     pub.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
-    pub.add_argument("--force", action="store_true",
-                     help="publish a final that is private or has no standing (the reason is printed)")
+    pub.add_argument(
+        "--force",
+        action="store_true",
+        help="publish a final that is private or has no standing (the reason is printed)",
+    )
     pub.set_defaults(func=run_publish)
     rerun = actions.add_parser("rerun-final", help="set aside a failed final pending review, with a reason (staff)")
     rerun.add_argument("--reason", required=True, help="why the final is played again (recorded in the config)")
@@ -72,16 +91,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     inval.add_argument("--actor-id", type=int, required=True, help="GitHub numeric id of the member of staff")
     inval.add_argument("--accounts", type=Path, default=Path("accounts.yaml"))
     inval.add_argument("--rounds", type=Path, default=Path("rounds"), help="the folder holding the round")
-    inval.add_argument("--invalidations", type=Path, default=INVALIDATIONS_PATH,
-                       help=f"the record (default {INVALIDATIONS_PATH})")
+    inval.add_argument(
+        "--invalidations", type=Path, default=INVALIDATIONS_PATH, help=f"the record (default {INVALIDATIONS_PATH})"
+    )
     inval.add_argument("--triggering-actor", help="login of whoever started this attempt: must be staff too")
     inval.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
     inval.set_defaults(func=run_invalidate)
     actions.add_parser("close", help="mark the competition ended once appeals have closed").set_defaults(func=run_close)
     seeds = actions.add_parser("publish-seeds", help="publish the ladder and final seeds once the competition ended")
     seeds.add_argument("--out", type=Path, default=DEFAULT_SEEDS_PATH, help=f"default {DEFAULT_SEEDS_PATH}")
-    seeds.add_argument("--if-ended", action="store_true",
-                       help="before the end, say so and exit 0 (the daily workflow step) instead of refusing")
+    seeds.add_argument(
+        "--if-ended",
+        action="store_true",
+        help="before the end, say so and exit 0 (the daily workflow step) instead of refusing",
+    )
     seeds.set_defaults(func=run_publish_seeds)
 
 
@@ -99,8 +122,10 @@ def run_set(args: argparse.Namespace) -> int:
     competition = load_competition(args.config).final_dated(final_at, now)
     write_competition(args.config, competition)
     status = competition.status(now)
-    print(f"final_at: {status['final_at']} in {args.config}; the field freezes at {status['freeze_at']}; "
-          "commit it to main")
+    print(
+        f"final_at: {status['final_at']} in {args.config}; the field freezes at {status['freeze_at']}; "
+        "commit it to main"
+    )
     return 0
 
 
@@ -138,6 +163,7 @@ def run_publish(args: argparse.Namespace) -> int:
         # The pending final is sealed to the arena's key (withheld/): publishing opens it into rounds/.
         from grader.rounds.publish import WITHHELD, WithheldError, release
         from grader.documents.sealing import SealError, private_key
+
         try:
             assert before.final.round_id is not None  # a pending final names its round (competition.yaml's rule)
             release(args.rounds.parent / WITHHELD, before.final.round_id, args.rounds, private_key())
@@ -153,14 +179,18 @@ def run_publish(args: argparse.Namespace) -> int:
     if unranked and not args.force:
         for problem in unranked:
             print(f"arena competition: the pending final ranks nobody: {problem}", file=sys.stderr)
-        print("arena competition: not published; publish it anyway with --force (the competition.yml input force)",
-              file=sys.stderr)
+        print(
+            "arena competition: not published; publish it anyway with --force (the competition.yml input force)",
+            file=sys.stderr,
+        )
         return 1
     for problem in unranked:
         print(f"arena competition: publishing with --force although {problem}", file=sys.stderr)
     competition = before.final_published(now, args.actor_id)
     write_competition(args.config, competition)
-    print(f"final {competition.final.round_id}: published; appeals close at {competition.status(now)['appeals_close_at']}")
+    print(
+        f"final {competition.final.round_id}: published; appeals close at {competition.status(now)['appeals_close_at']}"
+    )
     return 0
 
 
@@ -178,8 +208,10 @@ def run_rerun_final(args: argparse.Namespace) -> int:
         print(f"arena competition: {exc}", file=sys.stderr)
         return 1
     write_competition(args.config, after)
-    print(f"final {before.final.round_id}: set aside ({args.reason.strip()}); recorded in {args.config}. Commit it, "
-          "then dispatch round.yml with tier=final to play the final again")
+    print(
+        f"final {before.final.round_id}: set aside ({args.reason.strip()}); recorded in {args.config}. Commit it, "
+        "then dispatch round.yml with tier=final to play the final again"
+    )
     return 0
 
 
@@ -197,8 +229,11 @@ def run_invalidate(args: argparse.Namespace) -> int:
     if path.exists():
         names = [e.get("name") for e in (read_yaml(path).get("field") or [])]
         if args.handle not in names:
-            print(f"arena competition: {args.handle!r} is not an entrant of {args.round_id} "
-                  f"(its field: {', '.join(map(str, names))})", file=sys.stderr)
+            print(
+                f"arena competition: {args.handle!r} is not an entrant of {args.round_id} "
+                f"(its field: {', '.join(map(str, names))})",
+                file=sys.stderr,
+            )
             return 1
     elif not withheld.exists():
         print(f"arena competition: no round {args.round_id} in {args.rounds}/ or withheld/", file=sys.stderr)
@@ -209,8 +244,10 @@ def run_invalidate(args: argparse.Namespace) -> int:
         return 1
     items.append(Invalidation(args.round_id, args.handle, args.reason.strip(), args.actor_id, workflow.now(args.now)))
     write_invalidations(args.invalidations, items)
-    print(f"{args.handle} in {args.round_id}: invalidated ({args.reason.strip()}); recorded in {args.invalidations}; "
-          "commit it: the site strikes the result through and `arena grades` carries it")
+    print(
+        f"{args.handle} in {args.round_id}: invalidated ({args.reason.strip()}); recorded in {args.invalidations}; "
+        "commit it: the site strikes the result through and `arena grades` carries it"
+    )
     return 0
 
 
@@ -301,6 +338,8 @@ def run_publish_seeds(args: argparse.Namespace) -> int:
         print(f"seeds: {exc}", file=sys.stderr)
         return 1
     seeds.write(args.out, published)
-    print(f"seeds: published the {' and '.join(sorted(published.tier_seeds))} seeds to {args.out}; "
-          "`arena verify` now checks every round's seed commitment against them")
+    print(
+        f"seeds: published the {' and '.join(sorted(published.tier_seeds))} seeds to {args.out}; "
+        "`arena verify` now checks every round's seed commitment against them"
+    )
     return 0

@@ -41,8 +41,12 @@ DEMO_TIER_SEED = "28"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="play, verify and publish a small demonstration round", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "demo",
+        help="play, verify and publish a small demonstration round",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--out", required=True, type=Path, help="folder for the demo round (git-ignored; not rounds/)")
     p.add_argument("--site", type=Path, help="folder to build the site into, if the site builder exists")
     p.add_argument("--jobs", type=int, default=None, help="cores to play on (default: every core this machine gives)")
@@ -68,13 +72,20 @@ def demo_field() -> list[Entrant]:
 def demo_site_config(out: Path, round_id: str) -> Path:
     """A site.yaml naming the demo round as the series' only round, with a banner saying so."""
     path = out / "site.yaml"
-    path.write_text(yaml.safe_dump({
-        "schema_version": 1,
-        "series": {"name": "Demonstration", "rounds": [
-            {"id": round_id, "date": datetime.date.today().isoformat(), "title": "Demo round"}]},
-        "announcement": "A demonstration build: the example agents and the reference players "
-                        "on a few ladder environments at a reduced budget (make demo).",
-    }, sort_keys=False))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "schema_version": 1,
+                "series": {
+                    "name": "Demonstration",
+                    "rounds": [{"id": round_id, "date": datetime.date.today().isoformat(), "title": "Demo round"}],
+                },
+                "announcement": "A demonstration build: the example agents and the reference players "
+                "on a few ladder environments at a reduced budget (make demo).",
+            },
+            sort_keys=False,
+        )
+    )
     return path
 
 
@@ -94,19 +105,34 @@ def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     field = demo_field()
     examples = len(field) - len(REFERENCE_NAMES)
-    print(f"demo: {examples} example agent(s) and {len(REFERENCE_NAMES)} reference players on "
-          f"{DEMO_ENVS} {DEMO_TIER} environments (tier seed {DEMO_TIER_SEED}, rules shown), budget {DEMO_BUDGET}",
-          file=sys.stderr)
+    print(
+        f"demo: {examples} example agent(s) and {len(REFERENCE_NAMES)} reference players on "
+        f"{DEMO_ENVS} {DEMO_TIER} environments (tier seed {DEMO_TIER_SEED}, rules shown), budget {DEMO_BUDGET}",
+        file=sys.stderr,
+    )
     if not examples:
         print("demo: no examples/ folder with agents: the field is the reference players only", file=sys.stderr)
     if len(field) < MIN_FIELD_FOR_STANDING:
-        print(f"demo: a field of {len(field)}, fewer than {MIN_FIELD_FOR_STANDING}: the round publishes no "
-              "standing, so the site's board stays empty", file=sys.stderr)
-    plan = make_plan(DEMO_TIER, field, DEMO_ENVS, DEMO_BUDGET, parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
-                     DEMO_GAMES, DEMO_GAMES, "0", DEMO_TIER_SEED, args.sandbox, ladder_rules="public")
+        print(
+            f"demo: a field of {len(field)}, fewer than {MIN_FIELD_FOR_STANDING}: the round publishes no "
+            "standing, so the site's board stays empty",
+            file=sys.stderr,
+        )
+    plan = make_plan(
+        DEMO_TIER,
+        field,
+        DEMO_ENVS,
+        DEMO_BUDGET,
+        parse_checkpoints(DEMO_CHECKPOINTS, DEMO_BUDGET),
+        DEMO_GAMES,
+        DEMO_GAMES,
+        "0",
+        DEMO_TIER_SEED,
+        args.sandbox,
+        ladder_rules="public",
+    )
     jobs = args.jobs or len(available_cores())
-    outcome = run_round(plan, out / "rounds", out / "private", jobs, None,
-                        f"arena demo --out {args.out} --jobs {jobs}")
+    outcome = run_round(plan, out / "rounds", out / "private", jobs, None, f"arena demo --out {args.out} --jobs {jobs}")
     if outcome.status != "published" or outcome.public_path is None:
         return ARENA_FAILED  # the bundled agents' round: only the arena can fail it
     try:
@@ -114,8 +140,10 @@ def run(args: argparse.Namespace) -> int:
     except Difference as exc:
         print(f"demo: verify found a difference: {exc}", file=sys.stderr)
         return ARENA_FAILED
-    print(f"demo: verified: {report.games} games, {report.replayed} replayed, {report.numbers} numbers recomputed",
-          file=sys.stderr)
+    print(
+        f"demo: verified: {report.games} games, {report.replayed} replayed, {report.numbers} numbers recomputed",
+        file=sys.stderr,
+    )
     if args.site is not None:
         config = demo_site_config(out, outcome.public_path.stem)
         print(f"demo: {build_site(out / 'rounds', args.site.resolve(), config)}", file=sys.stderr)

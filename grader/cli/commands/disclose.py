@@ -25,14 +25,22 @@ from grader.documents.sealing import PUBLIC_KEY_ENV, SealError, encode_key, priv
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("disclose", help="seal a private round out of rounds/ (or release one, staff)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "disclose",
+        help="seal a private round out of rounds/ (or release one, staff)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("results", nargs="?", type=Path, help="the round's results file in rounds/")
     p.add_argument("--release", metavar="ROUND-ID", help="open a withheld round into rounds/ (the arena's key)")
     p.add_argument("--rounds", type=Path, default=Path("rounds"), help="with --release: where to (default rounds/)")
     p.add_argument("--withheld", type=Path, default=WITHHELD, help=f"the sealed rounds (default {WITHHELD}/)")
-    p.add_argument("--config", type=Path, default=Path("config/competition.yaml"),
-                   help="the competition (which final is published)")
+    p.add_argument(
+        "--config",
+        type=Path,
+        default=Path("config/competition.yaml"),
+        help="the competition (which final is published)",
+    )
     p.set_defaults(func=run)
 
 
@@ -45,8 +53,10 @@ def arena_recipient() -> str:
     try:
         return encode_key(bytes(private_key().public_key))
     except SealError as exc:
-        raise SealError(f"{exc}; a private round is sealed to the arena's public key: set {PUBLIC_KEY_ENV} (the "
-                        "repository variable round.yml passes)") from None
+        raise SealError(
+            f"{exc}; a private round is sealed to the arena's public key: set {PUBLIC_KEY_ENV} (the "
+            "repository variable round.yml passes)"
+        ) from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -69,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"{round_id}: public; it stays in {args.results.parent}/")
             return 0
         out = withhold(args.results.parent, round_id, args.withheld, arena_recipient())
-        print(f"{round_id}: private ({'; '.join(reasons)}): sealed to the arena's key into {out}; "
-              f"nothing of it stays in {args.results.parent}/")
+        print(
+            f"{round_id}: private ({'; '.join(reasons)}): sealed to the arena's key into {out}; "
+            f"nothing of it stays in {args.results.parent}/"
+        )
         return 0
     except (WithheldError, SealError, OSError) as exc:
         print(f"arena disclose: {exc}", file=sys.stderr)

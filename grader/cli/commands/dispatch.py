@@ -18,8 +18,12 @@ from grader.rounds.dispatch import check_dispatch
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("dispatch", help="check a round's dispatch inputs before the field is taken",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "dispatch",
+        help="check a round's dispatch inputs before the field is taken",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     # Taken as text: the workflow's inputs arrive as strings, and a bad one is named, not a traceback.
     p.add_argument("--tier", required=True)
     p.add_argument("--budget", required=True, help="self-play games per environment")
@@ -31,14 +35,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    check = check_dispatch(args.tier, args.budget, args.envs, args.shards, load_competition(args.config),
-                           workflow.now(args.now))
+    check = check_dispatch(
+        args.tier, args.budget, args.envs, args.shards, load_competition(args.config), workflow.now(args.now)
+    )
     if check.problems:
         for problem in check.problems:
             print(f"arena dispatch: {problem}", file=sys.stderr)
-        print("arena dispatch: the round is not started; dispatch it again with these inputs corrected",
-              file=sys.stderr)
+        print(
+            "arena dispatch: the round is not started; dispatch it again with these inputs corrected", file=sys.stderr
+        )
         return 1
-    print(f"round inputs: OK: {args.tier} tier, budget {check.budget}, {check.envs} environments "
-          f"over {check.shards} shard{'s' if check.shards != 1 else ''}")
+    print(
+        f"round inputs: OK: {args.tier} tier, budget {check.budget}, {check.envs} environments "
+        f"over {check.shards} shard{'s' if check.shards != 1 else ''}"
+    )
     return 0

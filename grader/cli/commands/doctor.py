@@ -41,7 +41,9 @@ def require_protections(sandbox_name: str = "local", limits: Limits = DEFAULT_LI
     checks = checks_for(sandbox_name, limits)
     missing = missing_required(checks)
     if missing:
-        raise ProtectionError("refusing a scored round: missing " + "; ".join(f"{c.name} ({c.detail})" for c in missing))
+        raise ProtectionError(
+            "refusing a scored round: missing " + "; ".join(f"{c.name} ({c.detail})" for c in missing)
+        )
     return checks
 
 
@@ -54,8 +56,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {mark:8} {c.name:<{width}}  {c.detail}{'' if c.required else '  (optional)'}")
     missing = missing_required(checks)
     if missing:
-        print(f"arena doctor: missing required protection(s): {', '.join(c.name for c in missing)}; "
-              "scored rounds will refuse to run here", file=sys.stderr)
+        print(
+            f"arena doctor: missing required protection(s): {', '.join(c.name for c in missing)}; "
+            "scored rounds will refuse to run here",
+            file=sys.stderr,
+        )
         return ARENA_FAILED  # the host, not any input
     print("arena doctor: every required protection is active")
     return 0

@@ -13,11 +13,19 @@ from grader.common.errors import OptionError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("envs", help="list the environments of a tier", description=__doc__)
     p.add_argument("--tier", choices=TIERS, required=True)
-    p.add_argument("--seed", help="generation seed of ladder and final: as published in seeds/published.yaml "
-                                  "(any text; a decimal integer is itself)")
+    p.add_argument(
+        "--seed",
+        help="generation seed of ladder and final: as published in seeds/published.yaml "
+        "(any text; a decimal integer is itself)",
+    )
     p.add_argument("--count", type=int, help="how many environments (generated tiers: default 28)")
-    p.add_argument("--pool", type=int, default=POOL_VERSION, choices=sorted(GENERATOR_POOLS),
-                   help=f"generator pool of a generated tier: a round's provenance.config.pool (default {POOL_VERSION})")
+    p.add_argument(
+        "--pool",
+        type=int,
+        default=POOL_VERSION,
+        choices=sorted(GENERATOR_POOLS),
+        help=f"generator pool of a generated tier: a round's provenance.config.pool (default {POOL_VERSION})",
+    )
     p.add_argument("--format", choices=("yaml", "json"), default="yaml")
     p.set_defaults(func=run)
 

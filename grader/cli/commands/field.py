@@ -28,8 +28,12 @@ from grader.sandbox import ISOLATING, get_sandbox
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("field", help="take a round's field (approved, active, smoke passing)", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "field",
+        help="take a round's field (approved, active, smoke passing)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--tier", required=True, choices=("public", "ladder", "final"))
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone of main (default .)")
     p.add_argument("--config", type=Path, default=Path("config/competition.yaml"))
@@ -66,17 +70,29 @@ def _run(args: argparse.Namespace) -> int:
             # Every tier's field names the commit its submissions were read at, not the final's only.
             source = head_commit(args.repo_dir)
             if source is None:
-                print(f"field: {args.repo_dir} is not a git checkout, so the field has no source_commit "
-                      "and its folders are read as they are", file=sys.stderr)
+                print(
+                    f"field: {args.repo_dir} is not a git checkout, so the field has no source_commit "
+                    "and its folders are read as they are",
+                    file=sys.stderr,
+                )
         if source is not None:
             if args.copy_to is None:
-                raise OptionError("--copy-to", None, "a field read from git needs --copy-to (its folders are "
-                                                     "temporary)")
+                raise OptionError(
+                    "--copy-to", None, "a field read from git needs --copy-to (its folders are temporary)"
+                )
             root = Path(scratch) / "tree"
             export_tree(args.repo_dir, source, root)
         sandbox = get_sandbox(args.smoke) if args.smoke else None
-        field = build_field(root, args.tier, sandbox, args.copy_to, source_commit=source, frozen_at=frozen_at,
-                            now=now, log=lambda line: print(line, file=sys.stderr))
+        field = build_field(
+            root,
+            args.tier,
+            sandbox,
+            args.copy_to,
+            source_commit=source,
+            frozen_at=frozen_at,
+            now=now,
+            log=lambda line: print(line, file=sys.stderr),
+        )
     text = dump_yaml(field.to_dict())
     if args.out:
         args.out.write_text(text, encoding="utf-8")

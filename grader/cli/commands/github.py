@@ -22,14 +22,22 @@ from grader.season.competition import load_competition
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("github", help="set up the course's GitHub repository for the workflows", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "github",
+        help="set up the course's GitHub repository for the workflows",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     s = actions.add_parser("setup", help="make the repository what the workflows need (idempotent)")
     s.add_argument("--repo", required=True, help="OWNER/NAME")
     s.add_argument("--dry-run", action="store_true", help="print the plan; call nothing")
-    s.add_argument("--checkout", type=Path, default=Path("."),
-                   help="the clone of the arena (its workflows, site.yaml, config/competition.yaml); default .")
+    s.add_argument(
+        "--checkout",
+        type=Path,
+        default=Path("."),
+        help="the clone of the arena (its workflows, site.yaml, config/competition.yaml); default .",
+    )
     s.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL, else https://api.github.com)")
     s.set_defaults(func=run_setup)
 
@@ -38,6 +46,7 @@ def run_setup(args: argparse.Namespace) -> int:
     from grader.github.api import GitHubCallError, connect
     from grader.github.setup import Setup
     from grader.github.workflow import api_url
+
     competition = args.checkout / "config" / "competition.yaml"
     label = load_competition(competition).review_label if competition.exists() else "arena: staff reviewed"
     setup = Setup(args.repo, label, args.checkout)
@@ -47,8 +56,11 @@ def run_setup(args: argparse.Namespace) -> int:
         return 0
     token = os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
     if not token:
-        print("arena github: error: no token: set GITHUB_TOKEN (or GH_TOKEN) to a repository administrator's token, "
-              "e.g. GITHUB_TOKEN=$(gh auth token)", file=sys.stderr)
+        print(
+            "arena github: error: no token: set GITHUB_TOKEN (or GH_TOKEN) to a repository administrator's token, "
+            "e.g. GITHUB_TOKEN=$(gh auth token)",
+            file=sys.stderr,
+        )
         return 1
     setup.gh = connect(token, api_url(args.api_url))
     try:

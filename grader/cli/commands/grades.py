@@ -23,13 +23,26 @@ from grader.rounds.results import load_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("grades", help="the grade export: a CSV per student and round, SAE with its window",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("rounds", nargs="+", type=Path, metavar="ROUND.yaml|DIR",
-                   help="results files, or folders of them (rounds/); sorted in the order they were played")
+    p = sub.add_parser(
+        "grades",
+        help="the grade export: a CSV per student and round, SAE with its window",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "rounds",
+        nargs="+",
+        type=Path,
+        metavar="ROUND.yaml|DIR",
+        help="results files, or folders of them (rounds/); sorted in the order they were played",
+    )
     p.add_argument("--window", help="the SAE window rows are compared over, B0,BMAX (default: the newest round's)")
-    p.add_argument("--invalidations", type=Path, default=INVALIDATIONS_PATH,
-                   help=f"results staff invalidated (default {INVALIDATIONS_PATH}, when it exists)")
+    p.add_argument(
+        "--invalidations",
+        type=Path,
+        default=INVALIDATIONS_PATH,
+        help=f"results staff invalidated (default {INVALIDATIONS_PATH}, when it exists)",
+    )
     p.add_argument("--out", type=Path, help="write the CSV here (default stdout)")
     p.set_defaults(func=run)
 
@@ -51,8 +64,13 @@ def results_files(paths: list[Path]) -> list[Path]:
 def added_at(path: Path) -> str | None:
     """When the file was first committed (ISO time, from git), or None outside a checkout."""
     try:
-        found = subprocess.run(["git", "-C", str(path.parent), "log", "--diff-filter=A", "--format=%cI", "--",
-                                path.name], capture_output=True, text=True, check=True, timeout=30).stdout.split()
+        found = subprocess.run(
+            ["git", "-C", str(path.parent), "log", "--diff-filter=A", "--format=%cI", "--", path.name],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout.split()
     except (OSError, subprocess.CalledProcessError, subprocess.TimeoutExpired):
         return None
     if not found:
@@ -72,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"grades: {len(rounds)} rounds, {order}", file=sys.stderr)
     else:
         atomic_write_bytes(args.out, text.encode("utf-8"))
-        print(f"grades: {text.count(chr(10)) - 1} rows from {len(rounds)} rounds to {args.out} ({order})",
-              file=sys.stderr)
+        print(
+            f"grades: {text.count(chr(10)) - 1} rows from {len(rounds)} rounds to {args.out} ({order})", file=sys.stderr
+        )
     return 0

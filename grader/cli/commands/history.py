@@ -26,8 +26,19 @@ from pathlib import Path
 from engine import parse_spec
 from grader.history import replays
 from grader.documents.yaml_io import format_time, utc_now
-from grader.history.owner_history import HistoryError, history_path, load_history, merge, open_replays, push_replays, replays_path, \
-    replays_ref, seal_entry, summary, write_history
+from grader.history.owner_history import (
+    HistoryError,
+    history_path,
+    load_history,
+    merge,
+    open_replays,
+    push_replays,
+    replays_path,
+    replays_ref,
+    seal_entry,
+    summary,
+    write_history,
+)
 from grader.rounds.results import load_results
 from grader.rounds.plan import commitment
 from grader.rounds.records import read_record
@@ -36,18 +47,33 @@ from grader.rounds.seeds import published_seeds, replay_boards
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("history", help="owners' histories: seal a round to its entrants, merge, open (staff)",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "history",
+        help="owners' histories: seal a round to its entrants, merge, open (staff)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     s = actions.add_parser("seal", help="seal a finished round and each entrant's log to its owner")
     s.add_argument("--results", type=Path, required=True, help="the round's results file, as its entrants read it")
-    s.add_argument("--private", type=Path, required=True,
-                   help="the round's staff folder (its --private-out): the entrants' logs are read from it")
-    s.add_argument("--field", type=Path, required=True,
-                   help="the folder of the entrants' submissions (<handle>/manifest.yaml): the owners' keys")
+    s.add_argument(
+        "--private",
+        type=Path,
+        required=True,
+        help="the round's staff folder (its --private-out): the entrants' logs are read from it",
+    )
+    s.add_argument(
+        "--field",
+        type=Path,
+        required=True,
+        help="the folder of the entrants' submissions (<handle>/manifest.yaml): the owners' keys",
+    )
     s.add_argument("--request", help="the request id, for a requested run")
-    s.add_argument("--tier-seed", help="a ladder or final round's tier seed (secret; or ARENA_TIER_SEED): it locks "
-                                       "the replays until it is published")
+    s.add_argument(
+        "--tier-seed",
+        help="a ladder or final round's tier seed (secret; or ARENA_TIER_SEED): it locks "
+        "the replays until it is published",
+    )
     s.add_argument("--out", type=Path, required=True, help="the folder to write history/<handle>.yaml under")
     s.set_defaults(func=run_seal)
     m = actions.add_parser("merge", help="add the entries of a sealed folder's history/ to the repository's")
@@ -59,14 +85,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--handle", required=True)
     o.add_argument("--root", type=Path, default=Path("."), help="the repository's top folder (default .)")
     o.add_argument("--round", dest="round_id", help="print this round's results and log")
-    o.add_argument("--replays", type=Path, help="with --round: write its replays into this folder, one text file "
-                                                "per environment")
-    o.add_argument("--tier-seed", help="the round's tier seed, when seeds/published.yaml does not carry it yet "
-                                       "(or ARENA_TIER_SEED)")
+    o.add_argument(
+        "--replays", type=Path, help="with --round: write its replays into this folder, one text file per environment"
+    )
+    o.add_argument(
+        "--tier-seed",
+        help="the round's tier seed, when seeds/published.yaml does not carry it yet (or ARENA_TIER_SEED)",
+    )
     o.set_defaults(func=run_open)
 
 
-def read_round(private: Path, round_id: str, names: list[str], packer: replays.Packer | None) -> dict[str, dict[str, str]]:
+def read_round(
+    private: Path, round_id: str, names: list[str], packer: replays.Packer | None
+) -> dict[str, dict[str, str]]:
     """Each of `names`' logs (environment label -> its agent's output there) from the round's
     staff folder; with `packer`, each environment's games are packed into the owners' replays
     on the way (its spec from the staff results file). One record read at a time: a final's
@@ -97,12 +128,14 @@ def tier_seed_of(results: dict, given: str | None) -> str:
     tier = results["round"]["tier"]
     seed = given or os.environ.get("ARENA_TIER_SEED") or None
     if seed is None:
-        raise HistoryError(f"a {tier} round's replays are locked with its tier seed: give --tier-seed or "
-                           "ARENA_TIER_SEED")
+        raise HistoryError(
+            f"a {tier} round's replays are locked with its tier seed: give --tier-seed or ARENA_TIER_SEED"
+        )
     stated = results["provenance"].get("tier_seed_commitment")
     if stated != commitment("tier", seed):
-        raise HistoryError(f"--tier-seed: not the seed round {results['round']['id']} was generated from (it commits "
-                           f"to {stated})")
+        raise HistoryError(
+            f"--tier-seed: not the seed round {results['round']['id']} was generated from (it commits to {stated})"
+        )
     return seed
 
 
@@ -117,11 +150,15 @@ def owners(results: dict, field: Path) -> dict[str, Manifest]:
             continue  # a reference player, or an entrant played from a plain folder
         manifest = Manifest.from_bytes(manifest_path.read_bytes(), str(manifest_path))
         if manifest.digest != entrant.get("digest"):
-            raise HistoryError(f"{manifest_path}: the digest {manifest.digest} is not the one round "
-                               f"{results['round']['id']} played for {name} ({entrant.get('digest')})")
+            raise HistoryError(
+                f"{manifest_path}: the digest {manifest.digest} is not the one round "
+                f"{results['round']['id']} played for {name} ({entrant.get('digest')})"
+            )
         if manifest.owner_key is None:
-            print(f"{name}: its manifest carries no owner key (packaged by an older kit): no history entry",
-                  file=sys.stderr)
+            print(
+                f"{name}: its manifest carries no owner key (packaged by an older kit): no history entry",
+                file=sys.stderr,
+            )
             continue
         found[name] = manifest
     return found
@@ -147,13 +184,17 @@ def run_seal(args: argparse.Namespace) -> int:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(blob)
                 print(target)
-            entry = seal_entry(results, logs[name], kind, manifest.owner_key, manifest.recipient, now, args.request,
-                               file_lock)
+            entry = seal_entry(
+                results, logs[name], kind, manifest.owner_key, manifest.recipient, now, args.request, file_lock
+            )
             path = history_path(args.out, name)
             write_history(path, load_history(path, name).add(entry))
             print(path)
-    print(f"round {round_id}: sealed to {len(manifests)} owner(s) at {format_time(now)}"
-          + (" with their replays" if tier_seed is not None else ""), file=sys.stderr)
+    print(
+        f"round {round_id}: sealed to {len(manifests)} owner(s) at {format_time(now)}"
+        + (" with their replays" if tier_seed is not None else ""),
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -171,8 +212,10 @@ def run_open(args: argparse.Namespace) -> int:
     if args.round_id is None:
         for entry in history.entries:
             payload = entry.open(key)
-            print(f"{entry.round}  {entry.kind}  {entry.tier}  {format_time(entry.finished_at)}  "
-                  f"{summary(payload, history.handle)}")
+            print(
+                f"{entry.round}  {entry.kind}  {entry.tier}  {format_time(entry.finished_at)}  "
+                f"{summary(payload, history.handle)}"
+            )
         return 0
     found = history.get(args.round_id)
     if found is None:
@@ -184,8 +227,7 @@ def run_open(args: argparse.Namespace) -> int:
         print(text, end="" if text.endswith("\n") or not text else "\n")
     if args.replays is None:
         if "replays" in payload:
-            print(f"replays: {replays_ref(history.handle, found.round)} (--replays DIR writes them)",
-                  file=sys.stderr)
+            print(f"replays: {replays_ref(history.handle, found.round)} (--replays DIR writes them)", file=sys.stderr)
         return 0
     seed = published_seeds(args.root).get(found.tier) or args.tier_seed or os.environ.get("ARENA_TIER_SEED") or None
     document = open_replays(args.root, history.handle, found, payload, seed)

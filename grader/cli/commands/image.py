@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run_build(args: argparse.Namespace) -> int:
     from grader.sandbox import image
     from grader.sandbox.docker import client
+
     tag = args.tag or image.IMAGE_TAG
 
     def log(line: str) -> None:

@@ -18,23 +18,35 @@ from grader.kit.build import build_kit
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("kit", help="the students' starter kit", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "kit",
+        help="the students' starter kit",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION")
     actions.required = True
-    build = actions.add_parser("build", help="build the kit zip and kit/version", description=__doc__,
-                               formatter_class=argparse.RawDescriptionHelpFormatter)
+    build = actions.add_parser(
+        "build",
+        help="build the kit zip and kit/version",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     build.add_argument("--out", type=Path, help="folder for the zip (default build/kit of the checkout)")
-    build.add_argument("--source", type=Path,
-                       help="the arena's checkout to build from (default: the one this arena runs from); the "
-                            "runtime row and limits are read from the arena running this command, so use its own")
+    build.add_argument(
+        "--source",
+        type=Path,
+        help="the arena's checkout to build from (default: the one this arena runs from); the "
+        "runtime row and limits are read from the arena running this command, so use its own",
+    )
     build.add_argument("--version-file", type=Path, help="where the version goes (default kit/version of the checkout)")
     build.set_defaults(func=run_build)
 
 
 def run_build(args: argparse.Namespace) -> int:
-    result = build_kit(root=args.source, out=args.out, version_path=args.version_file,
-                       log=lambda line: print(line, file=sys.stderr))
+    result = build_kit(
+        root=args.source, out=args.out, version_path=args.version_file, log=lambda line: print(line, file=sys.stderr)
+    )
     print(result.zip_path)
     print(result.version)
     return 0

@@ -23,8 +23,12 @@ from grader.documents.submission import SubmissionError, load_submission
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("open-submission", help="open a sealed submission to review it (staff)", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "open-submission",
+        help="open a sealed submission to review it (staff)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("path", metavar="PATH", help="the sealed submission's folder, or a handle with --ref")
     p.add_argument("--ref", help="read submissions/<PATH>/ from this git ref's blobs")
     p.add_argument("--repo-dir", type=Path, default=Path("."), help="the clone --ref is read from (default .)")

@@ -24,15 +24,20 @@ from grader.common.visible import visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("play", help="play one game between agents or reference opponents",
-                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "play",
+        help="play one game between agents or reference opponents",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("spec", metavar="SPEC", help="spec file, or id or name of a public/paper environment")
     p.add_argument("--black", required=True, help=f"agent folder/zip or one of {', '.join(OPPONENT_NAMES)}")
     p.add_argument("--white", required=True, help=f"agent folder/zip or one of {', '.join(OPPONENT_NAMES)}")
     p.add_argument("--seed", type=int, default=0, help="seed of the reference opponents (default 0)")
     p.add_argument("--sandbox", choices=BACKENDS, default="local", help="where agents run (default local)")
-    p.add_argument("--allow-unsafe", action="store_true",
-                   help="required with --sandbox unsafe: run agents with no sandbox at all")
+    p.add_argument(
+        "--allow-unsafe", action="store_true", help="required with --sandbox unsafe: run agents with no sandbox at all"
+    )
     p.add_argument("--no-logs", action="store_true", help="do not print the agents' output to stderr")
     p.set_defaults(func=run)
 
@@ -59,15 +64,20 @@ def run(args: argparse.Namespace) -> int:
             seats[color] = handles[who]
         record = play_game(spec, seats["black"], seats["white"], args.seed)
         result = record.to_dict()
-        result["agents"] = {who: {"versions": h.versions, "fault": h.fault.to_dict() if h.fault else None,
-                                  "stats": h.stats()} for who, h in handles.items()}
+        result["agents"] = {
+            who: {"versions": h.versions, "fault": h.fault.to_dict() if h.fault else None, "stats": h.stats()}
+            for who, h in handles.items()
+        }
         print(json.dumps(result, indent=1))
         if not args.no_logs:
             for who, handle in handles.items():
                 text = handle.stderr_text()
                 if text:
-                    print(f"--- output of {visible(who)} ---\n{visible(text.rstrip(), keep_lines=True)}\n"
-                          f"--- end of output of {visible(who)} ---", file=sys.stderr)
+                    print(
+                        f"--- output of {visible(who)} ---\n{visible(text.rstrip(), keep_lines=True)}\n"
+                        f"--- end of output of {visible(who)} ---",
+                        file=sys.stderr,
+                    )
         arena_faults = [h.fault for h in handles.values() if h.fault and not h.fault.is_agents_fault]
         for fault in arena_faults:
             print(f"arena play: the arena failed, not the agent: {visible(fault)}", file=sys.stderr)

@@ -24,8 +24,12 @@ from grader.github.pr_report import BOT_LOGIN, check_smoke_report, compose, publ
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("pr", help="decide and report on a submission pull request", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "pr",
+        help="decide and report on a submission pull request",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     c = actions.add_parser("collect", help="decide about a pull request and fetch its submission as data")
     c.add_argument("--event", type=Path, required=True, help="the pull_request_target payload ($GITHUB_EVENT_PATH)")
@@ -53,8 +57,11 @@ def run_collect(args: argparse.Namespace) -> int:
     decision = collect(repo, event, registry, competition, workflow.now(args.now), args.out / "submission")
     (args.out / "decision.yaml").write_text(dump_yaml(decision.to_dict()), encoding="utf-8")
     workflow.write_outputs({"verdict": decision.verdict, "handle": decision.handle or ""})
-    print(f"pull request #{event.number}: {decision.kind}, {decision.verdict}"
-          + "".join(f"\n  - {r}" for r in decision.reasons), file=sys.stderr)
+    print(
+        f"pull request #{event.number}: {decision.kind}, {decision.verdict}"
+        + "".join(f"\n  - {r}" for r in decision.reasons),
+        file=sys.stderr,
+    )
     print(decision.verdict)
     return 0
 

@@ -29,8 +29,14 @@ from grader.rounds.capacity import host_memory, plan_of_round
 from grader.rounds.plan import MAX_ARENA_FAULTS
 from grader.sandbox import ISOLATING
 from grader.sandbox.pinning import available_cores
-from grader.common.schedule import (CANONICAL_BUDGET, DEFAULT_GAMES_PER_CHECKPOINT, DEFAULT_PAIRING_GAMES,
-                             parse_checkpoints, parse_shard, sae_warning)
+from grader.common.schedule import (
+    CANONICAL_BUDGET,
+    DEFAULT_GAMES_PER_CHECKPOINT,
+    DEFAULT_PAIRING_GAMES,
+    parse_checkpoints,
+    parse_shard,
+    sae_warning,
+)
 from grader.play.session import REFERENCE_NAMES, parse_entrant
 
 DEFAULT_PRIVATE = ".arena-private"
@@ -38,38 +44,84 @@ SECRET = "<secret>"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("round", help="play a round and publish its results", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "round",
+        help="play a round and publish its results",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--tier", required=True, choices=("public", "paper", "ladder", "final"))
-    p.add_argument("--agents", nargs="+", required=True, metavar="AGENT",
-                   help=f"submission folders or zips, NAME=PATH, or reference players ({', '.join(REFERENCE_NAMES)})")
+    p.add_argument(
+        "--agents",
+        nargs="+",
+        required=True,
+        metavar="AGENT",
+        help=f"submission folders or zips, NAME=PATH, or reference players ({', '.join(REFERENCE_NAMES)})",
+    )
     p.add_argument("--envs", help="N (the tier's first N) or ids/names separated by commas (default: the whole tier)")
-    p.add_argument("--budget", type=int, default=CANONICAL_BUDGET, help="self-play games per environment (default 2000)")
-    p.add_argument("--checkpoints", help="games used at which win rate is measured, e.g. 0,100,500,1000,2000 "
-                                         "(default: the canonical ones below the budget, then the budget)")
+    p.add_argument(
+        "--budget", type=int, default=CANONICAL_BUDGET, help="self-play games per environment (default 2000)"
+    )
+    p.add_argument(
+        "--checkpoints",
+        help="games used at which win rate is measured, e.g. 0,100,500,1000,2000 "
+        "(default: the canonical ones below the budget, then the budget)",
+    )
     p.add_argument("--games-per-checkpoint", type=int, default=DEFAULT_GAMES_PER_CHECKPOINT)
-    p.add_argument("--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)")
-    p.add_argument("--jobs", type=int, default=None,
-                   help="cores to play on: an environment's entrants play at once, one core each, and small "
-                        "fields' environments share the cores out (default: every core this machine gives)")
-    p.add_argument("--seed", help="round seed (default on public and paper: drawn fresh, printed and recorded; "
-                                  "required, or ARENA_ROUND_SEED, on ladder and final and for a shard)")
+    p.add_argument(
+        "--pairing-games", type=int, default=DEFAULT_PAIRING_GAMES, help="games per pair (even; half per colour)"
+    )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="cores to play on: an environment's entrants play at once, one core each, and small "
+        "fields' environments share the cores out (default: every core this machine gives)",
+    )
+    p.add_argument(
+        "--seed",
+        help="round seed (default on public and paper: drawn fresh, printed and recorded; "
+        "required, or ARENA_ROUND_SEED, on ladder and final and for a shard)",
+    )
     p.add_argument("--tier-seed", help="generation seed of a ladder or final tier (secret; or ARENA_TIER_SEED)")
     p.add_argument("--sandbox", choices=ISOLATING, default="local", help="where submissions run (default local)")
-    p.add_argument("--shard", metavar="I/N", help="play only the I-th of N shares of the environments; join with arena merge")
+    p.add_argument(
+        "--shard", metavar="I/N", help="play only the I-th of N shares of the environments; join with arena merge"
+    )
     p.add_argument("--out", required=True, type=Path, help="folder of public results (rounds/)")
-    p.add_argument("--private-out", type=Path, help="staff folder for the full record (default $ARENA_PRIVATE_OUT, "
-                                                    f"or {DEFAULT_PRIVATE}/ on public and paper)")
-    p.add_argument("--ladder-rules", choices=("staff", "public"), default="staff",
-                   help="the ladder tier's disclosure setting (default staff: rules withheld from rounds/)")
-    p.add_argument("--public-round", type=Path, help="a public-tier results file of the same agents, for the generalisation gap")
-    p.add_argument("--requested", action="store_true",
-                   help="a requested run (/score): a private round for its entrant, whatever its size")
-    p.add_argument("--field", type=Path, metavar="FIELD.yaml",
-                   help="the field document `arena field` wrote: its entrants' measured peak memory, which the "
-                        "round's capacity plan adds up before it starts (refused when this host cannot hold it)")
-    p.add_argument("--max-arena-faults", type=int, default=MAX_ARENA_FAULTS,
-                   help=f"arena faults tolerated before the round is held (default {MAX_ARENA_FAULTS})")
+    p.add_argument(
+        "--private-out",
+        type=Path,
+        help="staff folder for the full record (default $ARENA_PRIVATE_OUT, "
+        f"or {DEFAULT_PRIVATE}/ on public and paper)",
+    )
+    p.add_argument(
+        "--ladder-rules",
+        choices=("staff", "public"),
+        default="staff",
+        help="the ladder tier's disclosure setting (default staff: rules withheld from rounds/)",
+    )
+    p.add_argument(
+        "--public-round", type=Path, help="a public-tier results file of the same agents, for the generalisation gap"
+    )
+    p.add_argument(
+        "--requested",
+        action="store_true",
+        help="a requested run (/score): a private round for its entrant, whatever its size",
+    )
+    p.add_argument(
+        "--field",
+        type=Path,
+        metavar="FIELD.yaml",
+        help="the field document `arena field` wrote: its entrants' measured peak memory, which the "
+        "round's capacity plan adds up before it starts (refused when this host cannot hold it)",
+    )
+    p.add_argument(
+        "--max-arena-faults",
+        type=int,
+        default=MAX_ARENA_FAULTS,
+        help=f"arena faults tolerated before the round is held (default {MAX_ARENA_FAULTS})",
+    )
     p.set_defaults(func=run, parser=p)
 
 
@@ -161,11 +213,16 @@ def protections_allow(tier: str, sandbox: str, field: list) -> bool:
         return True
     names = "; ".join(f"{c.name} ({c.detail})" for c in missing)
     if tier in SCORED_TIERS:
-        print(f"arena round: refusing a scored {tier} round: missing protection(s): {names} "
-              "(see `arena doctor`)", file=sys.stderr)
+        print(
+            f"arena round: refusing a scored {tier} round: missing protection(s): {names} (see `arena doctor`)",
+            file=sys.stderr,
+        )
         return False
-    print(f"arena round: WARNING: missing sandbox protection(s): {names}; this {tier} round is not "
-          "scored and goes on, but its agents are less isolated than a scored round requires", file=sys.stderr)
+    print(
+        f"arena round: WARNING: missing sandbox protection(s): {names}; this {tier} round is not "
+        "scored and goes on, but its agents are less isolated than a scored round requires",
+        file=sys.stderr,
+    )
     return True
 
 
@@ -193,8 +250,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("a sharded round needs --seed (or ARENA_ROUND_SEED): every shard must play the same round")
     if seed is None:
         seed = args.seed = fresh_seed()
-        print(f"arena round: round seed {seed} (drawn fresh; --seed {seed} resumes or replays this round)",
-              file=sys.stderr)
+        print(
+            f"arena round: round seed {seed} (drawn fresh; --seed {seed} resumes or replays this round)",
+            file=sys.stderr,
+        )
     tier_seed = args.tier_seed or (os.environ.get("ARENA_TIER_SEED") if hidden else None)
     if args.jobs is None:
         args.jobs = len(available_cores())
@@ -206,19 +265,38 @@ def run(args: argparse.Namespace) -> int:
     checkpoints = parse_checkpoints(args.checkpoints, args.budget)
     if (warning := sae_warning(checkpoints)) is not None:
         print(f"arena round: warning: {warning}", file=sys.stderr)
-    plan = make_plan(args.tier, field, args.envs, args.budget, checkpoints,
-                     args.games_per_checkpoint, args.pairing_games, seed, tier_seed, args.sandbox,
-                     ladder_rules=args.ladder_rules,
-                     public_round=public_round_baseline(args.public_round) if args.public_round else None,
-                     max_arena_faults=args.max_arena_faults, requested=args.requested)
+    plan = make_plan(
+        args.tier,
+        field,
+        args.envs,
+        args.budget,
+        checkpoints,
+        args.games_per_checkpoint,
+        args.pairing_games,
+        seed,
+        tier_seed,
+        args.sandbox,
+        ladder_rules=args.ladder_rules,
+        public_round=public_round_baseline(args.public_round) if args.public_round else None,
+        max_arena_faults=args.max_arena_faults,
+        requested=args.requested,
+    )
     shard = parse_shard(args.shard)
     # What the round costs, before it plays: on the shards' runners, of this one's --jobs cores
     # and the memory this host has free, with the field's measured peaks when given.
-    capacity = plan_of_round(plan, shard[1] if shard else 1, args.jobs, field_memory(args.field, plan.names),
-                             host_memory("MemAvailable"))
+    capacity = plan_of_round(
+        plan, shard[1] if shard else 1, args.jobs, field_memory(args.field, plan.names), host_memory("MemAvailable")
+    )
     print("arena round: " + "\n".join(capacity.lines()), file=sys.stderr)
-    outcome = run_round(plan, args.out, private_folder(args.private_out, args.tier), args.jobs,
-                        parse_shard(args.shard), command_of(args, hidden), capacity=capacity)
+    outcome = run_round(
+        plan,
+        args.out,
+        private_folder(args.private_out, args.tier),
+        args.jobs,
+        parse_shard(args.shard),
+        command_of(args, hidden),
+        capacity=capacity,
+    )
     if outcome.status == "published":
         print(outcome.public_path)
     return ARENA_FAILED if outcome.status == "held" else 0  # held: the arena failed its environments

@@ -31,8 +31,12 @@ from grader.season.quota import STATUSES, load_log, write_log
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("score", help="requested ladder runs: queue and finish", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "score",
+        help="requested ladder runs: queue and finish",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     r = actions.add_parser("request", help="decide a /score comment")
     r.add_argument("--event", type=Path, required=True, help="the issue_comment payload ($GITHUB_EVENT_PATH)")
@@ -44,8 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     f.add_argument("--round-id", help="the published round's id")
     f.add_argument("--results-url", help="where the round's results can be read")
     f.add_argument("--repository", required=True, help="OWNER/NAME")
-    f.add_argument("--history", type=Path, help="the owner's sealed history entry (`arena history seal`'s --out), "
-                   "added to history/<handle>.yaml")
+    f.add_argument(
+        "--history",
+        type=Path,
+        help="the owner's sealed history entry (`arena history seal`'s --out), added to history/<handle>.yaml",
+    )
     _common(f)
     f.set_defaults(func=run_finish)
     t = actions.add_parser("take", help="write a merged submission's folder from a commit's blobs (as data)")
@@ -62,8 +69,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log", type=Path, default=Path("requests/score.yaml"), help="the committed request log")
     p.add_argument("--api-url", help="GitHub API base URL (default $GITHUB_API_URL)")
     p.add_argument("--now", help="the time to decide at (ISO 8601; default now)")
-    p.add_argument("--push", metavar="BRANCH", help="commit the log to BRANCH of origin and push it (retried "
-                   "from the new state when the branch moved), then reply; run in the clone's top folder")
+    p.add_argument(
+        "--push",
+        metavar="BRANCH",
+        help="commit the log to BRANCH of origin and push it (retried "
+        "from the new state when the branch moved), then reply; run in the clone's top folder",
+    )
 
 
 def run_request(args: argparse.Namespace) -> int:
@@ -74,8 +85,9 @@ def run_request(args: argparse.Namespace) -> int:
 
     def change() -> list[str] | None:
         # Read from the files as they are now: after a refused push, main's newer state.
-        decision = decide(repo, event, load_registry(args.accounts), load_competition(args.config),
-                          load_log(args.log), now)
+        decision = decide(
+            repo, event, load_registry(args.accounts), load_competition(args.config), load_log(args.log), now
+        )
         decided[0] = decision
         if decision is None or not decision.queued:
             return None
@@ -96,8 +108,14 @@ def run_request(args: argparse.Namespace) -> int:
     # The reply follows the record: a request is counted, and queued, once it is recorded.
     repo.post_comment(event.number, decision.reply)
     request = decision.request
-    workflow.write_outputs({"queued": decision.queued, "request_id": request.id if request else "",
-                            "handle": request.handle if request else "", "commit": request.commit if request else ""})
+    workflow.write_outputs(
+        {
+            "queued": decision.queued,
+            "request_id": request.id if request else "",
+            "handle": request.handle if request else "",
+            "commit": request.commit if request else "",
+        }
+    )
     print(decision.reply.splitlines()[-1])
     return 0
 
@@ -123,8 +141,9 @@ def run_finish(args: argparse.Namespace) -> int:
     assert request is not None  # finish() refused a request the log does not hold
     repo = workflow.repo(args.repository, args.api_url)
     owner = load_registry(args.accounts).by_id(request.account_id) if args.accounts.exists() else None
-    reply = finish_reply(request, args.status, log, competition, workflow.now(args.now), args.results_url,
-                         owner.login if owner else None)
+    reply = finish_reply(
+        request, args.status, log, competition, workflow.now(args.now), args.results_url, owner.login if owner else None
+    )
     repo.post_comment(request.pull_request, reply)
     print(reply.splitlines()[-1])
     return 0

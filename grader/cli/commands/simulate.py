@@ -38,8 +38,15 @@ def play_stats(spec, games: int, seed: int, black: str, white: str) -> PlayStats
         if games >= 20 and (i + 1) % max(1, games // 10) == 0:
             print(f"simulate: {i + 1}/{games} games", file=sys.stderr)
     first = Game(spec).has_legal_move()
-    return PlayStats(games, counts["black"], counts["white"], counts["draw"], plies / games,
-                     discs / games / spec.layout.playable_cells, first)
+    return PlayStats(
+        games,
+        counts["black"],
+        counts["white"],
+        counts["draw"],
+        plies / games,
+        discs / games / spec.layout.playable_cells,
+        first,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,8 +54,16 @@ def run(args: argparse.Namespace) -> int:
         raise OptionError("--games", args.games, f"--games must be at least 1, got {args.games}")
     spec = resolve_spec(args.spec)
     stats = play_stats(spec, args.games, args.seed, args.black, args.white)
-    summary = {"env": spec.id, "black": args.black, "white": args.white, "games": stats.games,
-               "black_wins": stats.black_wins, "white_wins": stats.white_wins, "draws": stats.draws,
-               "mean_plies": round(stats.mean_plies, 3), "mean_fill": round(stats.mean_fill, 4)}
+    summary = {
+        "env": spec.id,
+        "black": args.black,
+        "white": args.white,
+        "games": stats.games,
+        "black_wins": stats.black_wins,
+        "white_wins": stats.white_wins,
+        "draws": stats.draws,
+        "mean_plies": round(stats.mean_plies, 3),
+        "mean_fill": round(stats.mean_fill, 4),
+    }
     print(json.dumps(summary))
     return 0

@@ -32,19 +32,32 @@ WITHHELD = "[withheld: the agent's own output is its owner's only]"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("smoke", help="screen and smoke-test a submission (the upload gate)", description=__doc__,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "smoke",
+        help="screen and smoke-test a submission (the upload gate)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("path", type=Path, help="a submission folder or zip")
     p.add_argument("--sandbox", choices=ISOLATING, default="local", help="where it runs (default local)")
-    p.add_argument("--kit-version", default=os.environ.get("ARENA_KIT_VERSION"),
-                   help="the starter kit's version, printed in the report (default $ARENA_KIT_VERSION)")
-    p.add_argument("--withhold-output", action="store_true",
-                   help="leave the agent's own output, and which files and imports the screening flagged, out "
-                        "of the report (they are the owner's and staff's only; a workflow's artifacts and comments "
-                        "are public)")
-    p.add_argument("--field-size", type=int,
-                   help="the entrants of the round to project each phase to (default: the largest a round plays, "
-                        f"{DEFAULT_LIMITS.largest_field})")
+    p.add_argument(
+        "--kit-version",
+        default=os.environ.get("ARENA_KIT_VERSION"),
+        help="the starter kit's version, printed in the report (default $ARENA_KIT_VERSION)",
+    )
+    p.add_argument(
+        "--withhold-output",
+        action="store_true",
+        help="leave the agent's own output, and which files and imports the screening flagged, out "
+        "of the report (they are the owner's and staff's only; a workflow's artifacts and comments "
+        "are public)",
+    )
+    p.add_argument(
+        "--field-size",
+        type=int,
+        help="the entrants of the round to project each phase to (default: the largest a round plays, "
+        f"{DEFAULT_LIMITS.largest_field})",
+    )
     p.set_defaults(func=run)
 
 
@@ -53,17 +66,22 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{args.path}: no such file or folder")
     size = args.field_size
     if size is not None and not 2 <= size <= DEFAULT_LIMITS.largest_field:
-        raise OptionError("--field-size", size, f"--field-size {size}: a round plays 2 to "
-                                                f"{DEFAULT_LIMITS.largest_field} entrants")
-    report = run_smoke(args.path, get_sandbox(args.sandbox), SmokeSettings(field=size), kit_version=args.kit_version,
-                       log=lambda line: print(line, file=sys.stderr))
+        raise OptionError(
+            "--field-size", size, f"--field-size {size}: a round plays 2 to {DEFAULT_LIMITS.largest_field} entrants"
+        )
+    report = run_smoke(
+        args.path,
+        get_sandbox(args.sandbox),
+        SmokeSettings(field=size),
+        kit_version=args.kit_version,
+        log=lambda line: print(line, file=sys.stderr),
+    )
     data = report.to_dict()
     if args.withhold_output and data.get("stderr_tail"):
         data["stderr_tail"] = WITHHELD
     if args.withhold_output:
         # A flag's file and detail say what the agent does (imports socket, say): the kinds stay.
-        data["flags"] = [{"kind": f["kind"], "file": WITHHELD, "line": None, "detail": WITHHELD}
-                         for f in data["flags"]]
+        data["flags"] = [{"kind": f["kind"], "file": WITHHELD, "line": None, "detail": WITHHELD} for f in data["flags"]]
     sys.stdout.write(dump_yaml(data))
     if report.result == "arena_error":
         print(f"arena smoke: {report.reason}", file=sys.stderr)

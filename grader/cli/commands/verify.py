@@ -21,13 +21,24 @@ from grader.verification.verify import Difference, check_published_seed_tier, ve
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify", help="replay a round's games and recompute its numbers", description=__doc__)
     p.add_argument("results", type=Path, help="a results file, rounds/<round-id>.yaml")
-    p.add_argument("--private", type=Path, metavar="DIR",
-                   help="the staff folder holding the full record (needed to replay a tier whose rules are withheld)")
-    p.add_argument("--write-twin", action="store_true",
-                   help="once it verifies, (re)write the results file's JSON twin (for a file written "
-                        "before twins, or a stale twin after a hand edit)")
-    p.add_argument("--seeds", type=Path, metavar="FILE",
-                   help="the published seeds (default: seeds/published.yaml beside rounds/, when it exists)")
+    p.add_argument(
+        "--private",
+        type=Path,
+        metavar="DIR",
+        help="the staff folder holding the full record (needed to replay a tier whose rules are withheld)",
+    )
+    p.add_argument(
+        "--write-twin",
+        action="store_true",
+        help="once it verifies, (re)write the results file's JSON twin (for a file written "
+        "before twins, or a stale twin after a hand edit)",
+    )
+    p.add_argument(
+        "--seeds",
+        type=Path,
+        metavar="FILE",
+        help="the published seeds (default: seeds/published.yaml beside rounds/, when it exists)",
+    )
     p.set_defaults(func=run)
 
 
@@ -37,6 +48,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.write_twin:
             from grader.rounds.results import twin_path
+
             twin_path(args.results).unlink(missing_ok=True)  # the stale twin is what is being replaced
         report = verify(args.results, args.private)
     except Difference as exc:
@@ -60,8 +72,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"verify: note: {note}", file=sys.stderr)
     if args.write_twin:
         from grader.rounds.results import write_twin
+
         print(f"verify: wrote {write_twin(args.results)}", file=sys.stderr)
     kept = f", {report.self_play_checked} self-play outcomes replayed and checked" if report.self_play_checked else ""
-    print(f"verify {args.results}: OK: {report.games} games, {report.replayed} replayed{kept}, "
-          f"{report.numbers} numbers recomputed, all match")
+    print(
+        f"verify {args.results}: OK: {report.games} games, {report.replayed} replayed{kept}, "
+        f"{report.numbers} numbers recomputed, all match"
+    )
     return 0

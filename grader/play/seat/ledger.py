@@ -34,9 +34,14 @@ class ActStats:
         return self.total_seconds / self.count if self.count else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"count": self.count, "total_seconds": round(self.total_seconds, 6),
-                "mean_seconds": round(self.mean_seconds, 6), "max_seconds": round(self.max_seconds, 6),
-                "soft_overruns": self.soft_overruns, "queued_seconds": round(self.queued_seconds, 6)}
+        return {
+            "count": self.count,
+            "total_seconds": round(self.total_seconds, 6),
+            "mean_seconds": round(self.mean_seconds, 6),
+            "max_seconds": round(self.max_seconds, 6),
+            "soft_overruns": self.soft_overruns,
+            "queued_seconds": round(self.queued_seconds, 6),
+        }
 
 
 class Ledger:
@@ -76,9 +81,13 @@ class Ledger:
     def act_stats(self) -> ActStats:
         """Every act of the session: its phases' together."""
         phases = self.phase_stats.values()
-        return ActStats(sum(s.count for s in phases), sum(s.total_seconds for s in phases),
-                        max(s.max_seconds for s in phases), sum(s.soft_overruns for s in phases),
-                        sum(s.queued_seconds for s in phases))
+        return ActStats(
+            sum(s.count for s in phases),
+            sum(s.total_seconds for s in phases),
+            max(s.max_seconds for s in phases),
+            sum(s.soft_overruns for s in phases),
+            sum(s.queued_seconds for s in phases),
+        )
 
     def far_over_pace(self, shape: tuple[int, int]) -> Fault | None:
         """The early stop of the phase under way: its mean act time over the board's pace times
@@ -104,12 +113,16 @@ class Ledger:
         if seconds is not None and seconds > self.cpu_seconds:
             self.cpu_seconds = seconds
         if self.cpu_seconds > self.limits.cpu_seconds_per_env:
-            return Fault(FaultKind.BUDGET, f"used {self.cpu_seconds:.1f} CPU s, over the share of "
-                                           f"{self.limits.cpu_seconds_per_env:g} s")
+            return Fault(
+                FaultKind.BUDGET,
+                f"used {self.cpu_seconds:.1f} CPU s, over the share of {self.limits.cpu_seconds_per_env:g} s",
+            )
         return None
 
     def to_dict(self) -> dict[str, Any]:
         """The act timing, overall and per phase, and the CPU time."""
-        return {"act": self.act_stats.to_dict(),
-                "phases": {phase: stats.to_dict() for phase, stats in self.phase_stats.items() if stats.count},
-                "cpu_seconds": round(self.cpu_seconds, 3)}
+        return {
+            "act": self.act_stats.to_dict(),
+            "phases": {phase: stats.to_dict() for phase, stats in self.phase_stats.items() if stats.count},
+            "cpu_seconds": round(self.cpu_seconds, 3),
+        }

@@ -87,8 +87,11 @@ class PipeTransport:
         self.process: SandboxProcess | None = process
         self.limits = limits
         self.log = OutputLog(limits.log_keep_bytes)
-        self._reader = protocol.FrameReader(protocol.REPLY_MAX_HEADER, protocol.REPLY_MAX_BODY,
-                                            cached_ops=frozenset({protocol.OP_ACTION, protocol.OP_OK}))
+        self._reader = protocol.FrameReader(
+            protocol.REPLY_MAX_HEADER,
+            protocol.REPLY_MAX_BODY,
+            cached_ops=frozenset({protocol.OP_ACTION, protocol.OP_OK}),
+        )
         for fd in (process.stdin_fd, process.stdout_fd, process.stderr_fd):
             os.set_blocking(fd, False)
         self._stdin, self._stdout, self._stderr = process.stdin_fd, process.stdout_fd, process.stderr_fd
@@ -184,7 +187,7 @@ class PipeTransport:
         view = memoryview(frame)[written:]
         while view:
             try:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
                 continue
             except BlockingIOError:
                 pass
@@ -227,9 +230,11 @@ class PipeTransport:
                 return None
             self.log.add(chunk)
             if self.log.total > self.limits.output_cap_bytes:
-                return Fault(FaultKind.AGENT_ERROR,
-                             f"wrote more than the output cap of {size_text(self.limits.output_cap_bytes)} to stdout/"
-                             "stderr: print less (write what you want to keep to a file in /tmp)")
+                return Fault(
+                    FaultKind.AGENT_ERROR,
+                    f"wrote more than the output cap of {size_text(self.limits.output_cap_bytes)} to stdout/"
+                    "stderr: print less (write what you want to keep to a file in /tmp)",
+                )
 
     def cpu_seconds(self) -> float | None:
         """The CPU time the sandbox's processes used (None: not readable, or closed)."""
@@ -271,19 +276,28 @@ class PipeTransport:
             return failed
         memory_kill = process.memory_kill()
         if memory_kill == "limit":
-            return Fault(FaultKind.AGENT_ERROR, f"over its memory limit of {self.limits.memory_bytes >> 20} MiB "
-                         f"during {what}: the kernel killed a process of the agent for memory")
+            return Fault(
+                FaultKind.AGENT_ERROR,
+                f"over its memory limit of {self.limits.memory_bytes >> 20} MiB "
+                f"during {what}: the kernel killed a process of the agent for memory",
+            )
         if memory_kill == "host":
-            return Fault(FaultKind.OOM, f"killed for memory during {what} below its limit of "
-                         f"{self.limits.memory_bytes >> 20} MiB: the host ran short of memory")
+            return Fault(
+                FaultKind.OOM,
+                f"killed for memory during {what} below its limit of "
+                f"{self.limits.memory_bytes >> 20} MiB: the host ran short of memory",
+            )
         lost = process.lost()
         if lost is not None:
             return Fault(FaultKind.INFRASTRUCTURE, f"during {what}: {lost}")
         if before_start:
             # The runner never said 'started': the sandbox itself failed (bwrap's message is in the log).
             first = self.log.text().strip().splitlines()[:1]
-            return Fault(FaultKind.LAUNCH_FAILED, f"sandbox exited with status {status} before the runner started"
-                         + (f": {first[0][:200]}" if first else ""))
+            return Fault(
+                FaultKind.LAUNCH_FAILED,
+                f"sandbox exited with status {status} before the runner started"
+                + (f": {first[0][:200]}" if first else ""),
+            )
         return Fault(FaultKind.EOF, f"agent process ended during {what} (exit status {status})")
 
     # -- life cycle -----------------------------------------------------------

@@ -9,7 +9,7 @@ Expected: the host keeps only `python` and `numpy`, cut short and encodable; the
 import os
 import struct
 
-HEADER = (b'{"op":"ready","python":"' + b"\\ud800" * 2000 + b'","numpy":{"a":[1,2]},"\\udcff":"x"}')
+HEADER = b'{"op":"ready","python":"' + b"\\ud800" * 2000 + b'","numpy":{"a":[1,2]},"\\udcff":"x"}'
 for fd in range(3, 256):
     try:
         os.write(fd, struct.pack("<II", len(HEADER), 0) + HEADER)

@@ -14,8 +14,12 @@ import numpy as np
 class Agent:
     def prepare(self, env_info):
         print("CWD", os.getcwd())
-        for path in ["/proc/self/mountinfo", "/proc/1/mountinfo", *glob.glob("/proc/*/cmdline"),
-                     *glob.glob("/proc/*/environ")]:
+        for path in [
+            "/proc/self/mountinfo",
+            "/proc/1/mountinfo",
+            *glob.glob("/proc/*/cmdline"),
+            *glob.glob("/proc/*/environ"),
+        ]:
             try:
                 with open(path, "rb") as f:
                     print("READ", path, f.read(65536))

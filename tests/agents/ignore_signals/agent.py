@@ -10,8 +10,16 @@ import time
 
 class Agent:
     def prepare(self, env_info):
-        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE, signal.SIGXCPU,
-                    signal.SIGUSR1, signal.SIGUSR2, signal.SIGALRM):
+        for sig in (
+            signal.SIGTERM,
+            signal.SIGINT,
+            signal.SIGHUP,
+            signal.SIGPIPE,
+            signal.SIGXCPU,
+            signal.SIGUSR1,
+            signal.SIGUSR2,
+            signal.SIGALRM,
+        ):
             signal.signal(sig, signal.SIG_IGN)
 
     def act(self, obs, action_mask):

@@ -33,8 +33,9 @@ class Agent:
         if set(outcome) != KEYS or outcome["winner"] not in WINNERS or outcome["your_color"] != "both":
             raise ValueError(f"an outcome of an unexpected shape: {outcome!r}")
         self.heard += 1
-        self.memory = (self.memory * 31 + WINNERS[outcome["winner"]] + 7 * outcome["black_discs"]
-                       + 3 * outcome["white_discs"]) % 65521
+        self.memory = (
+            self.memory * 31 + WINNERS[outcome["winner"]] + 7 * outcome["black_discs"] + 3 * outcome["white_discs"]
+        ) % 65521
         time.sleep(PAUSE)
         if self.heard % 3 == 0:
             print(f"heard {self.heard} outcomes", file=sys.stderr)

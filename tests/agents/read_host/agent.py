@@ -19,8 +19,15 @@ class Agent:
             target = json.load(f)
         print("ENV", dict(os.environ))
         print("VAR", os.environ.get(target["env_var"]))
-        for path in [target["path"], "/etc/passwd", "/etc/shadow", "/proc/1/environ",
-                     "/proc/self/environ", "/proc/1/cmdline", *glob.glob("/proc/*/environ")]:
+        for path in [
+            target["path"],
+            "/etc/passwd",
+            "/etc/shadow",
+            "/proc/1/environ",
+            "/proc/self/environ",
+            "/proc/1/cmdline",
+            *glob.glob("/proc/*/environ"),
+        ]:
             try:
                 with open(path, "rb") as f:
                     print("READ", path, f.read(4096))

@@ -11,14 +11,46 @@ import platform
 import sys
 
 NUMBERS = {
-    "x86_64": {"unshare": 272, "setns": 308, "mount": 165, "ptrace": 101, "bpf": 321, "keyctl": 250,
-               "add_key": 248, "perf_event_open": 298, "userfaultfd": 323, "io_uring_setup": 425,
-               "process_vm_readv": 310, "open_by_handle_at": 304, "fsopen": 430, "splice": 275, "tee": 276,
-               "vmsplice": 278, "sendfile": 40, "clone3": 435},
-    "aarch64": {"unshare": 97, "setns": 268, "mount": 40, "ptrace": 117, "bpf": 280, "keyctl": 219,
-                "add_key": 217, "perf_event_open": 241, "userfaultfd": 282, "io_uring_setup": 425,
-                "process_vm_readv": 270, "open_by_handle_at": 265, "fsopen": 430, "splice": 76, "tee": 77,
-                "vmsplice": 75, "sendfile": 71, "clone3": 435},
+    "x86_64": {
+        "unshare": 272,
+        "setns": 308,
+        "mount": 165,
+        "ptrace": 101,
+        "bpf": 321,
+        "keyctl": 250,
+        "add_key": 248,
+        "perf_event_open": 298,
+        "userfaultfd": 323,
+        "io_uring_setup": 425,
+        "process_vm_readv": 310,
+        "open_by_handle_at": 304,
+        "fsopen": 430,
+        "splice": 275,
+        "tee": 276,
+        "vmsplice": 278,
+        "sendfile": 40,
+        "clone3": 435,
+    },
+    "aarch64": {
+        "unshare": 97,
+        "setns": 268,
+        "mount": 40,
+        "ptrace": 117,
+        "bpf": 280,
+        "keyctl": 219,
+        "add_key": 217,
+        "perf_event_open": 241,
+        "userfaultfd": 282,
+        "io_uring_setup": 425,
+        "process_vm_readv": 270,
+        "open_by_handle_at": 265,
+        "fsopen": 430,
+        "splice": 76,
+        "tee": 77,
+        "vmsplice": 75,
+        "sendfile": 71,
+        "clone3": 435,
+    },
 }
 
 
@@ -30,8 +62,14 @@ class Agent:
             pid = os.fork()
             if pid == 0:  # a child each: a call that works must not change the agent
                 ctypes.set_errno(0)
-                result = libc.syscall(ctypes.c_long(nr), ctypes.c_long(0), ctypes.c_long(0), ctypes.c_long(0),
-                                      ctypes.c_long(0), ctypes.c_long(0))
+                result = libc.syscall(
+                    ctypes.c_long(nr),
+                    ctypes.c_long(0),
+                    ctypes.c_long(0),
+                    ctypes.c_long(0),
+                    ctypes.c_long(0),
+                    ctypes.c_long(0),
+                )
                 os._exit(0 if result >= 0 else min(ctypes.get_errno(), 255))
             _, status = os.waitpid(pid, 0)
             print(f"SYSCALL {name} -> {os.waitstatus_to_exitcode(status)}", file=sys.stderr, flush=True)

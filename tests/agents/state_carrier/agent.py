@@ -181,6 +181,7 @@ class Agent:
             return n
         if WAY == "limit":
             import resource
+
             soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
             try:
                 resource.prlimit(os.getppid(), resource.RLIMIT_NOFILE, (soft - 1, hard))

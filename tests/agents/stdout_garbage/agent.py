@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-GARBAGE = b"\x00\x00\x00\x10\x00\x00\x00\x00{\"op\":\"action\",\"action\":0}\xff\xfe garbage"
+GARBAGE = b'\x00\x00\x00\x10\x00\x00\x00\x00{"op":"action","action":0}\xff\xfe garbage'
 
 
 class Agent:

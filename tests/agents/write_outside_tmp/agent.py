@@ -15,8 +15,14 @@ class Agent:
         here = os.path.dirname(os.path.abspath(__file__))
         with open(os.path.join(here, "target.json")) as f:
             host_path = json.load(f)["path"]
-        for path in (os.path.join(here, "pwned.txt"), "/pwned.txt", "/etc/pwned.txt",
-                     "/arena/runner/pwned.py", host_path, "/tmp/ok.txt"):
+        for path in (
+            os.path.join(here, "pwned.txt"),
+            "/pwned.txt",
+            "/etc/pwned.txt",
+            "/arena/runner/pwned.py",
+            host_path,
+            "/tmp/ok.txt",
+        ):
             try:
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 with open(path, "w") as f:
