@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-deps demo test test-fast test-nojit typecheck lint-workflows bench clean
+.PHONY: install system-deps demo test test-fast test-nojit typecheck lint lint-workflows bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ demo: install
 # at a time too, on their own: each holds one workflow's jobs.
 ACT_TESTS := $(sort $(wildcard tests/github/test_act_*.py))
 
-test: install lint-workflows typecheck
+test: install lint lint-workflows typecheck
 	$(PY) -m pytest -q -n 2 --dist worksteal $(addprefix --ignore=,$(ACT_TESTS))
 	$(PY) -m pytest -q -n 2 --dist worksteal $(ACT_TESTS)
 	NUMBA_DISABLE_JIT=1 $(PY) -m pytest -q -m "not slow" tests/engine tests/test_differential.py tests/test_paper_conformance.py
@@ -37,6 +37,12 @@ test: install lint-workflows typecheck
 # cache in .mypy_cache/ makes a run after a small change take seconds.
 typecheck: install
 	$(VENV)/bin/mypy
+
+# One style, kept by a tool: ruff lays the Python files out and lints them (pyproject.toml's
+# [tool.ruff]); `ruff format .` and `ruff check --fix .` put a change right.
+lint: install
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check .
 
 # zizmor (offline) over the workflows: nothing above low that is not explained in zizmor's own
 # ignore comment; actionlint too where it is on PATH.

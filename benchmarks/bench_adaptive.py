@@ -23,13 +23,13 @@ import time
 from pathlib import Path
 
 from engine import tier_specs
-from grader.play.agent_handle import AgentHandle
 from grader.common.limits import DEFAULT_LIMITS
 from grader.common.policy import CHECKPOINT, SELF_PLAY
+from grader.play.agent_handle import AgentHandle
+from grader.play.session import parse_entrant
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.rounds.records import read_record, record_path
 from grader.sandbox.local import bwrap_problem
-from grader.play.session import parse_entrant
 
 ROOT = Path(__file__).resolve().parent.parent
 # The paper tier's K = 0.6 environments on the standard, no-corners, partial-c-squares and

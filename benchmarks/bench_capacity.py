@@ -28,8 +28,8 @@ import numpy as np
 
 from engine import tier_specs
 from grader.common.limits import DEFAULT_LIMITS, MIB
-from grader.rounds.capacity import LIVE_MEMORY_PER_ENTRANT, Board, Machines, plan_capacity
 from grader.common.schedule import default_checkpoints
+from grader.rounds.capacity import LIVE_MEMORY_PER_ENTRANT, Board, Machines, plan_capacity
 
 ROOT = Path(__file__).resolve().parent.parent
 COPIES = 4
@@ -64,8 +64,8 @@ def _parent(pid: int) -> int:
 
 def live_memory(sandbox, example: str) -> float:
     """Mean bytes per live sandbox of `example`, COPIES of them side by side."""
-    from grader.play.agent_handle import AgentHandle
     from grader.documents.submission import load_submission
+    from grader.play.agent_handle import AgentHandle
 
     handles = [
         AgentHandle.launch(sandbox, load_submission(ROOT / "examples" / example), DEFAULT_LIMITS) for _ in range(COPIES)
@@ -121,7 +121,7 @@ def main() -> int:
         print(f"  {sandbox.name:<6}: {figures} (the plan uses {LIVE_MEMORY_PER_ENTRANT[sandbox.name] / MIB:.0f} MiB)")
     print("\n120-entrant final at the pace on 28 runners of 16 cores, every board 8x8 (target: under 4 h):")
     print("\n".join("  " + line for line in final_plan([Board(f"final-{i:02d}", 8, 8, 0) for i in range(1, 29)])))
-    print(f"\nthe same, one core a runner (every game one after another, as before; it took more than 34 h):")
+    print("\nthe same, one core a runner (every game one after another, as before; it took more than 34 h):")
     one_core = plan_capacity(
         [Board(f"final-{i:02d}", 8, 8, 0) for i in range(1, 29)],
         120,

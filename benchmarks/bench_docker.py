@@ -48,11 +48,11 @@ def start_and_prepare(sandbox, submission, limits) -> tuple[float, float]:
 
 
 def main() -> int:
-    from grader.play.agent_handle import AgentHandle
     from grader.common.limits import DEFAULT_LIMITS
+    from grader.documents.submission import load_submission
+    from grader.play.agent_handle import AgentHandle
     from grader.sandbox.docker import DockerSandbox
     from grader.sandbox.local import LocalSandbox
-    from grader.documents.submission import load_submission
     from tests.docker_engine import NoEngine, engine, ensure_image
 
     try:

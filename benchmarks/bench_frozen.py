@@ -27,9 +27,9 @@ def pairings(sandbox, folder: Path, hold: bool) -> tuple[float, float, float]:
     """(the host's seconds at freeze, its mean seconds a pairing, the mean seconds of a pairing)."""
     import numpy as np
 
+    from grader.documents.submission import load_submission
     from grader.play.agent_handle import AgentHandle
     from grader.sandbox import frozen
-    from grader.documents.submission import load_submission
 
     restore = frozen.back_to_frozen
     if not hold:

@@ -28,8 +28,8 @@ SESSION_ACTS = 2000 * 60 + 5 * 20 * 30 + 29 * 20 * 30
 
 def starts(sandbox, drop: bool) -> list[float]:
     """Seconds from launch to ready of STARTS sessions of the random example, one at a time."""
-    from grader.play.agent_handle import AgentHandle
     from grader.documents.submission import load_submission
+    from grader.play.agent_handle import AgentHandle
 
     submission = load_submission(ROOT / "examples" / "random")
     evict = pagecache.evict

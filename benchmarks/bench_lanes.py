@@ -32,12 +32,12 @@ from pathlib import Path
 from unittest import mock
 
 from grader.play.agent_handle import AgentHandle
+from grader.play.session import parse_entrant
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.rounds.records import read_record, record_path
 from grader.sandbox import pinning
 from grader.sandbox.cgroup import Cgroup
 from grader.sandbox.local import bwrap_problem
-from grader.play.session import parse_entrant
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRANTS = 12

@@ -23,12 +23,12 @@ import time
 from pathlib import Path
 
 from engine import parse_spec
-from grader.history import replays
-from grader.cli.main import main as arena
 from grader.cli.commands.history import read_round
+from grader.cli.main import main as arena
+from grader.history import replays
 from grader.history.owner_history import MAX_FILE_BYTES
-from grader.rounds.results import load_results
 from grader.rounds.records import read_record
+from grader.rounds.results import load_results
 
 AGENTS = ("random", "greedy", "positional")
 FIELD, ENVS, CHECKPOINTS, PER_GAMES, BUDGET = 120, 28, 5, 20, 2000

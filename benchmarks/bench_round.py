@@ -29,25 +29,25 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
-from benchmarks.bench_sandbox import sandbox_share, starts_in_turn
 import engine.opponents
 import grader.rounds.orchestrate
 import grader.rounds.workers
+from benchmarks.bench_sandbox import sandbox_share, starts_in_turn
+from grader.common.limits import DEFAULT_LIMITS
+from grader.common.schedule import games_per_env
+from grader.documents.submission import load_submission
 from grader.play.agent_handle import AgentHandle
 from grader.play.match import Table
-from grader.common.limits import DEFAULT_LIMITS
-from grader.rounds.orchestrate import make_plan, run_round
-from grader.sandbox.local import bwrap_problem
-from grader.rounds.records import read_record, record_path
-from grader.common.schedule import games_per_env
 from grader.play.session import parse_entrant, python_entrant
-from grader.documents.submission import load_submission
+from grader.rounds.orchestrate import make_plan, run_round
+from grader.rounds.records import read_record, record_path
+from grader.sandbox.local import bwrap_problem
 
 ENVS = "8"
 BUDGET = 200
@@ -270,7 +270,7 @@ def main() -> int:
     parts["the rest (scheduling, outcomes, checks)"] = arena - sum(parts.values())
     agent_games = parts["agent games"]
     print(
-        f"  the arena's time by part: "
+        "  the arena's time by part: "
         + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in parts.items())
         + f" (the agent games: {agent_games / max(m['agent_moves'], 1) * 1e6:.1f} us a move with their set-up)"
     )

@@ -154,11 +154,11 @@ def sandbox_share(boxed: list[float], bare: list[float]) -> float:
 
 
 def main() -> int:
-    from grader.play.agent_handle import AgentHandle
     from grader.common.limits import DEFAULT_LIMITS
+    from grader.documents.submission import load_submission
+    from grader.play.agent_handle import AgentHandle
     from grader.sandbox.local import LocalSandbox, runtime_binds
     from grader.sandbox.probe import local_checks
-    from grader.documents.submission import load_submission
 
     t = time.perf_counter()
     runtime_binds()  # once per host process: ldd over the runtime's shared objects

@@ -16,8 +16,8 @@ import sys
 import time
 
 from benchmarks.bench_site import synthetic_round
-from grader.rounds.results import schema
 from grader.documents.schema import _compiled, validate
+from grader.rounds.results import schema
 
 # Measured on the shared 2-core development machine, one 1 MB round (60 agents x 28 environments).
 BASELINE = {"predicate": 0.026, "library": 3.6, "hand-written lister": 0.27}

@@ -23,12 +23,12 @@ import tempfile
 from pathlib import Path
 
 from grader.common.limits import DEFAULT_LIMITS
+from grader.common.schedule import default_checkpoints
+from grader.play.session import parse_entrant
 from grader.rounds.capacity import HOST_SECONDS_PER_MOVE, SHARD_RATIO_TARGET, Machines, boards_for, plan_capacity
 from grader.rounds.orchestrate import make_plan, run_round
 from grader.rounds.records import read_record, record_path
 from grader.sandbox.local import bwrap_problem
-from grader.common.schedule import default_checkpoints
-from grader.play.session import parse_entrant
 
 ROOT = Path(__file__).resolve().parent.parent
 ENTRANTS = 120

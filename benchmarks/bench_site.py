@@ -25,9 +25,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.documents.yaml_io import dump_yaml
 from grader.common.faults import Payer, kinds
 from grader.common.metrics import ENDINGS
+from grader.documents.yaml_io import dump_yaml
 from grader.rounds.results import write_round
 
 ROUNDS, AGENTS, ENVS = 100, 60, 28

@@ -9,7 +9,7 @@ from functools import lru_cache
 import numpy as np
 
 from . import bitboard as bb
-from . import search, state
+from . import state
 from .layout import Layout
 from .rules import Rules
 from .scoring import DRAW, winner_by_args
@@ -24,7 +24,7 @@ class Color(enum.IntEnum):
     WHITE = 1
 
     @property
-    def other(self) -> "Color":
+    def other(self) -> Color:
         return Color(1 - self)
 
     @property

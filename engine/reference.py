@@ -50,7 +50,7 @@ class RefBoard:
         self.placements = 0
         self.passes_in_row = 0
 
-    def copy(self) -> "RefBoard":
+    def copy(self) -> RefBoard:
         other = object.__new__(RefBoard)
         other.__dict__.update(self.__dict__)
         other.cells = list(self.cells)

@@ -24,7 +24,7 @@ class Capture(enum.Enum):
         return CAPTURE_RULES[self].code
 
     @property
-    def params(self) -> "CaptureRule":
+    def params(self) -> CaptureRule:
         """This rule's row: code, directions, run limit, longest-only, description."""
         return CAPTURE_RULES[self]
 

@@ -17,9 +17,8 @@ import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
-
-from .layout import MAX_SIDE, MIN_SIDE, Layout, make_layout, opening_cells
 from . import scoring
+from .layout import MAX_SIDE, MIN_SIDE, Layout, make_layout, opening_cells
 from .rules import Capture, Rules, Win
 
 SPEC_VERSION = 1
@@ -64,7 +63,7 @@ class EnvSpec:
         every game asks for it, and hashing the rules costs more than reading it."""
         return scoring.win_args(self.rules)
 
-    def with_rules(self, **changes: Any) -> "EnvSpec":
+    def with_rules(self, **changes: Any) -> EnvSpec:
         data = self.rules.to_dict() | {k: (v.value if hasattr(v, "value") else v) for k, v in changes.items()}
         return parse_spec({"layout": self.layout.to_dict(), "rules": data}, name=self.name)
 

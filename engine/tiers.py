@@ -6,8 +6,8 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 from .layout import Layout, make_layout, opening_cells
 from .rules import Capture, Win

@@ -101,10 +101,10 @@ def warm_up() -> None:
 
 def run_check(args: argparse.Namespace, data: dict) -> int:
     # Imported only here: they exist inside .venv, which enter_venv() has just made sure of.
+    from grader.documents.submission import SubmissionError, load_submission
     from grader.documents.yaml_io import dump_yaml
     from grader.kit.build import KitError, choose_sandbox, stage_submission, warm_up_engine
     from grader.play.smoke import LONG_SETTINGS, SmokeSettings, run_smoke, smoke_boards
-    from grader.documents.submission import SubmissionError, load_submission
 
     try:
         sandbox, note = choose_sandbox(args.sandbox)
@@ -193,8 +193,8 @@ def print_report(report, seconds: float) -> None:
     margin a round needs, the output a round would print, then a verdict; on a failure, the
     end of what the agent printed there."""
     from grader.common.limits import DEFAULT_LIMITS, MIB
-    from grader.play.smoke import ROUND_MARGIN
     from grader.common.visible import visible  # the agent's text is shown, never obeyed (an ESC, a U+202E)
+    from grader.play.smoke import ROUND_MARGIN
 
     if report.digest:
         print(f"digest: {report.digest}")

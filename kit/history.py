@@ -74,10 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
+    from grader.documents.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
     from grader.documents.yaml_io import DocumentError
     from grader.history.owner_history import HistoryError, history_path, load_history, open_replays, summary
     from grader.history.replays import ReplaysError, ReplaysLocked, write_readable
-    from grader.documents.sealing import MANIFEST_NAME, OWNER_KEY_FILE, Manifest, SealError, read_key_file
     from grader.rounds.seeds import published_seeds, replay_boards
 
     if args.source is None:

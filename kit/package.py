@@ -68,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     except kitenv.KitSetupError as exc:
         return kitenv.fail(exc)
 
+    from grader.common.patterns import HANDLE_RE, HANDLE_RULE
+    from grader.documents.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
     from grader.kit.build import (
         NO_REPOSITORY,
         KitError,
@@ -78,9 +80,6 @@ def main(argv: list[str] | None = None) -> int:
         write_submission_zip,
     )
     from grader.season.screening import screen
-    from grader.documents.submission import MAX_ZIP_BYTES, SubmissionError, load_submission
-
-    from grader.common.patterns import HANDLE_RE, HANDLE_RULE
 
     if args.handle is not None and not HANDLE_RE.match(args.handle):
         print(

@@ -98,14 +98,14 @@ def main(argv: list[str] | None = None) -> int:
 
 def play(args: argparse.Namespace, data: dict) -> int:
     from engine import public_tier
-    from grader.documents.yaml_io import dump_yaml
     from grader.common.errors import OptionError
+    from grader.common.schedule import parse_checkpoints
+    from grader.documents.yaml_io import dump_yaml
     from grader.kit.build import choose_sandbox, stage_submission, warm_up_engine
+    from grader.play.session import REFERENCE_NAMES, parse_entrant
     from grader.rounds.orchestrate import make_plan
     from grader.rounds.play import HeldEnv, play_env
     from grader.rounds.publish import build, execution_of
-    from grader.common.schedule import parse_checkpoints
-    from grader.play.session import REFERENCE_NAMES, parse_entrant
 
     opponents = [o.strip() for o in args.opponents.split(",") if o.strip()]
     unknown = [o for o in opponents if o not in REFERENCE_NAMES]

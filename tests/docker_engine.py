@@ -13,8 +13,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "docker-engine.sh"
 

@@ -10,8 +10,8 @@ import yaml
 
 from engine import SpecError
 from grader.cli.main import main
-from grader.documents.yaml_io import DocumentError, load_yaml
 from grader.documents.specs import load_spec
+from grader.documents.yaml_io import DocumentError, load_yaml
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -13,7 +13,6 @@ from engine.game import geometry
 from engine.layout import make_layout, opening_cells
 from engine.reference import BLACK, WHITE, RefBoard
 from engine.reference import perft as ref_perft
-
 from tests.conftest import NO_JIT
 
 LAYOUTS = 12 if NO_JIT else 60
@@ -133,7 +132,6 @@ def test_turn_limit_counts_placements_like_the_authors_code():
     import json
 
     from engine import Termination
-
     from tests.conftest import DATA
 
     limited = [

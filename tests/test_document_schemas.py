@@ -10,10 +10,10 @@ import jsonschema
 import pytest
 
 from grader.common import patterns
-from grader.documents.yaml_io import DocumentError
 from grader.documents.schema import problems_of, validate
+from grader.documents.yaml_io import DocumentError
 
-DATA = Path(__file__).resolve().parent.parent / "grader" / "data"
+DATA = Path(__file__).resolve().parent.parent / "grader" / "documents" / "data"
 # The results schema predates descriptions; docs/results.md describes its fields.
 DESCRIBED = sorted(p for p in DATA.glob("*.schema.json"))
 

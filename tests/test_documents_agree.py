@@ -20,10 +20,10 @@ def test_no_round_or_smoke_test_asks_for_egress():
     """The code's side of the statement: nothing that plays agents passes a network but "none"."""
     for path in [
         *(ROOT / "grader" / "rounds").glob("*.py"),
-        ROOT / "grader" / "smoke.py",
-        ROOT / "grader" / "self_play.py",
-        ROOT / "grader" / "session.py",
-        ROOT / "grader" / "match.py",
+        ROOT / "grader" / "play" / "smoke.py",
+        ROOT / "grader" / "play" / "self_play.py",
+        ROOT / "grader" / "play" / "session.py",
+        ROOT / "grader" / "play" / "match.py",
     ]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.keyword) and node.arg == "network":
@@ -63,7 +63,7 @@ def test_the_protocol_judges_the_pace_per_phase_as_the_code_does():
     )
     assert "mean over each phase" in pace and "over the session" not in pace
     assert "judged on its own mean" in protocol
-    policy = (ROOT / "grader" / "policy.py").read_text()
+    policy = (ROOT / "grader" / "common" / "policy.py").read_text()
     assert "environment is judged on its own mean" in policy  # the fault's own words
 
 

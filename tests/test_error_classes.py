@@ -12,11 +12,11 @@ from engine.opponents import UnknownOpponentError, make_opponent
 from engine.perft import DepthError, perft, perft_divide
 from engine.tiers import TierError
 from grader.cli.main import main
-from grader.season.disclosure import profile_for
 from grader.common.errors import OptionError, PlanVersionError
 from grader.common.limits import DEFAULT_LIMITS, LimitsError
-from grader.sandbox.base import NetworkError, check_network
 from grader.documents.specs import UnknownSpecError, resolve_spec
+from grader.sandbox.base import NetworkError, check_network
+from grader.season.disclosure import profile_for
 
 
 def test_engine_errors_carry_the_input():
@@ -139,10 +139,10 @@ def test_an_environment_record_names_its_file_and_version(tmp_path):
 
 
 def test_a_round_without_its_records_names_the_missing_environments():
+    from grader.play.session import parse_entrant
     from grader.rounds.orchestrate import make_plan
     from grader.rounds.publish import build
     from grader.rounds.records import IncompleteRecordsError
-    from grader.play.session import parse_entrant
 
     plan = make_plan(
         "public",

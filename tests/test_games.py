@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from engine import public_tier
-from grader.season.disclosure import RULE_BEARING_GAME_KEYS
 from grader.common.files import dumps_json
 from grader.play.games import KEPT_FIELDS, SCORED_FIELDS, KeptGame, ScoredGame
 from grader.play.match import outcome_for, play_game
-from grader.rounds.results import schema
 from grader.play.self_play import SELF_PLAY_COLOR
+from grader.rounds.results import schema
+from grader.season.disclosure import RULE_BEARING_GAME_KEYS
 
 FIXTURES = Path(__file__).resolve().parent / "site" / "fixtures"
 GAMES_FILES = sorted(FIXTURES.glob("*/*/games.jsonl.gz"))

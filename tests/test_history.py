@@ -8,6 +8,7 @@ import datetime as dt
 import pytest
 from nacl.public import PrivateKey
 
+from grader.documents.sealing import encode_key
 from grader.history.owner_history import (
     History,
     HistoryError,
@@ -19,9 +20,8 @@ from grader.history.owner_history import (
     summary,
     write_history,
 )
-from grader.documents.sealing import encode_key
 
-WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 RESULTS = {
     "round": {"id": "ladder-0123456789", "tier": "ladder"},
     "agents": [

@@ -18,8 +18,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 STDLIB = frozenset(sys.stdlib_module_names)
 NUMERIC = frozenset({"numpy", "numba", "llvmlite"})  # llvmlite is numba's own, used by its intrinsics
@@ -64,13 +62,13 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def is_module(name: str) -> bool:
     base = ROOT.joinpath(*name.split("."))
     return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def edges_of(path: Path) -> list[Edge]:
     """Every import in one file, resolved to absolute module names (a `from X import Y` of a
     submodule Y names X.Y)."""

@@ -10,13 +10,11 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-import pytest
-
 import numpy as np
+import pytest
 
 from engine import Termination, parse_spec, replay
 from engine.scoring import BLACK_WINS, DRAW, WHITE_WINS, winner_code
-
 from tests.conftest import DATA
 
 RECORDS = [json.loads(line) for line in (DATA / "paper_transcripts.jsonl").read_text().splitlines() if line.strip()]

@@ -14,6 +14,7 @@ import pytest
 from nacl.public import PrivateKey
 
 from engine import LOST, PASS, Game, tier_specs
+from grader.documents.sealing import encode_key
 from grader.history import replays
 from grader.history.owner_history import (
     History,
@@ -28,11 +29,10 @@ from grader.history.owner_history import (
     store_replays,
     write_history,
 )
-from grader.documents.sealing import encode_key
 
 ROUND = "final-abcdef0123"
 SEED = "final-seed-7"
-WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
+WHEN = dt.datetime(2030, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
 RESULTS = {"round": {"id": ROUND, "tier": "final"}, "agents": []}
 
 
@@ -113,7 +113,7 @@ def test_a_replay_holds_the_owners_games_with_the_boards_the_engine_gives(source
     assert not any("acts" in g for e in stored["environments"] for g in e["games"])  # moves alone are kept
     doc = replays.with_boards(stored, specs_of(sources))
     assert [e["label"] for e in doc["environments"]] == ["E01", "E02", "E03"]
-    for (label, spec, games), env in zip(sources, doc["environments"]):
+    for (_label, spec, games), env in zip(sources, doc["environments"]):
         assert [(g["phase"], g["index"], g["colour"], g["opponent"]) for g in env["games"]] == [
             ("checkpoint", 0, "black", "@random"),
             ("pairing", 1, "white", "bob"),
@@ -178,7 +178,6 @@ def test_a_replay_names_no_winner_disc_count_or_rule(sources, tmp_path):
         "checkpoint",
         "index",
         "colour",
-        "opponent",
         "moves",
         "acts",
         "ply",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.rounds.results import read_document, schema
 from grader.documents.schema import validate
+from grader.rounds.results import read_document, schema
 
 ROUNDS = Path(__file__).parent / "site" / "fixtures" / "rounds"
 VALUES = [None, True, False, 0, -1, 1.5, 2, "x", "", "sha256:" + "a" * 64, [], {}, [1], {"a": 1}, 10**9, -0.5]

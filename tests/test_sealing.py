@@ -9,8 +9,8 @@ import pytest
 from nacl.public import PrivateKey
 
 from grader.documents import sealing
-from grader.kit.build import write_sealed_package, write_submission_zip
 from grader.documents.submission import SubmissionError, load_submission
+from grader.kit.build import write_sealed_package, write_submission_zip
 from tests.github.conftest import AGENTS
 
 

@@ -10,10 +10,10 @@ import pytest
 
 from engine import public_tier
 from engine.opponents import make_opponent
-from grader.play import match
-from grader.play.agent_handle import AgentHandle
 from grader.common.limits import DEFAULT_LIMITS
 from grader.common.policy import Conduct
+from grader.play import match
+from grader.play.agent_handle import AgentHandle
 
 pytestmark = pytest.mark.timeout(120)
 

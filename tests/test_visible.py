@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.common.visible import HIDDEN_CATEGORIES, visible
 from grader.github.api import User
 from grader.github.pr_check import Decision
-from grader.common.visible import HIDDEN_CATEGORIES, visible
 
 # What a hostile agent prints: NUL, BEL, an ESC sequence, DEL, a C1 control (CSI), a
 # right-to-left override and isolate, a BOM, a zero-width space, a line separator, a private

@@ -695,7 +695,6 @@ class Agent:
         if now & before != before:
             return False  # discs vanished: a new game
         added = (now & ~before).bit_count()
-        b = self.board
         if added == 0:
             # One placement, mine. Seen from the other seat: self-play; from mine: a pass.
             if move_bit_in(opp, move):

@@ -27,17 +27,17 @@ from typing import Any
 
 from engine.game import Color, Termination
 from engine.tiers import TIERS
-from grader.season.disclosure import PROFILES, PUBLISHED
 from grader.cli.main import exit_codes_markdown
 from grader.common.faults import FAULT_ROWS, Payer, kinds
-from grader.github.pr_check import KINDS, VERDICTS
-from grader.season.competition import FINAL_STATUSES
 from grader.common.json_spans import replace_value
-from grader.kit.build import KIT_SANDBOXES
 from grader.common.metrics import ENDINGS
 from grader.common.patterns import BY_NAME, ROUND_ID
-from grader.season.quota import STATUSES
+from grader.github.pr_check import KINDS, VERDICTS
+from grader.kit.build import KIT_SANDBOXES
 from grader.sandbox import ISOLATING
+from grader.season.competition import FINAL_STATUSES
+from grader.season.disclosure import PROFILES, PUBLISHED
+from grader.season.quota import STATUSES
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "grader/documents/data/results-schema.json"
@@ -140,6 +140,7 @@ DOCUMENT_SCHEMAS: dict[str, Callable[[], dict[str, Any]]] = {
     },
     "grader/documents/data/requests.schema.json": lambda: {"/$defs/request/properties/status/enum": list(STATUSES)},
     "grader/documents/data/seeds.schema.json": dict,
+    "grader/documents/data/invalidations.schema.json": dict,
     "grader/documents/data/history.schema.json": dict,
     "grader/documents/data/site.schema.json": dict,
     "grader/documents/data/manifest.schema.json": dict,

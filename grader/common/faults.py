@@ -52,7 +52,7 @@ class FaultKind(enum.Enum):
         return self.payer is Payer.AGENT
 
     @classmethod
-    def parse(cls, name: str) -> "FaultKind":
+    def parse(cls, name: str) -> FaultKind:
         """The kind named `name` (its value, e.g. "agent_error")."""
         try:
             return cls(name)
@@ -140,7 +140,7 @@ class Fault:
         return {"kind": self.kind.value, "detail": self.detail}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Fault":
+    def from_dict(cls, data: dict[str, Any]) -> Fault:
         return cls(FaultKind.parse(data["kind"]), str(data.get("detail", "")))
 
     def __str__(self) -> str:

@@ -93,7 +93,7 @@ class Limits:
         ask of an agent at the pace (both seats of a self-play game together)."""
         return self.pace_seconds(rows, cols) * rows * cols
 
-    def for_session(self, rows: int, cols: int, games: int) -> "Limits":
+    def for_session(self, rows: int, cols: int, games: int) -> Limits:
         """The limits of one session of `games` games on a rows x cols board: the CPU share,
         the wall ceiling and the output cap each grow by their allowance per game."""
         if games < 0:

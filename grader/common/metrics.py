@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 DIGITS = 6
 ELO_DIGITS = 1
@@ -52,10 +52,10 @@ class Tally:
         """Match points: 1 a win, 1/2 a draw, 0 a loss."""
         return self.wins + 0.5 * self.draws
 
-    def __add__(self, other: "Tally") -> "Tally":
+    def __add__(self, other: Tally) -> Tally:
         return Tally(self.wins + other.wins, self.draws + other.draws, self.losses + other.losses)
 
-    def add(self, result: str) -> "Tally":
+    def add(self, result: str) -> Tally:
         """This tally plus one game whose `result` is "win", "draw" or "loss"."""
         if result == "win":
             return Tally(self.wins + 1, self.draws, self.losses)
@@ -163,7 +163,7 @@ def _t_abs_cdf(t: float, df: int) -> float:
     return 2 / math.pi * (theta + (s * acc if df > 1 else 0.0))
 
 
-@lru_cache(maxsize=None)
+@cache
 def t_quantile(df: int, level: float = 0.95) -> float:
     """The two-sided `level` quantile of Student's t with `df` degrees of freedom (2.364624 for 7)."""
     if df < 1:

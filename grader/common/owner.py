@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 
 @functools.cache

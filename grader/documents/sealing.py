@@ -26,8 +26,8 @@ from pathlib import Path
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 
-from grader.documents.yaml_io import DocumentError, decode_text, dump_yaml, load_yaml
 from grader.documents.schema import problems_of
+from grader.documents.yaml_io import DocumentError, decode_text, dump_yaml, load_yaml
 
 SCHEMA_VERSION = 1
 SEALED_NAME = "submission.sealed"
@@ -144,7 +144,7 @@ class Manifest:
         return dump_yaml(self.to_dict())
 
     @classmethod
-    def from_bytes(cls, data: bytes, source: str = MANIFEST_NAME) -> "Manifest":
+    def from_bytes(cls, data: bytes, source: str = MANIFEST_NAME) -> Manifest:
         if len(data) > MAX_MANIFEST_BYTES:
             raise SealError(f"{source}: {len(data)} bytes, more than {MAX_MANIFEST_BYTES}")
         try:

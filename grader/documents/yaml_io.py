@@ -203,7 +203,7 @@ def parse_time(value: Any, where: str, problems: list[str]) -> dt.datetime | Non
     one means something different on every runner.
     """
     if isinstance(value, dt.datetime):
-        return value.replace(tzinfo=dt.timezone.utc) if value.tzinfo is None else value.astimezone(dt.timezone.utc)
+        return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
     if isinstance(value, str):
         try:
             parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
@@ -213,15 +213,15 @@ def parse_time(value: Any, where: str, problems: list[str]) -> dt.datetime | Non
         if parsed.tzinfo is None:
             problems.append(f"{where}: {value!r} has no time zone (write it with Z or +HH:MM)")
             return None
-        return parsed.astimezone(dt.timezone.utc)
+        return parsed.astimezone(dt.UTC)
     problems.append(f"{where}: expected an ISO 8601 time, got {type(value).__name__} {value!r}")
     return None
 
 
 def format_time(moment: dt.datetime) -> str:
     """The form times are written in: UTC, seconds, a Z."""
-    return moment.astimezone(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return moment.astimezone(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
+    return dt.datetime.now(dt.UTC)

@@ -18,14 +18,14 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 
-from grader.season.accounts import NOT_APPROVED, Account, Registry, check_change, registry_from_text
-from grader.season.competition import Competition
-from grader.documents.yaml_io import DocumentError, format_time
 from grader.documents.schema import problems_of
-from grader.github.api import ChangedFile, Repo, User
-from grader.github.events import PullRequestEvent
 from grader.documents.sealing import MANIFEST_NAME, PACKAGE_FILES, REPACKAGE, SEALED_NAME, Manifest, SealError, sha256
 from grader.documents.submission import MAX_FILES, MAX_TOTAL_BYTES
+from grader.documents.yaml_io import DocumentError, format_time
+from grader.github.api import ChangedFile, Repo, User
+from grader.github.events import PullRequestEvent
+from grader.season.accounts import NOT_APPROVED, Account, Registry, check_change, registry_from_text
+from grader.season.competition import Competition
 
 SCHEMA_VERSION = 1
 REGISTRY_PATH = "accounts.yaml"
@@ -67,7 +67,7 @@ class Decision:
         return {"schema_version": SCHEMA_VERSION} | data
 
     @classmethod
-    def from_dict(cls, data: dict, source: str = "decision") -> "Decision":
+    def from_dict(cls, data: dict, source: str = "decision") -> Decision:
         """A decision document read back (grader/documents/data/decision.schema.json); DocumentError otherwise."""
         problems = problems_of(data, "decision")
         if problems:

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from grader.common.visible import visible
+from grader.documents.schema import problems_of
 from grader.documents.yaml_io import DocumentError
 from grader.github.api import Repo
 from grader.github.pr_check import Decision
-from grader.documents.schema import problems_of
-from grader.common.visible import visible
 
 MARKER = "<!-- arena:pr-check -->"
 FLAG_KINDS = {"import": "import that needs a staff look", "opaque": "data file that cannot be read as text"}

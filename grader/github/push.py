@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ATTEMPTS = 8
 # What GitHub answers a push that no retry can fix: a ruleset, a read-only or unknown credential.

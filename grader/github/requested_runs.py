@@ -10,13 +10,13 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from grader.season.accounts import NOT_APPROVED, Registry
-from grader.season.competition import Competition
 from grader.documents.yaml_io import format_time
 from grader.github.api import Repo
 from grader.github.events import CommentEvent
 from grader.github.pr_check import classify
 from grader.github.pr_report import inline
+from grader.season.accounts import NOT_APPROVED, Registry
+from grader.season.competition import Competition
 from grader.season.quota import Request, RequestLog
 
 COMMAND = "/score"

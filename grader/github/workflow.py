@@ -7,8 +7,8 @@ import os
 import re
 from pathlib import Path
 
-from grader.documents.yaml_io import parse_time, utc_now
 from grader.common.errors import OptionError
+from grader.documents.yaml_io import parse_time, utc_now
 from grader.github.api import DEFAULT_API_URL, Repo, connect, user_id
 
 OUTPUT_KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")

@@ -40,13 +40,13 @@ from typing import Any
 from nacl.exceptions import CryptoError
 from nacl.public import PrivateKey, PublicKey, SealedBox
 
-from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, load_yaml, parse_time
+from grader.common.files import atomic_write_bytes
 from grader.common.patterns import HANDLE_RE, ROUND_ID_RE
 from grader.documents.schema import problems_of
-from grader.common.files import atomic_write_bytes
+from grader.documents.sealing import SealError, encode_key
+from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, load_yaml, parse_time
 from grader.history.replays import SUFFIX as REPLAYS_SUFFIX
 from grader.history.replays import FileLock, ReplaysError, locked, unlock
-from grader.documents.sealing import SealError, encode_key
 
 SCHEMA_VERSION = 1
 PAYLOAD_VERSION = 2  # 2: an optional `replays` (grader.history.replays.FileLock); 1 is read as well
@@ -163,7 +163,7 @@ def seal_entry(
         kind,
         tier,
         request,
-        finished_at.astimezone(dt.timezone.utc).replace(microsecond=0),
+        finished_at.astimezone(dt.UTC).replace(microsecond=0),
         owner_key,
         _seal(blob, owner_key, "the owner's key"),
         staff_key,
@@ -207,7 +207,7 @@ class History:
     handle: str
     entries: tuple[Entry, ...] = ()
 
-    def add(self, entry: Entry) -> "History":
+    def add(self, entry: Entry) -> History:
         """This history with `entry` (an entry of the same round and kind is replaced: a round
         recorded again, as a push retried from a newer main does, is one entry)."""
         kept = tuple(e for e in self.entries if (e.round, e.kind) != (entry.round, entry.kind))

@@ -235,7 +235,7 @@ class FileLock:
         return {"file": self.file, "key": self.key.hex()}
 
     @classmethod
-    def from_dict(cls, data: object, round_id: str) -> "FileLock":
+    def from_dict(cls, data: object, round_id: str) -> FileLock:
         if (
             not isinstance(data, dict)
             or data.get("file") != f"{round_id}{SUFFIX}"

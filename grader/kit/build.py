@@ -37,17 +37,17 @@ import sys
 import tempfile
 import tomllib
 import zipfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 import grader
 from grader.common.checkout import source_tree
 from grader.common.limits import DEFAULT_LIMITS, size_text
-from grader.sandbox import ISOLATING
-from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
 from grader.documents.sealing import MANIFEST_NAME as PACKAGE_MANIFEST
 from grader.documents.sealing import PACKAGE_FILES, SEALED_NAME, Manifest, public_key_text, seal, sha256
+from grader.sandbox import ISOLATING
+from grader.sandbox.image import BASE_IMAGE, IMAGE_TAG, NUMPY_VERSION
 
 MANIFEST_NAME = "kit.json"
 MANIFEST_SCHEMA_VERSION = 1
@@ -417,7 +417,7 @@ def build_kit(
             )
         digest = content_hash(kit_dir, kit_files, package_dir, package_files, core)
         previous = version_path.read_text(encoding="utf-8") if version_path.is_file() else None
-        version = kit_version(digest, previous, today or dt.datetime.now(dt.timezone.utc).date())
+        version = kit_version(digest, previous, today or dt.datetime.now(dt.UTC).date())
         contents: dict[str, bytes] = {}
         # The key the kit seals submissions to (grader.documents.sealing): production's public key, or
         # this checkout's own, made on first use. Not in the version's hash: the files are the kit.
@@ -616,9 +616,9 @@ def warm_up_gate(log: Callable[[str], None] | None = None) -> float:
     too; the seconds it took."""
     import time
 
+    from grader.play.smoke import SmokeSettings, run_smoke, smoke_boards
     from grader.rounds.play import CONTROL_AGENT
     from grader.sandbox import get_sandbox
-    from grader.play.smoke import SmokeSettings, run_smoke, smoke_boards
 
     started = time.monotonic()
     warm_up_engine(smoke_boards(), log)

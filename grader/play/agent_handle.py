@@ -17,7 +17,7 @@ import importlib
 import math
 import re
 import time
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
 
@@ -25,17 +25,17 @@ from grader.common import protocol
 from grader.common.faults import Fault, FaultKind, clean_text
 from grader.common.limits import DEFAULT_LIMITS, Limits
 from grader.common.policy import Conduct, hard_extension, not_an_int, own_act_seconds
+from grader.documents.submission import Submission
+from grader.play.seat.clock import SessionClock
+from grader.play.seat.ledger import ActStats, Ledger
+from grader.play.seat.transport import EXPIRED, ActFrame, ActReply, Expired, InProcessTransport, PipeTransport
 from grader.sandbox.base import LaunchError, Network, Sandbox, SandboxProcess
 from grader.sandbox.frozen import HoldError
 from grader.sandbox.image import NUMPY_VERSION
 from grader.sandbox.schedstat import Sample
-from grader.play.seat.clock import SessionClock
-from grader.play.seat.ledger import ActStats, Ledger
-from grader.play.seat.transport import EXPIRED, ActFrame, ActReply, Expired, InProcessTransport, PipeTransport
-from grader.documents.submission import Submission
 
 VERSION_MAX = 40  # characters kept of each version the runner reports
-Transport = Union[PipeTransport, InProcessTransport]
+Transport = PipeTransport | InProcessTransport
 
 
 MISSING_MODULE_RE = re.compile(r"^ModuleNotFoundError: No module named '([^']{1,100})'")
@@ -97,7 +97,7 @@ class AgentHandle:
         limits: Limits = DEFAULT_LIMITS,
         network: Network = "none",
         label: str | None = None,
-    ) -> "AgentHandle":
+    ) -> AgentHandle:
         """Start `submission` in `sandbox` and wait for its runner to be ready.
 
         Always returns a handle; if the sandbox could not start or the agent
@@ -113,14 +113,14 @@ class AgentHandle:
         return handle
 
     @classmethod
-    def in_process(cls, agent: Any, limits: Limits = DEFAULT_LIMITS, label: str = "agent") -> "AgentHandle":
+    def in_process(cls, agent: Any, limits: Limits = DEFAULT_LIMITS, label: str = "agent") -> AgentHandle:
         """A seat for a trusted Python agent object in this process. It goes through the same
         policy and fault paths as a sandboxed agent, so a round can be tested whole without a
         sandbox; nothing bounds its time or memory."""
         return cls(InProcessTransport(agent, limits), limits, label)
 
     @classmethod
-    def import_in_process(cls, target: str, limits: Limits, label: str) -> "AgentHandle":
+    def import_in_process(cls, target: str, limits: Limits, label: str) -> AgentHandle:
         """`in_process` of a new `module:Class` object; an import or constructor that raises
         is the agent's fault, on the handle."""
         module, _, name = target.partition(":")
@@ -133,7 +133,7 @@ class AgentHandle:
         return cls.in_process(agent, limits, label)
 
     @classmethod
-    def failed(cls, fault: Fault, limits: Limits = DEFAULT_LIMITS, label: str = "agent") -> "AgentHandle":
+    def failed(cls, fault: Fault, limits: Limits = DEFAULT_LIMITS, label: str = "agent") -> AgentHandle:
         """A session that never started: `fault` says why."""
         handle = cls(None, limits, label)
         handle.fault = fault
@@ -182,7 +182,7 @@ class AgentHandle:
         self.memory_peak_bytes = self.transport.process.memory_peak()
         self.transport.close()
 
-    def __enter__(self) -> "AgentHandle":
+    def __enter__(self) -> AgentHandle:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -23,11 +23,11 @@ import subprocess
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from grader.season.accounts import load_registry
-from grader.documents.yaml_io import DocumentError, check_envelope, format_time, read_yaml, utc_now
-from grader.sandbox.base import Sandbox
 from grader.documents.sealing import REPACKAGE, SealError, is_package, read_package, sha256
+from grader.documents.yaml_io import DocumentError, check_envelope, format_time, read_yaml, utc_now
 from grader.play.smoke import SmokeSettings, run_smoke
+from grader.sandbox.base import Sandbox
+from grader.season.accounts import load_registry
 
 SCHEMA_VERSION = 1
 REGISTRY = "accounts.yaml"

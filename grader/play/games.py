@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from grader.season.disclosure import RULE_BEARING_GAME_KEYS
 from grader.common.faults import Fault
+from grader.season.disclosure import RULE_BEARING_GAME_KEYS
 
 
 @dataclass

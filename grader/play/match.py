@@ -9,16 +9,16 @@ agents here: whether a game gives feedback is the round's decision
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol
 
 import numpy as np
 
 from engine import COLORS, ENDINGS, Color, EnvSpec, Game, recorded_moves
 from engine.opponents import EngineSeats, Meter, Opponent, play_seated_games, seated_opponent
-
 from grader.common.faults import Fault, FaultKind
-from grader.play.games import GameRecord, SideStats
 from grader.common.policy import Verdict
+from grader.play.games import GameRecord, SideStats
 
 LABELS = tuple(c.label for c in COLORS)
 WINNER_LABELS = {1: "black", -1: "white", 0: None}  # a winner as engine.search.winner_of gives it for black
@@ -84,7 +84,7 @@ def play_game(spec: EnvSpec, black, white, seed: int) -> GameRecord:
 
 # One idle table per environment: the games of a session follow each other, and a table
 # laid out again for each would cost more than some games' moves.
-_SPARE_TABLES: dict[str, "Table"] = {}
+_SPARE_TABLES: dict[str, Table] = {}
 
 
 def is_engine_seat(seat) -> bool:

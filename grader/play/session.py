@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from engine import Color, EnvSpec
 from engine.opponents import Meter, Opponent, play_reference_games, seated_opponent
-from grader.play.agent_handle import AgentHandle
 from grader.common.faults import Fault, FaultKind
 from grader.common.limits import Limits
+from grader.documents.submission import SubmissionError, load_submission
+from grader.play.agent_handle import AgentHandle
 from grader.play.match import WINNER_LABELS
 from grader.play.self_play import SelfPlayGame, heard, play_self_play
-from grader.documents.submission import SubmissionError, load_submission
 
 REFERENCE_NAMES = ("random", "greedy", "minimax")
 KINDS = ("submission", "reference", "python")

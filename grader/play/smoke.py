@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine import EnvSpec, derive_seed, public_tier
-from grader.play.agent_handle import AgentHandle
+from grader.common.faults import FaultKind
 from grader.common.limits import DEFAULT_LIMITS, MIB, Limits
-from grader.play.match import env_info, outcome_for, play_game
 from grader.common.policy import CHECKPOINT, PAIRING, PHASES, SELF_PLAY
 from grader.common.schedule import (
     CANONICAL_BUDGET,
@@ -36,11 +35,12 @@ from grader.common.schedule import (
     DEFAULT_GAMES_PER_CHECKPOINT,
     DEFAULT_PAIRING_GAMES,
 )
+from grader.documents.submission import SubmissionError, agent_methods, load_submission
+from grader.play.agent_handle import AgentHandle
+from grader.play.match import env_info, outcome_for, play_game
 from grader.play.self_play import SELF_PLAY_COLOR
-from grader.common.faults import FaultKind
 from grader.sandbox.base import LaunchError, Sandbox
 from grader.season.screening import Flag, screen
-from grader.documents.submission import SubmissionError, agent_methods, load_submission
 
 SCHEMA_VERSION = 1
 STDERR_TAIL_LINES = 20

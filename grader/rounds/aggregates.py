@@ -11,7 +11,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from grader.common.faults import Payer, kinds
-from grader.play.games import ScoredGame
 from grader.common.metrics import (
     INTERVAL_ENVIRONMENTS,
     INTERVAL_ENVIRONMENTS_FLOOR,
@@ -30,8 +29,9 @@ from grader.common.metrics import (
     wilson,
     win_draw_rates,
 )
-from grader.rounds.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
 from grader.common.schedule import CHECKPOINT_LABEL
+from grader.play.games import ScoredGame
+from grader.rounds.results import AgentMetrics, CurvePoint, EnvAgent, PairResult, Record, SaeValue, Spread, Standing
 
 MIN_FIELD_FOR_STANDING = 8
 MIN_ENVS_FOR_PUBLIC = 8

@@ -245,7 +245,7 @@ class Board(NamedTuple):
     obstacles: int
 
     @classmethod
-    def of(cls, spec: EnvSpec) -> "Board":
+    def of(cls, spec: EnvSpec) -> Board:
         return cls(spec.name, spec.layout.rows, spec.layout.cols, len(spec.layout.obstacles))
 
     @property

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 
 from engine import tier_specs
 from engine.tiers import DEFAULT_GENERATED_COUNT
-from grader.season.competition import Competition
-from grader.documents.yaml_io import format_time
 from grader.common.schedule import ScheduleError, parse_checkpoints
+from grader.documents.yaml_io import format_time
+from grader.season.competition import Competition
 
 TIERS = ("ladder", "final", "public")  # the tiers round.yml offers
 GENERATED = ("ladder", "final")

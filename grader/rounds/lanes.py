@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import heapq
 import threading
-from typing import Callable, Iterable, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from grader.sandbox import pinning
 

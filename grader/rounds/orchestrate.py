@@ -17,23 +17,21 @@ from typing import TextIO
 
 import yaml
 
-from engine import EnvSpec
 from engine.tiers import POOL_VERSION
-from grader.season.disclosure import profile_for
 from grader.common.errors import OptionError, ShardError
 from grader.common.faults import FaultKind
+from grader.common.files import atomic_write_bytes
 from grader.common.limits import DEFAULT_LIMITS, Limits
-from grader.rounds.results import load_results
+from grader.play.session import Entrant, check_field
+from grader.rounds.capacity import Board, CapacityError, CapacityPlan, plan_shard
+from grader.rounds.environments import select_envs
 from grader.rounds.plan import ARENA_RETRIES, MAX_ARENA_FAULTS, RoundPlan, git_commit, order_envs, read_plan
 from grader.rounds.play import HeldEnv
 from grader.rounds.publish import publish
-from grader.common.files import atomic_write_bytes
 from grader.rounds.records import IncompleteRecordsError, record_path
-from grader.rounds.environments import select_envs
-from grader.rounds.capacity import Board, CapacityError, CapacityPlan, plan_shard
+from grader.rounds.results import load_results
 from grader.rounds.workers import finished_records, prepare_work, run_envs
-from grader.rounds.seeds import int_seed
-from grader.play.session import Entrant, check_field
+from grader.season.disclosure import profile_for
 
 HIDDEN_TIERS = ("ladder", "final")
 

@@ -7,20 +7,20 @@ plan, so the same arguments name the same round on every runner and every shard.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
-import dataclasses
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import grader
 from engine import EnvSpec, parse_spec
 from grader.common import checkout
-from grader.season.disclosure import Disclosure, profile_for
 from grader.common.errors import OptionError, PlanVersionError
 from grader.common.limits import Limits
 from grader.common.schedule import check_checkpoints
 from grader.play.session import Entrant
+from grader.season.disclosure import Disclosure, profile_for
 
 PLAN_VERSION = 1
 ARENA_RETRIES = 2
@@ -133,7 +133,7 @@ class RoundPlan:
         return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
     @classmethod
-    def from_dict(cls, data: dict) -> "RoundPlan":
+    def from_dict(cls, data: dict) -> RoundPlan:
         if data.get("plan_version") != PLAN_VERSION:
             raise PlanVersionError(
                 data.get("plan_version"),

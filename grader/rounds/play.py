@@ -22,19 +22,14 @@ environment.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable
 
 from engine import Color
 from grader.common.faults import Fault, FaultKind
-from grader.play.games import ScoredGame
-from grader.play.match import env_info, play_games
-from grader.common.policy import CHECKPOINT, PAIRING, SELF_PLAY
-from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
-from grader.rounds.plan import EnvEntry, RoundPlan
-from grader.rounds.records import EntrantEnv, EnvRecord
 from grader.common.limits import Limits
+from grader.common.policy import CHECKPOINT, PAIRING, SELF_PLAY
 from grader.common.schedule import (
     CHECKPOINT_LABEL,
     CHECKPOINT_OPPONENT,
@@ -47,9 +42,14 @@ from grader.common.schedule import (
     self_play_seed,
     session_games,
 )
-from grader.sandbox import pinning
-from grader.play.session import Entrant, Session, open_session, python_entrant
 from grader.documents.submission import load_submission
+from grader.play.games import ScoredGame
+from grader.play.match import env_info, play_games
+from grader.play.session import Entrant, Session, open_session, python_entrant
+from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
+from grader.rounds.plan import EnvEntry, RoundPlan
+from grader.rounds.records import EntrantEnv, EnvRecord
+from grader.sandbox import pinning
 
 PROGRESS_EVERY = 50  # games between progress reports
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from grader.season.disclosure import PROFILES, project_games, project_result
 from grader.common.metrics import generalisation_gap
+from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, Scores, ScoringInput, compute
+from grader.rounds.plan import RoundPlan, commitment
+from grader.rounds.records import EnvRecord, IncompleteRecordsError, self_play_digest
 from grader.rounds.results import (
     SCHEMA_VERSION,
     EnvDetail,
@@ -21,9 +23,7 @@ from grader.rounds.results import (
     games_body,
     write_round,
 )
-from grader.rounds.plan import RoundPlan, commitment
-from grader.rounds.records import EnvRecord, IncompleteRecordsError, self_play_digest
-from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, Scores, compute
+from grader.season.disclosure import PROFILES, project_games, project_result
 
 
 def statuses_of(records: list[EnvRecord]) -> dict[str, dict[str, str]]:

@@ -110,7 +110,7 @@ class EnvRecord:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict) -> "EnvRecord":
+    def from_dict(cls, data: dict) -> EnvRecord:
         if data.get("record_version") != RECORD_VERSION:
             raise RecordVersionError(
                 data.get("record_version"),

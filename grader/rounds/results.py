@@ -12,14 +12,15 @@ import gzip
 import hashlib
 import json
 import zlib
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from grader.documents.yaml_io import DocumentError, decode_text, dump_yaml, load_yaml
 from grader.common.files import atomic_write_bytes, dumps_json, gzip_bytes
 from grader.documents.schema import SchemaError, validate
+from grader.documents.yaml_io import DocumentError, decode_text, dump_yaml, load_yaml
 
 SCHEMA_VERSION = 1
 GAMES_FILE = "games.jsonl.gz"

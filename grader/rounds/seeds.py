@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
-from grader.season.competition import Competition
-from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, parse_time, read_yaml
 from grader.documents.schema import problems_of
+from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, parse_time, read_yaml
 from grader.rounds.plan import commitment
+from grader.season.competition import Competition
 
 if TYPE_CHECKING:
     from engine.spec import EnvSpec

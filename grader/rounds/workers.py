@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from grader.rounds.play import HeldEnv, play_env
-from grader.rounds.plan import RoundPlan, read_plan
 from grader.common.files import atomic_write_bytes
-from grader.rounds.records import EnvRecord, read_record, record_path, write_record
-from grader.sandbox import pinning
 from grader.common.schedule import games_per_env
 from grader.common.visible import visible
+from grader.rounds.plan import RoundPlan, read_plan
+from grader.rounds.play import HeldEnv, play_env
+from grader.rounds.records import EnvRecord, read_record, record_path, write_record
+from grader.sandbox import pinning
 
 PROGRESS_SECONDS = 2.0
 _SANDBOXES: dict = {}  # one sandbox backend per worker process and name
@@ -245,7 +245,7 @@ class SyncManager(multiprocessing.managers.SyncManager):
     def __init__(self, ctx) -> None:
         super().__init__(ctx=ctx)
 
-    def __enter__(self) -> "SyncManager":
+    def __enter__(self) -> SyncManager:
         self.start(die_with_parent, (os.getpid(),))
         return self
 

@@ -18,13 +18,14 @@ import signal
 import stat
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable, Literal, Protocol
+from typing import Literal, Protocol
 
 from grader.common import owner
 from grader.common.limits import Limits
-from grader.sandbox import frozen
 from grader.documents.submission import IGNORED_DIRS, Submission
+from grader.sandbox import frozen
 
 Network = Literal["none", "egress"]
 NETWORKS = ("none", "egress")

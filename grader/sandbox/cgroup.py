@@ -112,7 +112,7 @@ class Cgroup:
 
     # -- creation ---------------------------------------------------------
     @classmethod
-    def of_process(cls, pid: int) -> "Cgroup | None":
+    def of_process(cls, pid: int) -> Cgroup | None:
         """The cgroup another process is in (a container's, made by its engine), to read its
         accounting and kill its processes; None where the host does not show it to us."""
         try:
@@ -131,7 +131,7 @@ class Cgroup:
         return group
 
     @classmethod
-    def create(cls, memory_bytes: int, pids: int, cpu_cores: float, core: int | None = None) -> "Cgroup | None":
+    def create(cls, memory_bytes: int, pids: int, cpu_cores: float, core: int | None = None) -> Cgroup | None:
         """A new cgroup with the limits applied (and its processes held to `core`, where the
         host has the cpuset controller), or None when the host lets us create none.
         Its name carries this process's owner tag; the first one a process makes sweeps
@@ -154,7 +154,7 @@ class Cgroup:
         return group
 
     @classmethod
-    def _create_v1(cls, name: str) -> "Cgroup | None":
+    def _create_v1(cls, name: str) -> Cgroup | None:
         own = _own_paths()
         dirs = {}
         for controller in V1_CONTROLLERS:
@@ -170,7 +170,7 @@ class Cgroup:
         return cls(dirs, 1) if dirs else None
 
     @classmethod
-    def _create_v2(cls, name: str) -> "Cgroup | None":
+    def _create_v2(cls, name: str) -> Cgroup | None:
         parent = CGROUP_ROOT / _own_paths().get("", "/").lstrip("/")
         try:
             enabled = set(_read(parent / "cgroup.subtree_control").split())

@@ -41,6 +41,8 @@ from pathlib import Path
 
 from grader.common import owner
 from grader.common.limits import Limits
+from grader.documents.submission import Submission
+from grader.sandbox import frozen, pagecache, pinning
 from grader.sandbox import image as agent_image
 from grader.sandbox.base import (
     AGENT_MOUNT,
@@ -56,9 +58,7 @@ from grader.sandbox.base import (
     sweep_sessions,
     user_temp_folder,
 )
-from grader.sandbox import frozen, pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
-from grader.documents.submission import Submission
 
 IMAGE_TAG = agent_image.IMAGE_TAG
 AGENT_UID = agent_image.AGENT_UID

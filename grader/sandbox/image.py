@@ -24,9 +24,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 NUMPY_VERSION = "2.4.6"
 PYTHON_TAG = "cp311"

@@ -31,6 +31,8 @@ import threading
 from pathlib import Path
 
 from grader.common.limits import Limits
+from grader.documents.submission import Submission
+from grader.sandbox import pagecache, pinning
 from grader.sandbox.base import (
     AGENT_MOUNT,
     LAUNCHER_PROCESSES,
@@ -43,15 +45,13 @@ from grader.sandbox.base import (
     check_network,
     runner_rlimits,
     session_folder,
+    stage_session,
     staged_copy,
     staged_files,
-    stage_session,
     sweep_sessions,
     user_temp_folder,
 )
-from grader.sandbox import pagecache, pinning
 from grader.sandbox.cgroup import Cgroup
-from grader.documents.submission import Submission
 
 SANDBOX_UID = 65534  # nobody, inside
 SANDBOX_GID = 65534

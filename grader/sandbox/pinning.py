@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 _thread = threading.local()  # `core`: this thread's core for its sandboxes
 _default: int | None = None  # the core of threads that took none (a worker's own thread)

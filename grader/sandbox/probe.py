@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.common.limits import DEFAULT_LIMITS, Limits
+from grader.documents.submission import Submission, sweep_extractions
 from grader.sandbox.base import LAUNCHER_PROCESSES, RUNNER_DIR, LaunchError, runner_rlimits
 from grader.sandbox.cgroup import probe as probe_cgroups
 from grader.sandbox.cgroup import sweep_leftovers as sweep_cgroups
-from grader.documents.submission import Submission, sweep_extractions
 
 NAMESPACES = ("user", "pid", "net", "ipc", "mnt", "uts")
 CLONE_NEWUSER = 0x10000000

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 REFRESH_SECONDS = 0.5
 # The calling thread's own schedstat file, opened once per thread for the process's life.

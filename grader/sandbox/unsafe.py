@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 from grader.common.limits import Limits
+from grader.documents.submission import Submission
 from grader.sandbox.base import (
     RUNNER_DIR,
     RUNNER_SCRIPT,
@@ -24,7 +25,6 @@ from grader.sandbox.base import (
     check_network,
     runner_rlimits,
 )
-from grader.documents.submission import Submission
 
 WARNING = (
     "\n*** arena: WARNING: running {label} WITHOUT A SANDBOX (--sandbox unsafe). ***\n"

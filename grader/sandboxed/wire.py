@@ -168,7 +168,7 @@ class FrameReader:
             body = buf[body_at:end]  # a copy: the arrays own their (writable) memory
             arrays = []
             offset = 0
-            for dtype, count, shape, nbytes in layout:
+            for dtype, _count, shape, nbytes in layout:
                 if offset + nbytes > body_len:
                     raise WireError(f"arrays need {offset + nbytes} bytes, body has {body_len}")
                 arrays.append(np.ndarray(shape, dtype, body, offset))

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grader.documents.yaml_io import DocumentError, dump_yaml, load_yaml, read_yaml
 from grader.documents.schema import problems_of
+from grader.documents.yaml_io import DocumentError, dump_yaml, load_yaml, read_yaml
 
 SCHEMA_VERSION = 1
 FIELDS = ("login", "handle", "approved", "staff")

@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, parse_time, read_yaml
 from grader.common.errors import OptionError
 from grader.common.patterns import ROUND_ID_RE
 from grader.documents.schema import problems_of
+from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, parse_time, read_yaml
 
 SCHEMA_VERSION = 1
 FINAL_STATUSES = ("not_run", "pending_review", "published")
@@ -117,7 +117,7 @@ class Competition:
         }
 
     # -- staff transitions ---------------------------------------------------
-    def final_dated(self, final_at: dt.datetime, now: dt.datetime) -> "Competition":
+    def final_dated(self, final_at: dt.datetime, now: dt.datetime) -> Competition:
         """Staff set (or move) the final's date: only before a final has been played, and only
         to a date whose freeze is still ahead (a freeze in the past would change the field of
         students who could still upload a moment ago)."""
@@ -144,7 +144,7 @@ class Competition:
             )
         return replace(self, final_at=final_at)
 
-    def final_committed(self, round_id: str) -> "Competition":
+    def final_committed(self, round_id: str) -> Competition:
         """The final round was merged into rounds/: it waits for review."""
         if not ROUND_ID_RE.match(round_id):
             raise OptionError("--round", round_id, f"{round_id!r} is not a round id")
@@ -161,7 +161,7 @@ class Competition:
             )
         return replace(self, final=FinalState("pending_review", round_id, reruns=self.final.reruns))
 
-    def final_set_aside(self, reason: str, now: dt.datetime, staff_id: int) -> "Competition":
+    def final_set_aside(self, reason: str, now: dt.datetime, staff_id: int) -> Competition:
         """Staff set aside a final pending review that failed, with a reason, so that it may be
         dispatched again; the set-aside round is recorded in `final.reruns`."""
         if self.final.status != "pending_review":
@@ -175,7 +175,7 @@ class Competition:
         record = {"round_id": self.final.round_id, "reason": reason.strip(), "by": staff_id, "at": format_time(now)}
         return replace(self, final=FinalState("not_run", reruns=self.final.reruns + (record,)))
 
-    def final_published(self, now: dt.datetime, staff_id: int) -> "Competition":
+    def final_published(self, now: dt.datetime, staff_id: int) -> Competition:
         """A staff member publishes the reviewed final; the appeal window opens."""
         if self.final.status != "pending_review":
             raise FinalStateError(
@@ -183,7 +183,7 @@ class Competition:
             )
         return replace(self, final=replace(self.final, status="published", published_at=now, published_by=staff_id))
 
-    def closed_if_due(self, now: dt.datetime) -> "Competition":
+    def closed_if_due(self, now: dt.datetime) -> Competition:
         """Mark the competition ended once the appeal window has closed; unchanged otherwise."""
         close = self.appeals_close_at
         if self.ended or close is None or now < close:
@@ -289,27 +289,16 @@ class Invalidation:
 
 
 def parse_invalidations(data: Any, source: str = str(INVALIDATIONS_PATH)) -> list[Invalidation]:
-    """The invalidations of a parsed document; raise DocumentError listing every problem."""
-    problems = check_envelope(data, source, SCHEMA_VERSION, ("schema_version", "invalidated"))
+    """The invalidations of a parsed document (grader/documents/data/invalidations.schema.json);
+    raise DocumentError listing every problem."""
+    problems = problems_of(data, "invalidations")
+    if problems:
+        raise DocumentError(source, problems)
     out = []
-    items = data.get("invalidated") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        problems.append("invalidated: expected a list")
-        items = []
-    for i, item in enumerate(items):
-        where = f"invalidated[{i}]"
-        if not isinstance(item, dict) or set(item) != set(INVALIDATION_FIELDS):
-            problems.append(f"{where}: expected the fields {', '.join(INVALIDATION_FIELDS)}")
-            continue
-        if not (isinstance(item["round"], str) and ROUND_ID_RE.match(item["round"])):
-            problems.append(f"{where}.round: {item['round']!r} is not a round id")
-        if not (isinstance(item["reason"], str) and item["reason"].strip()):
-            problems.append(f"{where}.reason: a reason is required")
-        if isinstance(item["by"], bool) or not isinstance(item["by"], int):
-            problems.append(f"{where}.by: expected a GitHub numeric id")
-        at = parse_time(item["at"], f"{where}.at", problems)
+    for i, item in enumerate(data["invalidated"]):
+        at = parse_time(item["at"], f"invalidated[{i}].at", problems)
         if at is not None:
-            out.append(Invalidation(item["round"], str(item["handle"]), str(item["reason"]), item["by"], at))
+            out.append(Invalidation(item["round"], item["handle"], item["reason"], item["by"], at))
     if problems:
         raise DocumentError(source, problems)
     return out

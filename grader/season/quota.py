@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, parse_time, read_yaml
-from grader.documents.schema import problems_of
 from grader.common.errors import OptionError
+from grader.documents.schema import problems_of
+from grader.documents.yaml_io import DocumentError, dump_yaml, format_time, parse_time, read_yaml
 
 SCHEMA_VERSION = 1
 STATUSES = ("queued", "published", "agent_refused", "arena_failed")
@@ -120,12 +120,12 @@ class RequestLog:
         )
         return Quota(limit, len(times), times[0] + window if times else None)
 
-    def add(self, request: Request) -> "RequestLog":
+    def add(self, request: Request) -> RequestLog:
         if self.get(request.id) is not None:
             raise RequestStateError(request.id, f"request {request.id} is already in the log")
         return RequestLog(self.requests + (request,))
 
-    def finish(self, request_id: str, status: str, round_id: str | None) -> "RequestLog":
+    def finish(self, request_id: str, status: str, round_id: str | None) -> RequestLog:
         """Record how a queued request ended."""
         if status not in STATUSES or status == "queued":
             raise OptionError(

@@ -28,6 +28,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from grader.common.patterns import ROUND_ID_RE
+from grader.documents.schema import problems_of
+from grader.documents.yaml_io import DocumentError, read_yaml
 from grader.season.competition import (
     INVALIDATIONS_PATH,
     Competition,
@@ -35,9 +38,6 @@ from grader.season.competition import (
     load_competition,
     load_invalidations,
 )
-from grader.documents.yaml_io import DocumentError, read_yaml
-from grader.common.patterns import ROUND_ID_RE
-from grader.documents.schema import problems_of
 
 SCHEMA_VERSION = 1
 DEFAULT_SERIES_NAME = "The professor's rounds"

@@ -25,20 +25,20 @@ import hashlib
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
-from grader.season.accounts import Registry, load_registry
 from grader.common.checkout import source_tree
-from grader.season.disclosure import private_reasons
 from grader.common.limits import DEFAULT_LIMITS
+from grader.rounds.aggregates import MIN_FIELD_FOR_STANDING
+from grader.season.accounts import Registry, load_registry
+from grader.season.disclosure import private_reasons
+from grader.season.site_settings import SeriesRound, SiteConfig, load_site_config
 from grader.site import docs as docs_mod
 from grader.site import environments as envs_mod
 from grader.site import model, replays, svg
-from grader.season.site_settings import SeriesRound, SiteConfig, load_site_config
 from grader.site.data import RoundCache, RoundSource, load_rounds
-from grader.rounds.aggregates import MIN_FIELD_FOR_STANDING
 from grader.site.render import COMMIT_PLACEHOLDER, Writer, check_out_folder, digest, make_environment, tree_digest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -188,7 +188,7 @@ def leaderboard_round(
 
 
 def _when(moment: dt.datetime | None) -> str | None:
-    return None if moment is None else moment.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return None if moment is None else moment.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def calendar(config: SiteConfig) -> dict:
@@ -225,12 +225,13 @@ def frozen_entries(
     freeze; outside a checkout holding that history, the digests of the final's field in
     `rounds` (when it is there). Empty before the freeze. Digests only, no result: shown while
     the final is pending review too."""
-    from grader.play.field import GitError, build_field, commit_at, export_tree
-    from grader.documents.yaml_io import DocumentError
     import tempfile
 
+    from grader.documents.yaml_io import DocumentError
+    from grader.play.field import GitError, build_field, commit_at, export_tree
+
     freeze_at = config.competition.freeze_at
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     # Frozen by the clock, or by the final's state (a final played is past the freeze), so
     # that a page built from a state says the same whenever it is built.
     if freeze_at is None or not (config.competition.frozen(now) or config.competition.final.status != "not_run"):
@@ -290,7 +291,7 @@ def _commit_at(top: Path, path: str, moment: dt.datetime) -> tuple[str, str] | N
         return None
     if len(found) != 2:
         return None
-    when = dt.datetime.fromtimestamp(int(found[1]), dt.timezone.utc)
+    when = dt.datetime.fromtimestamp(int(found[1]), dt.UTC)
     return found[0], when.strftime("%Y-%m-%d %H:%M UTC")
 
 

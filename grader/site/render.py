@@ -16,9 +16,10 @@ import json
 import marshal
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import jinja2
 from markupsafe import Markup, escape

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from markupsafe import Markup, escape
 
@@ -167,7 +167,7 @@ def curve_figure(
     return Markup("".join(out))
 
 
-@lru_cache(maxsize=None)  # a few dozen indexes, each drawn on every table row of every page
+@cache  # a few dozen indexes, each drawn on every table row of every page
 def swatch(index: int) -> Markup:
     """A short line in the index-th agent's colour and dash, with its mark, for legends and tables."""
     colour, dash = style_of(index)

@@ -30,6 +30,19 @@ from engine import (
 )
 from engine.opponents import seated_opponent
 from engine.tiers import DEFAULT_GENERATED_COUNT
+from grader.common.limits import Limits
+from grader.common.metrics import INTERVAL_ENVIRONMENTS_FLOOR, INTERVAL_WILSON_GAMES, generalisation_gap
+from grader.common.policy import SESSION_END_KINDS
+from grader.common.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed, self_play_seed
+from grader.play.games import KeptGame, ScoredGame
+from grader.play.session import REFERENCE_NAMES, Entrant
+from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
+from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
+from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, order_envs, read_plan
+from grader.rounds.publish import config_of, round_notes
+from grader.rounds.records import read_record, record_path, self_play_digest
+from grader.rounds.results import ResultsError, check_twin, load_games, load_results
+from grader.rounds.seeds import int_seed
 from grader.season.disclosure import (
     PROFILES,
     RULE_BEARING_GAME_KEYS,
@@ -38,19 +51,6 @@ from grader.season.disclosure import (
     project_games,
     project_result,
 )
-from grader.play.games import KeptGame, ScoredGame
-from grader.common.limits import Limits
-from grader.common.metrics import INTERVAL_ENVIRONMENTS_FLOOR, INTERVAL_WILSON_GAMES, generalisation_gap
-from grader.common.policy import SESSION_END_KINDS
-from grader.rounds.results import ResultsError, check_twin, load_games, load_results
-from grader.rounds.orchestrate import HIDDEN_TIERS, public_round_baseline
-from grader.rounds.plan import EnvEntry, PlanError, RoundPlan, commitment, order_envs, read_plan
-from grader.rounds.publish import config_of, round_notes
-from grader.rounds.records import read_record, record_path, self_play_digest
-from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING, ScoringInput, compute
-from grader.rounds.seeds import int_seed
-from grader.common.schedule import CHECKPOINT_LABEL, CHECKPOINT_OPPONENT, checkpoint_seed, pairing_seed, self_play_seed
-from grader.play.session import REFERENCE_NAMES, Entrant
 
 
 class Difference(Exception):

@@ -7,7 +7,6 @@ import json
 import yaml
 
 from grader.cli.main import main
-
 from tests.conftest import DATA
 
 

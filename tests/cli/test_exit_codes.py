@@ -7,8 +7,8 @@ import errno
 import pytest
 
 from grader.cli import main as cli
-from grader.cli.main import ARENA_FAILED, INPUT_FAILED, main
 from grader.cli.commands import envs as envs_command
+from grader.cli.main import ARENA_FAILED, INPUT_FAILED, main
 
 
 def test_help_is_ok():

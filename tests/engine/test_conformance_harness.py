@@ -6,7 +6,6 @@ import pytest
 
 from engine import paper_tier, public_tier, tier_specs
 from engine.conformance import check_environment
-
 from tests.conftest import NO_JIT
 
 GAMES = 1 if NO_JIT else 2

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from engine import OPPONENT_NAMES, Color, Game, IllegalMoveError, make_opponent, public_tier
-from engine.opponents import EngineSeats, Meter, play_reference_games, seated_opponent
 from engine import bitboard as bb
-
+from engine.opponents import EngineSeats, Meter, play_reference_games, seated_opponent
 from tests.conftest import NO_JIT
 
 ENV = public_tier()[0]

@@ -8,7 +8,6 @@ import yaml
 from engine import Capture, parse_spec, perft, perft_divide
 from engine.reference import RefBoard
 from engine.reference import perft as ref_perft
-
 from tests.conftest import DATA, NO_JIT, skip_without_jit
 
 PUBLISHED = yaml.safe_load((DATA / "perft.yaml").read_text())

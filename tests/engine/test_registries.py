@@ -10,7 +10,6 @@ from engine import bitboard as bb
 from engine.reference import capture_directions, max_run
 from engine.rules import CAPTURE_RULES, capture_descriptions
 from engine.tiers import GENERATOR_POOLS, POOL_VERSION, generator_pool
-
 from tests.conftest import NO_JIT
 
 # The ids each seed's tiers had when the pool was version 1: a new rule must not move them.

@@ -7,7 +7,6 @@ import pytest
 from engine import Capture, Win, generate_tier, paper_tier, public_tier, tier_specs
 from engine.layout import opening_cells
 from engine.tiers import screen
-
 from tests.conftest import NO_JIT
 
 # Screening plays 400 random games per candidate: a pure-Python run checks a shorter tier.

@@ -14,13 +14,12 @@ import random
 import sys
 from pathlib import Path
 
+import adaptive_harness as harness
 import numpy as np
 import pytest
 
 from engine import Capture, Color, EnvSpec, Game, paper_tier, public_tier
 from engine.reference import BLACK, WHITE, RefBoard
-
-import adaptive_harness as harness
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 CAPTURES = ("standard", "orthogonal", "short-1", "short-2", "longest")

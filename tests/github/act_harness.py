@@ -122,7 +122,7 @@ class Scratch:
         self.pulls = 0
 
     @classmethod
-    def from_project(cls, root: Path) -> "Scratch":
+    def from_project(cls, root: Path) -> Scratch:
         self = cls(root)
         root.mkdir(parents=True, exist_ok=True)
         files = (

@@ -39,8 +39,8 @@ CONFIG = {
     "final": {"status": "not_run", "round_id": None, "published_at": None, "published_by": None},
     "ended": False,
 }
-BEFORE_FREEZE = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.timezone.utc)
-AFTER_FREEZE = dt.datetime(2026, 12, 13, 12, 0, tzinfo=dt.timezone.utc)
+BEFORE_FREEZE = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
+AFTER_FREEZE = dt.datetime(2026, 12, 13, 12, 0, tzinfo=dt.UTC)
 
 
 @pytest.fixture
@@ -95,9 +95,9 @@ def agent_files(
     sealed to `key` (default: this session's arena key), and its manifest."""
     import tempfile
 
-    from grader.kit.build import write_sealed_package, write_submission_zip
     from grader.documents.sealing import public_key_text
     from grader.documents.submission import load_submission
+    from grader.kit.build import write_sealed_package, write_submission_zip
 
     prefix = f"submissions/{handle}/"
     plain = {k[len(prefix) :]: v for k, v in plain_files(handle, agent, extra).items()}

@@ -14,7 +14,7 @@ import json
 import re
 import threading
 import urllib.parse
-from typing import Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -465,7 +465,7 @@ class GitHubRules:
         hook.chmod(0o755)
 
     # -- pull requests from branches of the repository, and their merge ----------------------------
-    def open_pull_from_branch(self, number: int, author: tuple[int, str], branch: str) -> "Pull":
+    def open_pull_from_branch(self, number: int, author: tuple[int, str], branch: str) -> Pull:
         """A pull request of `branch` (pushed to the origin) into main, its files served by the API."""
         assert self.origin is not None, "attach_origin first"
         head = git_in(self.origin, "rev-parse", branch if branch.startswith("refs/") else f"refs/heads/{branch}")
@@ -605,7 +605,7 @@ class FakeGitHub(GitHubRules):
         self.origin: Path | None = None  # the bare repository pushes reach (attach_origin)
 
     # -- life cycle ----------------------------------------------------------
-    def __enter__(self) -> "FakeGitHub":
+    def __enter__(self) -> FakeGitHub:
         self._thread.start()
         return self
 
@@ -740,7 +740,7 @@ class FakeGitHub(GitHubRules):
 
     # -- routing ---------------------------------------------------------------
     def route(
-        self, method: str, path: str, body: object, authed: bool, who: "Identity | None" = None
+        self, method: str, path: str, body: object, authed: bool, who: Identity | None = None
     ) -> tuple[int, object]:
         base = f"/repos/{self.owner}/{self.repo}"
         if path == "/_fakehub/receive" and method == "POST":

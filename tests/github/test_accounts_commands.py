@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grader.season.accounts import load_registry
 from grader.cli.main import main
+from grader.season.accounts import load_registry
 
 REPO = Path(__file__).resolve().parents[2]
 

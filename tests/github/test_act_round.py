@@ -16,11 +16,11 @@ import pytest
 import yaml
 from nacl.public import PrivateKey
 
+from grader.documents.sealing import encode_key
 from grader.documents.yaml_io import format_time
 from grader.history import replays
-from grader.rounds.seeds import replay_boards
 from grader.history.owner_history import parse_history
-from grader.documents.sealing import encode_key
+from grader.rounds.seeds import replay_boards
 from tests.github.conftest import ALICE, BOB, CONFIG, ROUND_SECRETS, STAFF, agent_files
 from tests.kit.test_history import noting_agent
 
@@ -30,7 +30,7 @@ BOB_AGENT = noting_agent("bob").encode()
 
 
 def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, scratch, act_docker):
-    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     final_at = now - dt.timedelta(hours=1)  # the final's date has come; the field froze 48 h before it
     config = CONFIG | {"final_at": format_time(final_at), "appeal_days": 0.0002}  # appeals close ~17 s after
     before_freeze = format_time(final_at - dt.timedelta(hours=72))
@@ -147,9 +147,9 @@ def test_the_final_is_dispatched_sharded_merged_published_and_closed(act, hub, s
     published = competition["final"]["published_at"]
     if isinstance(published, str):
         published = dt.datetime.fromisoformat(published.replace("Z", "+00:00"))
-    published = published if published.tzinfo else published.replace(tzinfo=dt.timezone.utc)
+    published = published if published.tzinfo else published.replace(tzinfo=dt.UTC)
     closes = published + dt.timedelta(days=config["appeal_days"])
-    time.sleep(max(0.0, (closes - dt.datetime.now(dt.timezone.utc)).total_seconds()) + 1)
+    time.sleep(max(0.0, (closes - dt.datetime.now(dt.UTC)).total_seconds()) + 1)
     # The close also publishes the ladder and final seeds (its one step given them, as in production).
     run = act.run(
         "competition.yml", "workflow_dispatch", {"inputs": {"action": "close"}}, actor=STAFF, secrets=ROUND_SECRETS

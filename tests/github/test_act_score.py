@@ -36,8 +36,8 @@ def replies(hub, number):
 def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub, scratch, act_docker):
     from nacl.public import PrivateKey
 
-    from grader.history.owner_history import parse_history
     from grader.documents.sealing import encode_key
+    from grader.history.owner_history import parse_history
 
     owner = PrivateKey.generate()  # alice's own key, as her kit keeps it
     merged_submission(scratch, hub, 40, encode_key(bytes(owner.public_key)))
@@ -114,7 +114,7 @@ def test_an_accepted_score_is_played_and_reaches_its_owner_not_the_site(act, hub
 
 def test_a_score_over_the_quota_and_one_with_an_argument_are_answered(act, hub, scratch):
     merged_submission(scratch, hub, 41)
-    now = dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0)
     log = RequestLog()
     for i in range(3):
         log = log.add(

@@ -5,9 +5,9 @@ an unapproved account. The smoke job opens and plays the agent in the docker san
 
 from __future__ import annotations
 
-import pytest
-
 from pathlib import Path
+
+import pytest
 
 from tests.github.act_harness import submission_key
 from tests.github.conftest import ALICE, CAROL, LABEL, STAFF, agent_files, package_digest, pr_payload

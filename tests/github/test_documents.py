@@ -5,18 +5,17 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import os
+from pathlib import Path
 
 import pytest
 import yaml
 
-from grader.season.accounts import check_change, parse_registry, registry_from_text
 from grader.cli.main import main
-from grader.season.competition import load_competition, parse_competition
-from grader.documents.yaml_io import DocumentError
-from grader.season.quota import parse_log
 from grader.documents.submission import load_submission
-from pathlib import Path
-
+from grader.documents.yaml_io import DocumentError
+from grader.season.accounts import check_change, parse_registry, registry_from_text
+from grader.season.competition import load_competition, parse_competition
+from grader.season.quota import parse_log
 from tests.github.conftest import ALICE, CONFIG, REGISTRY, STAFF
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -171,7 +170,7 @@ def test_final_review_appeals_and_end(tmp_path):
     assert load_competition(path).final.status == "pending_review"
     assert main(publish + ["--actor-id", str(STAFF[0]), "--accounts", str(registry), "--force"]) == 0
     competition = load_competition(path)
-    assert competition.final.status == "published" and competition.phase(dt.datetime.now(dt.timezone.utc)) == "appeals"
+    assert competition.final.status == "published" and competition.phase(dt.datetime.now(dt.UTC)) == "appeals"
     assert main(["competition", "--config", str(path), "--now", "2026-12-22T11:59:59Z", "close"]) == 0
     assert not load_competition(path).ended
     assert main(["competition", "--config", str(path), "--now", "2026-12-22T12:00:00Z", "close"]) == 0

@@ -8,7 +8,6 @@ import yaml
 
 from grader.cli.main import main
 from grader.season.competition import load_competition, load_invalidations
-
 from tests.github.conftest import ALICE, CONFIG, REGISTRY, STAFF
 
 pytestmark = pytest.mark.timeout(60)

@@ -224,7 +224,7 @@ def test_a_push_after_review_is_held_even_when_the_label_stays(hub, repo_files, 
     """v1 reviewed and labelled; v2 pushed and the pull request reopened at once, so the
     synchronize run (which would remove the label) is cancelled: v2 is still held."""
     v1 = agent_files("alice", extra={"helper.py": b"import subprocess\n"})
-    pull = hub.add_pull(18, ALICE, v1, labels=[LABEL])
+    hub.add_pull(18, ALICE, v1, labels=[LABEL])
     hub.add_comment(18, STAFF, f"/cleared {package_digest(v1)}")
     hub.add_label_event(18, "labeled", LABEL, STAFF, "2026-10-02T10:00:00Z")
     v2 = agent_files("alice", extra={"helper.py": b"import socket\n"})
@@ -359,8 +359,9 @@ def registration(registry: dict) -> bytes:
     ],
 )
 def test_registration_pull_requests(hub, repo_files, tmp_path, token, change, verdict, reason):
-    from tests.github.conftest import REGISTRY
     import copy
+
+    from tests.github.conftest import REGISTRY
 
     head = copy.deepcopy(REGISTRY)
     change(head)
@@ -405,8 +406,8 @@ def test_end_to_end_with_a_real_smoke_test_of_the_fetched_folder(hub, repo_files
 
     if bwrap_problem():
         pytest.skip(bwrap_problem())
-    from grader.sandbox.local import LocalSandbox
     from grader.play.smoke import run_smoke
+    from grader.sandbox.local import LocalSandbox
 
     original = plain_files("alice")["submissions/alice/agent.py"]
     pull = hub.add_pull(40, ALICE, agent_files("alice", extra={"agent.py": b"import subprocess\n" + original}))

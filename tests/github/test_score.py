@@ -13,7 +13,7 @@ from grader.season.quota import Request, RequestLog, load_log, write_log
 from tests.github.conftest import ALICE, BOB, CAROL, agent_files, comment_event
 
 pytestmark = pytest.mark.timeout(60)
-T0 = dt.datetime(2026, 11, 1, 10, 0, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2026, 11, 1, 10, 0, tzinfo=dt.UTC)
 DAY = dt.timedelta(days=1)
 
 

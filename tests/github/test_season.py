@@ -26,8 +26,8 @@ import yaml
 from nacl.public import PrivateKey
 
 from grader.cli.main import main
-from grader.history.owner_history import HistoryError, parse_history
 from grader.documents.sealing import encode_key
+from grader.history.owner_history import HistoryError, parse_history
 from tests.github.conftest import LABEL, STAFF, agent_files, comment_event, pr_event
 from tests.github.fakehub import OWNER, REPO
 

@@ -10,7 +10,6 @@ import yaml
 
 from grader.cli.main import main
 from grader.season.competition import load_competition
-
 from tests.github.conftest import CONFIG, REGISTRY, STAFF
 
 pytestmark = pytest.mark.timeout(60)

@@ -38,8 +38,8 @@ def copy_tree(dest: Path) -> Path:
 def kit_scripts(tmp_path, monkeypatch):
     """The kit's scripts imported from a folder with a kit.json, as modules; `enter_venv` is
     replaced by reading the manifest, since the test's interpreter already has the arena."""
-    from grader.kit.build import kit_requirements, runtime_row
     from grader.documents.sealing import public_key_text
+    from grader.kit.build import kit_requirements, runtime_row
 
     folder = tmp_path / "kit"
     shutil.copytree(KIT_SOURCE, folder, ignore=shutil.ignore_patterns("__pycache__", "version"))

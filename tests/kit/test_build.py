@@ -10,8 +10,8 @@ import zipfile
 import pytest
 
 from grader.cli.main import main
-from grader.kit.build import KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render
 from grader.common.limits import DEFAULT_LIMITS
+from grader.kit.build import KIT_FOLDER, VERSION_RE, KitError, build_kit, kit_source_files, kit_version, render
 from grader.sandbox.image import BASE_IMAGE, NUMPY_VERSION
 from tests.kit.conftest import copy_tree
 

@@ -149,7 +149,7 @@ def publish_seeds(repo, ladder: str) -> None:
 
     write(
         repo / DEFAULT_PATH,
-        PublishedSeeds(dt.datetime(2030, 1, 2, tzinfo=dt.timezone.utc), {"ladder": ladder, "final": "another"}),
+        PublishedSeeds(dt.datetime(2030, 1, 2, tzinfo=dt.UTC), {"ladder": ladder, "final": "another"}),
     )
 
 

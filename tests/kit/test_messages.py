@@ -10,9 +10,9 @@ import pytest
 
 import grader.play.smoke
 from grader.kit.build import render_fields, submit_steps
+from grader.play.smoke import SmokeSettings, run_smoke
 from grader.sandbox import get_sandbox
 from grader.sandbox.image import NUMPY_VERSION
-from grader.play.smoke import SmokeSettings, run_smoke
 
 pytestmark = pytest.mark.timeout(300)
 FAILS_LATER = textwrap.dedent("""\

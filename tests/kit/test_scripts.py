@@ -10,6 +10,7 @@ import zipfile
 import pytest
 
 from engine import public_tier
+from grader.documents.submission import load_submission
 from grader.kit.build import (
     KitError,
     choose_sandbox,
@@ -18,7 +19,6 @@ from grader.kit.build import (
     submission_files,
     write_submission_zip,
 )
-from grader.documents.submission import load_submission
 from grader.sandbox.local import bwrap_problem
 
 pytestmark = pytest.mark.timeout(180)

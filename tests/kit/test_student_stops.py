@@ -8,7 +8,6 @@ import subprocess
 import textwrap
 
 import pytest
-
 from nacl.public import PrivateKey
 
 from grader.documents.sealing import OWNER_KEY_FILE, PACKAGE_FILES, encode_key
@@ -52,6 +51,7 @@ def test_a_newer_kit_carries_the_owner_key_over(kit_scripts, tmp_path, capsys):
     assert f"your key: carried over {old / OWNER_KEY_FILE} into this kit" in out
     assert (folder / OWNER_KEY_FILE).read_text() == (old / OWNER_KEY_FILE).read_text()
     import yaml
+
     from grader.documents.sealing import read_key_file
 
     manifest = yaml.safe_load((folder / "submission" / "manifest.yaml").read_text())

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 import grader.play.smoke
-from grader.season.accounts import check_change, registry_from_text
 from grader.common.limits import DEFAULT_LIMITS
-from grader.kit.build import NO_REPOSITORY, register_steps, render, render_fields
 from grader.common.policy import CHECKPOINT, PAIRING, SELF_PLAY
+from grader.documents.submission import SubmissionError, load_submission
+from grader.kit.build import NO_REPOSITORY, register_steps, render, render_fields
+from grader.play.smoke import BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
 from grader.rounds.aggregates import MIN_FIELD_FOR_STANDING
 from grader.sandbox import get_sandbox
-from grader.play.smoke import BoardResult, PhaseResult, SmokeReport, SmokeSettings, run_smoke
-from grader.documents.submission import SubmissionError, load_submission
+from grader.season.accounts import check_change, registry_from_text
 from tests.kit.test_messages import FAILS_LATER as MESSAGES_FAILS_LATER
 
 pytestmark = pytest.mark.timeout(300)

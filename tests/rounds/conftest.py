@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.rounds.orchestrate import make_plan
 from grader.play.session import parse_entrant, python_entrant
+from grader.rounds.orchestrate import make_plan
 
 # Two 6x8 public environments (the smallest layout) with different rules.
 SMALL_ENVS = "random-2 most/standard,random-2 fewest/standard"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 import grader.rounds.play as play
-from grader.play.agent_handle import AgentHandle
 from grader.common.faults import Fault, FaultKind
 from grader.common.limits import DEFAULT_LIMITS
-from grader.rounds.orchestrate import run_round
+from grader.play.agent_handle import AgentHandle
 from grader.play.session import HandleSession, open_session
+from grader.rounds.orchestrate import run_round
 from grader.verification.verify import verify
 from tests.rounds.conftest import field, small_plan, without_execution
 

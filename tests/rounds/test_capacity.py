@@ -7,6 +7,7 @@ import yaml
 
 from grader.cli.main import main
 from grader.common.limits import DEFAULT_LIMITS
+from grader.common.schedule import default_checkpoints
 from grader.rounds.capacity import (
     HOST_SECONDS_PER_MOVE,
     Board,
@@ -17,7 +18,6 @@ from grader.rounds.capacity import (
     runners_needed,
     unknown_boards,
 )
-from grader.common.schedule import default_checkpoints
 
 EIGHT = Board("eight", 8, 8, 0)  # 60 acts a game; 6.4 ms an act at the pace: 0.384 s a game
 HOST = 60 * HOST_SECONDS_PER_MOVE  # the arena's own time in a game of 60 moves

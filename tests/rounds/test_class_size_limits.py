@@ -20,8 +20,6 @@ import pytest
 import yaml
 
 from grader.common.limits import DEFAULT_LIMITS, MIB, PACE_SHAPES
-from grader.rounds.capacity import CapacityError, OPENING_CELLS, plan_of_round
-from grader.rounds.orchestrate import make_plan, run_round
 from grader.common.schedule import (
     CANONICAL_BUDGET,
     CANONICAL_CHECKPOINTS,
@@ -30,6 +28,8 @@ from grader.common.schedule import (
     session_games,
 )
 from grader.play.session import parse_entrant, python_entrant
+from grader.rounds.capacity import OPENING_CELLS, CapacityError, plan_of_round
+from grader.rounds.orchestrate import make_plan, run_round
 from grader.verification.verify import verify
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 import gzip
+import json
 
 import pytest
 
-from grader.rounds.results import load_games, load_results
 from grader.rounds.orchestrate import run_round
+from grader.rounds.results import load_games, load_results
 from grader.verification.verify import verify
 from tests.rounds.agents import OUTPUT_MARKER
 from tests.rounds.conftest import field, small_plan
@@ -127,8 +126,8 @@ def test_a_private_round_is_sealed_out_of_rounds_and_only_the_arenas_key_opens_i
     from nacl.public import PrivateKey
 
     from grader.cli.main import main
-    from grader.rounds.publish import WithheldError, release
     from grader.documents.sealing import private_key
+    from grader.rounds.publish import WithheldError, release
 
     rounds = tmp_path / "rounds"
     outcome = run_round(

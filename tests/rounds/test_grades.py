@@ -9,10 +9,9 @@ import pytest
 import yaml
 
 from grader.cli.main import main
-from grader.rounds.results import load_results
-from grader.rounds.orchestrate import run_round
 from grader.play.session import python_entrant
-
+from grader.rounds.orchestrate import run_round
+from grader.rounds.results import load_results
 from tests.rounds.conftest import field, small_plan
 
 pytestmark = pytest.mark.timeout(300)

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from grader.common import owner
-from grader.sandbox import cgroup
 from grader.documents.submission import EXTRACT_PREFIX
+from grader.sandbox import cgroup
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import threading
 
-from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 from grader.common.schedule import pairs
+from grader.rounds.lanes import Lanes, PairQueue, each_on_a_core, pairing_cores
 
 NAMES = [f"a{i}" for i in range(6)]
 

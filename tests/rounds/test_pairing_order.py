@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.rounds.orchestrate import make_plan, run_round
 from grader.play.session import parse_entrant, python_entrant
+from grader.rounds.orchestrate import make_plan, run_round
 from tests.rounds.conftest import read_games
 
 pytestmark = pytest.mark.timeout(600)

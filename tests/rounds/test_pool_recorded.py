@@ -9,10 +9,10 @@ import pytest
 
 from engine.tiers import POOL_VERSION
 from grader.cli.main import main
+from grader.play.session import parse_entrant
 from grader.rounds.orchestrate import make_plan
 from grader.rounds.plan import RoundPlan
 from grader.rounds.publish import config_of
-from grader.play.session import parse_entrant
 
 
 def plan(tier: str, tier_seed: str | None) -> RoundPlan:

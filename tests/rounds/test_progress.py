@@ -9,8 +9,8 @@ import re
 import pytest
 
 import grader.rounds.play as play
-from grader.rounds.orchestrate import run_round
 from grader.common.schedule import games_per_env
+from grader.rounds.orchestrate import run_round
 from tests.rounds.conftest import field, small_plan
 from tests.rounds.test_arena_faults import failing_launches
 

@@ -11,9 +11,9 @@ import yaml
 from engine import Win, public_tier
 from engine.opponents import Meter, seated_opponent
 from grader.play.match import play_engine_games, play_game
-from grader.rounds.results import load_results
 from grader.rounds.orchestrate import run_round
 from grader.rounds.records import read_record, record_path
+from grader.rounds.results import load_results
 from grader.verification.verify import verify
 from tests.rounds.conftest import EIGHT, field, small_plan, without_execution
 

@@ -67,7 +67,7 @@ def _check(hint, node: dict, where: str, problems: list[str]) -> None:
                     and name not in node.get("required", [])
                     and "null" not in _types(_resolve(node["properties"][name]))
                 ):
-                    field_hint = typing.Union[tuple(a for a in typing.get_args(field_hint) if a is not type(None))]
+                    field_hint = typing.Union[tuple(a for a in typing.get_args(field_hint) if a is not type(None))]  # noqa: UP007 - built from a runtime tuple
                 _check(field_hint, node["properties"][name], f"{where}.{name}", problems)
         return
     if origin is list:

@@ -12,9 +12,9 @@ import yaml
 
 from engine.tiers import POOL_VERSION
 from grader.cli.main import main
-from grader.rounds.results import ResultsError, load_results
-from grader.rounds.orchestrate import run_round
 from grader.common.files import gzip_bytes
+from grader.rounds.orchestrate import run_round
+from grader.rounds.results import ResultsError, load_results
 from grader.verification.verify import Difference, verify
 from tests.rounds.conftest import field, small_plan
 
@@ -506,6 +506,7 @@ def _run_with_tier(monkeypatch, root, lookup, **plan_kw):
 def test_a_public_round_on_an_environment_outside_its_tier_is_refused(monkeypatch, tmp_path, capsys):
     """Its round id and seeds follow from the specs it states, so only the tier can refuse it."""
     import dataclasses
+
     from engine import tier_specs
 
     real = _public_spec("random-2 most/standard")
@@ -636,6 +637,7 @@ def test_a_ladder_round_on_environments_its_seed_does_not_draw_is_refused(monkey
 def test_a_plan_without_a_pool_is_drawn_from_the_first_pool(ladder):
     """A plan from before the pool was recorded: its environments are checked against pool 1."""
     import dataclasses
+
     from grader.rounds.plan import read_plan
     from grader.verification.verify import check_plan_tier
 
@@ -649,8 +651,8 @@ def test_final_labels_out_of_their_secret_order_are_refused(monkeypatch, tmp_pat
     """The final's labels are shuffled by a hash of its seeds: with the staff plan, the order is
     the one that secret gives (here the round was labelled in the reverse order)."""
     import grader.rounds.orchestrate as orchestrate
-    from grader.season.disclosure import PROFILES
     from grader.rounds.plan import order_envs
+    from grader.season.disclosure import PROFILES
     from grader.verification.verify import check_plan_tier
 
     def reversed_order(specs, profile, secret):

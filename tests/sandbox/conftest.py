@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.play.agent_handle import AgentHandle
 from grader.common.limits import DEFAULT_LIMITS
 from grader.documents.submission import load_submission
+from grader.play.agent_handle import AgentHandle
 
 AGENTS = Path(__file__).resolve().parent.parent / "agents"
 # Short deadlines so a hostile agent costs the suite seconds, not minutes.

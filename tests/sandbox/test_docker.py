@@ -15,11 +15,12 @@ import time
 
 import pytest
 
-from grader.common.limits import DEFAULT_LIMITS
 from grader.common import owner
+from grader.common.limits import DEFAULT_LIMITS
+from grader.documents.submission import load_submission
 from grader.sandbox import image, pinning
 from grader.sandbox.docker import FIFO_MOUNT, LABEL_OWNER, DockerSandbox, fifo_root
-from grader.documents.submission import load_submission
+
 from .conftest import AGENTS, ENV_INFO, TEST_LIMITS, board
 
 pytestmark = pytest.mark.timeout(300)
@@ -147,8 +148,8 @@ def test_a_killed_arena_leaves_nothing_once_the_next_one_starts(docker_sandbox, 
 def test_a_container_the_engine_stops_is_the_arenas_failure_not_the_agents(docker_sandbox):
     """The engine stopping a container (its own shutdown, `docker stop`) is the arena's side:
     `infrastructure`, re-run; an agent's own exit with the same status stays its `eof`."""
-    from grader.play.agent_handle import AgentHandle
     from grader.common.faults import FaultKind
+    from grader.play.agent_handle import AgentHandle
 
     with AgentHandle.launch(docker_sandbox, load_submission(AGENTS / "random_agent"), TEST_LIMITS) as handle:
         assert handle.prepare(ENV_INFO) is None

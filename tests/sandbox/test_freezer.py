@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox.cgroup import Cgroup, _own_paths
+
 from .conftest import AGENTS, ENV_INFO, play, runner_processes
 
 pytestmark = pytest.mark.timeout(300)

@@ -11,6 +11,7 @@ import sys
 
 from grader.common.faults import FaultKind
 from grader.sandbox import frozen
+
 from .conftest import ENV_INFO, board
 
 

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from grader.play.agent_handle import AgentHandle
 from grader.common.faults import FaultKind
 from grader.documents.submission import load_submission
+from grader.play.agent_handle import AgentHandle
+
 from .conftest import TEST_LIMITS, board, cpu_rises, play
 
 pytestmark = pytest.mark.timeout(90)
@@ -140,7 +141,7 @@ def test_tcp_connect_to_host_loopback_never_arrives(launch, assert_unharmed):
                 conn, addr = listener.accept()
                 accepted.append(addr)
                 conn.close()
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 return

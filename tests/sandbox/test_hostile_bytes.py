@@ -14,9 +14,10 @@ import yaml
 
 from grader.cli.main import main
 from grader.common.faults import FaultKind
-from grader.rounds.results import load_results
 from grader.play.smoke import SmokeSettings, run_smoke
+from grader.rounds.results import load_results
 from grader.verification.verify import verify
+
 from .conftest import AGENTS, TEST_LIMITS, play
 
 pytestmark = pytest.mark.timeout(240)

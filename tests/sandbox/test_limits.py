@@ -71,8 +71,8 @@ def test_fault_kinds_and_who_pays():
 
 
 def test_pace_early_stop_and_end_of_session():
-    from grader.play.seat.ledger import ActStats
     from grader.common.policy import pace_fault, pace_stop_fault
+    from grader.play.seat.ledger import ActStats
 
     pace = DEFAULT_LIMITS.pace_seconds(8, 8)
     few = ActStats(count=DEFAULT_LIMITS.pace_min_acts - 1, total_seconds=1e6)

@@ -7,8 +7,8 @@ import pytest
 from engine import Color, Game, public_tier, replay
 from grader.common.faults import FaultKind
 from grader.common.limits import DEFAULT_LIMITS
-from grader.play.match import env_info, outcome_for, play_game
 from grader.common.policy import Conduct, Verdict
+from grader.play.match import env_info, outcome_for, play_game
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -76,9 +76,10 @@ def test_fault_mid_game_is_a_forfeit_not_an_exception(launch, assert_unharmed, s
 
 
 def test_launch_failure_is_the_arenas_fault(tmp_path, spec):
+    from grader.documents.submission import load_submission
     from grader.play.agent_handle import AgentHandle
     from grader.sandbox.local import LocalSandbox
-    from grader.documents.submission import load_submission
+
     from .conftest import AGENTS
 
     handle = AgentHandle.launch(

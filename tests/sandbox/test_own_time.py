@@ -18,6 +18,7 @@ from grader.common.faults import FaultKind
 from grader.common.limits import DEFAULT_LIMITS
 from grader.common.policy import hard_extension, own_act_seconds
 from grader.sandbox import pinning, schedstat
+
 from .conftest import ENV_INFO, board
 
 pytestmark = [

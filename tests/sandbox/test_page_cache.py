@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import pagecache
+
 from .conftest import ENV_INFO
 
 pytestmark = [

@@ -10,9 +10,10 @@ import os
 import pytest
 
 from engine import public_tier
-from grader.play.match import env_info, play_game
 from grader.common.policy import PAIRING
+from grader.play.match import env_info, play_game
 from grader.sandbox import pinning
+
 from .conftest import TEST_LIMITS
 
 pytestmark = pytest.mark.timeout(300)

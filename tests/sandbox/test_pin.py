@@ -9,6 +9,7 @@ import os
 import pytest
 
 from grader.sandbox import pinning
+
 from .conftest import play
 
 pytestmark = pytest.mark.timeout(120)

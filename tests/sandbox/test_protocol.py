@@ -10,6 +10,7 @@ import pytest
 from grader.common import protocol
 from grader.common.faults import FaultKind
 from grader.common.protocol import FrameReader, WireError, encode
+
 from .conftest import ENV_INFO, board
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,6 +11,7 @@ import pytest
 
 from grader.common.faults import FaultKind
 from grader.common.limits import DEFAULT_LIMITS
+
 from .conftest import TEST_LIMITS, board, play
 
 pytestmark = pytest.mark.timeout(120)

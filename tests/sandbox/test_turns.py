@@ -14,6 +14,7 @@ from grader.common import protocol
 from grader.common.faults import FaultKind
 from grader.play.match import env_info, play_game
 from grader.sandboxed import runner
+
 from .conftest import TEST_LIMITS
 
 pytestmark = pytest.mark.timeout(180)
@@ -94,6 +95,7 @@ def test_games_in_the_sandbox_are_the_games_in_process(launch):
     import importlib.util
 
     from grader.play.agent_handle import AgentHandle
+
     from .conftest import AGENTS
 
     handle = launch("random_agent")
@@ -125,8 +127,8 @@ def test_time_banked_in_self_play_cannot_be_spent_in_the_pairings(launch, stop_f
     """Instant self-play, then 30 ms a move after freeze on an 8x8 board (pace 6.4 ms): the
     session's mean is under the pace, the pairing phase's is not, and the phase is what is
     judged, at the end of the session or (over 3x the pace) as soon as it has enough acts."""
-    from grader.play.match import outcome_for
     from grader.common.policy import PAIRING, SELF_PLAY
+    from grader.play.match import outcome_for
     from grader.play.self_play import SELF_PLAY_COLOR
 
     limits = dataclasses.replace(TEST_LIMITS, pace_min_acts=10, pace_stop_factor=stop_factor)

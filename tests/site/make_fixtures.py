@@ -170,10 +170,10 @@ def play_rounds() -> dict[str, str]:
 def write_settings(ids: dict[str, str]) -> None:
     from grader.season.competition import Competition, write_competition
 
-    base = Competition(final_at=dt.datetime(2026, 12, 14, 9, tzinfo=dt.timezone.utc))
+    base = Competition(final_at=dt.datetime(2026, 12, 14, 9, tzinfo=dt.UTC))
     pending = base.final_committed(ids["final"])
-    published = pending.final_published(dt.datetime(2026, 12, 18, 12, tzinfo=dt.timezone.utc), 1000001)
-    ended = published.closed_if_due(dt.datetime(2026, 12, 26, tzinfo=dt.timezone.utc))
+    published = pending.final_published(dt.datetime(2026, 12, 18, 12, tzinfo=dt.UTC), 1000001)
+    ended = published.closed_if_due(dt.datetime(2026, 12, 26, tzinfo=dt.UTC))
     header = "# A fixture of the site's tests (tests/site/make_fixtures.py writes it).\n"
     write_competition(REPO / FIXTURES / "competition-running.yaml", pending, header)
     write_competition(REPO / FIXTURES / "competition-ended.yaml", ended, header)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from grader.common import limits as limits_mod
 from grader.rounds.results import check_twin, read_document, twin_path, write_twin
-from grader.site import build, model
 from grader.season.site_settings import load_site_config
+from grader.site import build, model
 from tests.site.conftest import site_text
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,8 +10,8 @@ import pytest
 
 from grader.cli.main import main as arena
 from grader.site import build
-from tests.test_bounded_yaml import BOMB
 from tests.site.goldens import FIXTURES
+from tests.test_bounded_yaml import BOMB
 
 pytestmark = pytest.mark.timeout(120)
 PUBLIC = "public-072167ceac"  # a fixture round whose rules (and games file) are public

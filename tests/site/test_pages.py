@@ -3,9 +3,9 @@ under 8, replays and their redaction, missing inputs said plainly, incremental b
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
-import json
 import zipfile
 from pathlib import Path
 
@@ -13,10 +13,10 @@ import pytest
 import yaml
 
 from grader.cli.main import main as arena
-from grader.site import build
 from grader.season.site_settings import load_site_config
-from grader.site.replays import build_replay
+from grader.site import build
 from grader.site.render import check_out_folder
+from grader.site.replays import build_replay
 from tests.site.conftest import site_text
 from tests.site.goldens import DATA_COMMIT, FIXTURES, build_fixture_site
 

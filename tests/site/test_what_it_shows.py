@@ -12,11 +12,11 @@ import pytest
 import yaml
 
 from grader.cli.main import main as arena
+from grader.common.schedule import sae_warning
+from grader.season.site_settings import load_site_config
 from grader.site import build, svg
 from grader.site.builder import leaderboard_round
-from grader.season.site_settings import load_site_config
 from grader.site.data import RoundSource
-from grader.common.schedule import sae_warning
 from tests.site.goldens import DATA_COMMIT, FIXTURES
 from tests.site.test_pages import round_ids
 

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from engine import public_tier
-from grader.play.field import Field, FieldEntry, read_field_measures
 from grader.common.limits import MIB
+from grader.play.field import Field, FieldEntry, read_field_measures
 from grader.play.smoke import SmokeSettings, run_smoke
 
 pytestmark = pytest.mark.timeout(300)

@@ -9,8 +9,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from grader.season.screening import screen
 from grader.documents.submission import load_submission
+from grader.season.screening import screen
 
 pytestmark = pytest.mark.timeout(30)
 AGENT = "class Agent:\n    def prepare(self, e): pass\n    def act(self, o, m): return 0\n    def observe_outcome(self, o): pass\n"

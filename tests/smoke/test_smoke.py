@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import shutil
 import textwrap
-import time
 
 import pytest
 import yaml

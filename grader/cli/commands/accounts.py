@@ -15,9 +15,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.season.accounts import AccountError, add_account, approve, check_change, load_registry, write_registry
 from grader.documents.yaml_io import DocumentError
 from grader.github import workflow
+from grader.season.accounts import AccountError, add_account, approve, check_change, load_registry, write_registry
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -10,9 +10,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.verification.appeal import evidence
 from grader.documents.yaml_io import dump_yaml
 from grader.rounds.results import load_results
+from grader.verification.appeal import evidence
 
 
 def register(sub: argparse._SubParsersAction) -> None:

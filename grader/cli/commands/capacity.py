@@ -21,19 +21,19 @@ import os
 import sys
 from pathlib import Path
 
-from grader.season.accounts import load_registry
 from grader.cli.main import INPUT_FAILED
 from grader.common.errors import OptionError
-from grader.play.field import REGISTRY, SUBMISSIONS, read_field_measures
 from grader.common.limits import DEFAULT_LIMITS, GIB
-from grader.rounds.capacity import Machines, boards_for, host_memory, measured_fraction, plan_capacity
-from grader.sandbox import ISOLATING
 from grader.common.schedule import (
     CANONICAL_BUDGET,
     DEFAULT_GAMES_PER_CHECKPOINT,
     DEFAULT_PAIRING_GAMES,
     parse_checkpoints,
 )
+from grader.play.field import REGISTRY, SUBMISSIONS, read_field_measures
+from grader.rounds.capacity import Machines, boards_for, host_memory, measured_fraction, plan_capacity
+from grader.sandbox import ISOLATING
+from grader.season.accounts import load_registry
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -19,6 +19,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grader.common.errors import OptionError
+from grader.documents.yaml_io import dump_yaml, format_time, parse_time, read_yaml
+from grader.github import workflow
+from grader.play.field import GitError, build_field, commit_at, export_tree
+from grader.rounds.seeds import DEFAULT_PATH as DEFAULT_SEEDS_PATH
 from grader.season.accounts import load_registry
 from grader.season.competition import (
     INVALIDATIONS_PATH,
@@ -30,11 +35,6 @@ from grader.season.competition import (
     write_competition,
     write_invalidations,
 )
-from grader.documents.yaml_io import dump_yaml, format_time, parse_time, read_yaml
-from grader.common.errors import OptionError
-from grader.play.field import GitError, build_field, commit_at, export_tree
-from grader.github import workflow
-from grader.rounds.seeds import DEFAULT_PATH as DEFAULT_SEEDS_PATH
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -161,8 +161,8 @@ def run_publish(args: argparse.Namespace) -> int:
     before = load_competition(args.config)
     if before.final.status == "pending_review" and not (args.rounds / f"{before.final.round_id}.yaml").exists():
         # The pending final is sealed to the arena's key (withheld/): publishing opens it into rounds/.
-        from grader.rounds.publish import WITHHELD, WithheldError, release
         from grader.documents.sealing import SealError, private_key
+        from grader.rounds.publish import WITHHELD, WithheldError, release
 
         try:
             assert before.final.round_id is not None  # a pending final names its round (competition.yaml's rule)

@@ -21,12 +21,12 @@ from pathlib import Path
 import yaml
 
 from grader.cli.main import ARENA_FAILED, UsageError
-from grader.rounds.orchestrate import make_plan, run_round
-from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
-from grader.sandbox import ISOLATING
-from grader.sandbox.pinning import available_cores
 from grader.common.schedule import parse_checkpoints
 from grader.play.session import REFERENCE_NAMES, Entrant, parse_entrant
+from grader.rounds.aggregates import MIN_ENVS_FOR_PUBLIC, MIN_FIELD_FOR_STANDING
+from grader.rounds.orchestrate import make_plan, run_round
+from grader.sandbox import ISOLATING
+from grader.sandbox.pinning import available_cores
 from grader.verification.verify import Difference, verify
 
 REPO = Path(__file__).resolve().parents[3]

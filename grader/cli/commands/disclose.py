@@ -17,11 +17,11 @@ import os
 import sys
 from pathlib import Path
 
-from grader.season.competition import load_competition
-from grader.season.disclosure import private_reasons
+from grader.documents.sealing import PUBLIC_KEY_ENV, SealError, encode_key, private_key, public_key_text
 from grader.documents.yaml_io import read_yaml
 from grader.rounds.publish import WITHHELD, WithheldError, release, withhold
-from grader.documents.sealing import PUBLIC_KEY_ENV, SealError, encode_key, private_key, public_key_text
+from grader.season.competition import load_competition
+from grader.season.disclosure import private_reasons
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,9 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.season.competition import load_competition
 from grader.github import workflow
 from grader.rounds.dispatch import check_dispatch
+from grader.season.competition import load_competition
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -6,8 +6,8 @@ import argparse
 
 from engine import TIERS, tier_specs
 from engine.tiers import GENERATOR_POOLS, POOL_VERSION
-from grader.documents.specs import dump_specs
 from grader.common.errors import OptionError
+from grader.documents.specs import dump_specs
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -19,12 +19,12 @@ import tempfile
 from pathlib import Path
 
 from grader.cli.main import ARENA_FAILED
-from grader.season.competition import load_competition
-from grader.documents.yaml_io import dump_yaml
 from grader.common.errors import OptionError
-from grader.play.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree, head_commit
+from grader.documents.yaml_io import dump_yaml
 from grader.github import workflow
+from grader.play.field import ArenaSmokeError, GitError, build_field, commit_at, export_tree, head_commit
 from grader.sandbox import ISOLATING, get_sandbox
+from grader.season.competition import load_competition
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 from grader.common.files import atomic_write_bytes
+from grader.rounds.results import load_results
 from grader.season.competition import INVALIDATIONS_PATH, load_invalidations
 from grader.verification.grades import chronological, export, parse_window
-from grader.rounds.results import load_results
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,7 +75,7 @@ def added_at(path: Path) -> str | None:
         return None
     if not found:
         return None
-    return dt.datetime.fromisoformat(found[-1]).astimezone(dt.timezone.utc).isoformat()
+    return dt.datetime.fromisoformat(found[-1]).astimezone(dt.UTC).isoformat()
 
 
 def run(args: argparse.Namespace) -> int:

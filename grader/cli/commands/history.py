@@ -24,8 +24,9 @@ import tempfile
 from pathlib import Path
 
 from engine import parse_spec
-from grader.history import replays
+from grader.documents.sealing import MANIFEST_NAME, Manifest, private_key
 from grader.documents.yaml_io import format_time, utc_now
+from grader.history import replays
 from grader.history.owner_history import (
     HistoryError,
     history_path,
@@ -39,10 +40,9 @@ from grader.history.owner_history import (
     summary,
     write_history,
 )
-from grader.rounds.results import load_results
 from grader.rounds.plan import commitment
 from grader.rounds.records import read_record
-from grader.documents.sealing import MANIFEST_NAME, Manifest, private_key
+from grader.rounds.results import load_results
 from grader.rounds.seeds import published_seeds, replay_boards
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from grader.cli.main import ARENA_FAILED
 from grader.cli.commands.round import command_of
+from grader.cli.main import ARENA_FAILED
 from grader.rounds.orchestrate import merge_shards
 
 

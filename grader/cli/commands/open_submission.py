@@ -15,11 +15,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.play.field import SUBMISSIONS, GitError, export_tree
-from grader.github.pr_check import REVIEW_COMMAND
-from grader.season.screening import screen
 from grader.documents.sealing import MANIFEST_NAME, Manifest
 from grader.documents.submission import SubmissionError, load_submission
+from grader.github.pr_check import REVIEW_COMMAND
+from grader.play.field import SUBMISSIONS, GitError, export_tree
+from grader.season.screening import screen
 
 
 def register(sub: argparse._SubParsersAction) -> None:

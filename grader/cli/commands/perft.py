@@ -8,7 +8,6 @@ import time
 
 from engine.perft import perft, perft_divide
 from grader.common.errors import OptionError
-
 from grader.documents.specs import resolve_spec
 
 

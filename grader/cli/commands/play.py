@@ -12,15 +12,14 @@ import json
 import sys
 
 from engine import OPPONENT_NAMES
-
-from grader.play.agent_handle import AgentHandle
 from grader.cli.main import ARENA_FAILED, UsageError
 from grader.common.limits import DEFAULT_LIMITS
-from grader.play.match import env_info, play_game
-from grader.sandbox import BACKENDS, get_sandbox
+from grader.common.visible import visible
 from grader.documents.specs import resolve_spec
 from grader.documents.submission import load_submission
-from grader.common.visible import visible
+from grader.play.agent_handle import AgentHandle
+from grader.play.match import env_info, play_game
+from grader.sandbox import BACKENDS, get_sandbox
 
 
 def register(sub: argparse._SubParsersAction) -> None:

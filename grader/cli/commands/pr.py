@@ -14,13 +14,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.season.accounts import load_registry
-from grader.season.competition import load_competition
 from grader.documents.yaml_io import dump_yaml, read_yaml
 from grader.github import workflow
 from grader.github.events import load_event, pull_request_event
 from grader.github.pr_check import Decision, collect
 from grader.github.pr_report import BOT_LOGIN, check_smoke_report, compose, publish
+from grader.season.accounts import load_registry
+from grader.season.competition import load_competition
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,14 +21,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from grader.cli.main import ARENA_FAILED, UsageError
 from grader.cli.commands.doctor import checks_for, missing_required
-from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
-from grader.play.field import read_field_measures
-from grader.rounds.capacity import host_memory, plan_of_round
-from grader.rounds.plan import MAX_ARENA_FAULTS
-from grader.sandbox import ISOLATING
-from grader.sandbox.pinning import available_cores
+from grader.cli.main import ARENA_FAILED, UsageError
 from grader.common.schedule import (
     CANONICAL_BUDGET,
     DEFAULT_GAMES_PER_CHECKPOINT,
@@ -37,7 +31,13 @@ from grader.common.schedule import (
     parse_shard,
     sae_warning,
 )
+from grader.play.field import read_field_measures
 from grader.play.session import REFERENCE_NAMES, parse_entrant
+from grader.rounds.capacity import host_memory, plan_of_round
+from grader.rounds.orchestrate import HIDDEN_TIERS, make_plan, public_round_baseline, run_round
+from grader.rounds.plan import MAX_ARENA_FAULTS
+from grader.sandbox import ISOLATING
+from grader.sandbox.pinning import available_cores
 
 DEFAULT_PRIVATE = ".arena-private"
 SECRET = "<secret>"

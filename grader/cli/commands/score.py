@@ -18,15 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
-from grader.season.accounts import load_registry
-from grader.season.competition import load_competition
-from grader.play.field import SUBMISSIONS, export_tree
 from grader.github import workflow
 from grader.github.events import comment_event, load_event
 from grader.github.push import commit_and_push
+from grader.github.requested_runs import ScoreDecision, decide, finish_reply
 from grader.history.owner_history import merge as merge_history
 from grader.history.owner_history import push_replays
-from grader.github.requested_runs import ScoreDecision, decide, finish_reply
+from grader.play.field import SUBMISSIONS, export_tree
+from grader.season.accounts import load_registry
+from grader.season.competition import load_competition
 from grader.season.quota import STATUSES, load_log, write_log
 
 

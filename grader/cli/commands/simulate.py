@@ -9,9 +9,8 @@ import sys
 from engine import OPPONENT_NAMES, Game, derive_seed, random_stats
 from engine.simulate import PlayStats
 from grader.common.errors import OptionError
-
-from grader.play.match import play_game
 from grader.documents.specs import resolve_spec
+from grader.play.match import play_game
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -21,12 +21,11 @@ import sys
 from pathlib import Path
 
 from grader.cli.main import ARENA_FAILED, INPUT_FAILED
-from grader.documents.yaml_io import dump_yaml
-from grader.sandbox import ISOLATING, get_sandbox
 from grader.common.errors import OptionError
 from grader.common.limits import DEFAULT_LIMITS
+from grader.documents.yaml_io import dump_yaml
 from grader.play.smoke import SmokeSettings, run_smoke
-
+from grader.sandbox import ISOLATING, get_sandbox
 
 WITHHELD = "[withheld: the agent's own output is its owner's only]"
 

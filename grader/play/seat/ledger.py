@@ -6,8 +6,8 @@ The ledger only counts and judges; the handle turns what it finds into the sessi
 from __future__ import annotations
 
 import time
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 from grader.common.faults import Fault, FaultKind
 from grader.common.limits import Limits

@@ -18,7 +18,7 @@ import os
 import select
 import threading
 import time
-from typing import Any, Final, Union
+from typing import Any, Final
 
 import numpy as np
 
@@ -39,8 +39,8 @@ class Expired:
 
 
 EXPIRED: Final = Expired()
-Reply = Union[dict[str, Any], Fault, Expired]  # what a call returns
-ActReply = Union[int, dict[str, Any], Fault, Expired]  # what an act returns: the cell of a plain action, else as Reply
+Reply = dict[str, Any] | Fault | Expired  # what a call returns
+ActReply = int | dict[str, Any] | Fault | Expired  # what an act returns: the cell of a plain action, else as Reply
 
 
 class OutputLog:
