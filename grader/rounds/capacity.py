@@ -177,8 +177,8 @@ class CapacityPlan:
             ""
             if self.cpu_hours_measured is None
             else f"; {self.cpu_hours_measured:,.2f} at the field's measured speed "
-            f"({100 * self.measured_fraction:.0f}% of the pace)"
-        )  # type: ignore[operator]
+            f"({100 * self.measured_fraction:.0f}% of the pace)"  # type: ignore[operator]
+        )
         slowest = max(self.envs, key=lambda e: e.wall_seconds)
         out = [
             f"capacity plan: {self.entrants} entrants, {len(self.envs)} environments, {self.games:,} games",
