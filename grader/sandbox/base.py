@@ -288,7 +288,7 @@ def sweep_sessions(root: Path) -> list[str]:
     return [f"folder {name}" for name in owner.sweep(root, "", lambda p: shutil.rmtree(p))]
 
 
-class PopenProcess:
+class PopenProcess(frozen.HeldFrozen):
     """A SandboxProcess over subprocess.Popen, optionally with a cgroup holding it."""
 
     def __init__(self, popen: subprocess.Popen, cgroup=None, folder: Path | None = None):
@@ -300,7 +300,6 @@ class PopenProcess:
         self.stdout_fd = popen.stdout.fileno()
         self.stderr_fd = popen.stderr.fileno()
         self._closed = False
-        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     @property
     def pid(self) -> int:
@@ -323,20 +322,6 @@ class PopenProcess:
             self.popen.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass  # stuck in the kernel after SIGKILL: nothing more can be done, close() goes on
-
-    def hold_frozen(self, frozen_pid: int) -> str | None:
-        """At freeze: the sandbox held as it is now (grader/sandbox/frozen.py): what is wrong
-        with it, or None. Without a cgroup (the unsafe backend) nothing is held."""
-        if self.cgroup is None:
-            return None
-        self._frozen, found = frozen.hold(self.cgroup, frozen_pid, (self.stdin_fd, self.stdout_fd, self.stderr_fd))
-        return found
-
-    def back_to_frozen(self) -> str | None:
-        """After a pairing: the sandbox put back as it was at freeze; what outlived the pairing, or None."""
-        if self.cgroup is None or self._frozen is None:
-            return None
-        return frozen.back_to_frozen(self.cgroup, self._frozen)
 
     def cpu_seconds(self) -> float | None:
         if self.cgroup is not None:

@@ -138,7 +138,7 @@ def remove_container(container, timeout: float = 10.0) -> bool:
             time.sleep(0.1)
 
 
-class DockerProcess:
+class DockerProcess(frozen.HeldFrozen):
     """A SandboxProcess over a container whose stdio are FIFOs held by the host."""
 
     def __init__(self, container, fds: tuple[int, int, int], cgroup: Cgroup | None, folder: Path):
@@ -152,7 +152,6 @@ class DockerProcess:
         self._lost: str | None = None
         self._killed = False
         self._closed = False
-        self._frozen: frozen.Frozen | None = None  # the host's hold on the frozen agent (grader/sandbox/frozen.py)
 
     def exit_status(self) -> int | None:
         if self._status is None:
@@ -198,20 +197,6 @@ class DockerProcess:
             self.container.kill()
         except Exception:
             pass  # already stopped
-
-    def hold_frozen(self, frozen_pid: int) -> str | None:
-        """At freeze: the sandbox held as it is now (grader/sandbox/frozen.py): what is wrong
-        with it, or None. Without a cgroup (the unsafe backend) nothing is held."""
-        if self.cgroup is None:
-            return None
-        self._frozen, found = frozen.hold(self.cgroup, frozen_pid, (self.stdin_fd, self.stdout_fd, self.stderr_fd))
-        return found
-
-    def back_to_frozen(self) -> str | None:
-        """After a pairing: the sandbox put back as it was at freeze; what outlived the pairing, or None."""
-        if self.cgroup is None or self._frozen is None:
-            return None
-        return frozen.back_to_frozen(self.cgroup, self._frozen)
 
     def cpu_seconds(self) -> float | None:
         return None if self.cgroup is None else self.cgroup.cpu_seconds()

@@ -33,6 +33,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # The sandbox's writable file systems, as the sandbox sees them (docs/rules.md, "Limits").
 WRITABLE = ("/tmp", "/dev/shm")
@@ -67,6 +68,30 @@ class Frozen:
     traits: dict[str, str] = field(default_factory=dict)  # limits, nice, policy at freeze
     channels: frozenset[tuple[int, int]] = frozenset()  # (st_dev, st_ino) of the host's channel ends
     devnull: int = 0  # st_rdev of /dev/null
+
+
+class HeldFrozen:
+    """The host's hold on a sandbox's frozen agent, for a sandbox process with a cgroup (or
+    None: the unsafe backend, where nothing is held) and its three pipes' host ends."""
+
+    cgroup: Any
+    stdin_fd: int
+    stdout_fd: int
+    stderr_fd: int
+    _frozen: Frozen | None = None
+
+    def hold_frozen(self, frozen_pid: int) -> str | None:
+        """At freeze: the sandbox held as it is now: what is wrong with it, or None."""
+        if self.cgroup is None:
+            return None
+        self._frozen, found = hold(self.cgroup, frozen_pid, (self.stdin_fd, self.stdout_fd, self.stderr_fd))
+        return found
+
+    def back_to_frozen(self) -> str | None:
+        """After a pairing: the sandbox put back as it was at freeze; what outlived the pairing, or None."""
+        if self.cgroup is None or self._frozen is None:
+            return None
+        return back_to_frozen(self.cgroup, self._frozen)
 
 
 def ns_pids(pid: int) -> list[int]:
