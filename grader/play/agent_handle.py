@@ -1,5 +1,4 @@
-"""The host side of one agent for one environment session: one seat, calls with deadlines,
-faults as data.
+"""The host side of one agent for one environment session: calls with deadlines, faults as data.
 
 `AgentHandle` is composed of a transport (the wire to a runner in a sandbox, or a trusted
 object in this process: grader/play/seat/transport.py), a clock (the environment's wall ceiling:

@@ -1,5 +1,7 @@
-"""An environment's work on its cores: the entrants' sessions at once, one core each, then
-the pairings as many at once as there are free cores (both agents of a game on one core).
+"""An environment's work on its cores: its sessions at once, then its pairings.
+
+The entrants' sessions run at once, one core each, then the pairings as many at once as there
+are free cores (both agents of a game on one core).
 
 Threads of the round's host process do it: the host's side of a move is about ten
 microseconds against the agent's milliseconds, and a thread waiting on a sandbox's pipe

@@ -1,5 +1,7 @@
-"""The static site: `build(rounds_dir, out_dir, ...)` renders rounds/, docs/ and the accounts
-registry through site_templates/ (see grader.site.builder)."""
+"""The static site: rounds/, docs/ and the accounts registry rendered through site_templates/.
+
+`build(rounds_dir, out_dir, ...)` is grader.site.builder's.
+"""
 
 from grader.site.builder import BuildReport, build
 

@@ -1,5 +1,6 @@
-"""`build(rounds_dir, out_dir, ...)`: the static site from rounds/, docs/, the accounts registry
-and site_templates/.
+"""The site's build: `build(rounds_dir, out_dir, ...)` renders every page into a folder.
+
+From rounds/, docs/, the accounts registry and site_templates/.
 
 What is shown (docs/architecture.md, "Results, disclosure, site"; docs/rules.md §6 and §8):
 - a final-tier round appears nowhere until the competition config says that final was

@@ -1,5 +1,6 @@
-"""The rounds the site renders: read from `rounds/*.yaml` (through their JSON twins), checked
-against the results schema, and cached between builds.
+"""The rounds the site renders, read through their JSON twins, checked and cached.
+
+They are read from `rounds/*.yaml` and checked against the results schema.
 
 A round document is large (a 60-agent, 28-environment round is about 1 MB of YAML) and most
 pages need only its summary (everything but `environments`), so only the summary is cached:

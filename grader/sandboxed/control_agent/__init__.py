@@ -1,2 +1,4 @@
-"""The arena's control agent: the known-good agent the round starts to tell an agent's
-repeated failure from the arena's (grader.rounds.play.arena_works)."""
+"""The arena's control agent: a known-good agent that tells an agent's failure from the arena's.
+
+The round starts it when an agent fails again (grader.rounds.play.arena_works).
+"""
