@@ -35,8 +35,8 @@ def test_a_stale_copy_is_named_with_the_command(tmp_path, capsys):
     text = schema.read_text()
     schema.write_text(
         text.replace(
-            '"kind": {"enum": ["launch_failed", "pipe", "oom", "infrastructure"]}',
-            '"kind": {"enum": ["launch_failed", "pipe", "infrastructure"]}',
+            '"kind": {"enum": ["launch_failed", "pipe", "oom", "infrastructure"]',
+            '"kind": {"enum": ["launch_failed", "pipe", "infrastructure"]',
         )
     )
     protocol = root / "docs" / "protocol.md"
