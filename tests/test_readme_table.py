@@ -39,3 +39,11 @@ def test_the_grader_rows_are_the_layers_in_order():
     assert rows == layers, f"README's grader rows {rows} are not the layers of tests/test_layers.py {layers}"
     packages = {p.parent.name for p in (ROOT / "grader").glob("*/__init__.py")}
     assert set(rows) == packages, f"packages of grader/ not in the table: {sorted(packages - set(rows))}"
+
+
+def test_every_link_in_the_repository_resolves():
+    """A tracked symbolic link points at a file of the tree (a move must carry its links along)."""
+    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    links = [f for f in files if (ROOT / f).is_symlink()]
+    assert links, "the tree has links (docs/results-schema.json): nothing is tested"
+    assert [f for f in links if not (ROOT / f).exists()] == []
