@@ -11,7 +11,7 @@ from grader.season.competition import load_competition, load_invalidations
 from tests.github.conftest import ALICE, CONFIG, REGISTRY, STAFF
 
 pytestmark = pytest.mark.timeout(60)
-PENDING = {"status": "pending_review", "round_id": "final-0123456789ab", "published_at": None, "published_by": None}
+PENDING = {"status": "pending_review", "round_id": "final-0123456789", "published_at": None, "published_by": None}
 DISPATCH = ["--now", "2026-12-14T10:00:00Z", "--tier", "final", "--budget", "2000", "--envs", "", "--shards", "4"]
 
 
@@ -27,13 +27,13 @@ def test_a_second_final_is_refused_before_the_field_naming_the_pending_one(files
     config = str(files / "competition.yaml")
     assert main(["dispatch", "--config", config, *DISPATCH]) == 1
     err = capsys.readouterr().err
-    assert "round final-0123456789ab is pending review; it is run once" in err, err
+    assert "round final-0123456789 is pending review; it is run once" in err, err
     assert "arena competition rerun-final --reason" in err  # what staff do when it failed
     # And the merge job's record of a final refuses another round over the pending one.
-    with pytest.raises(Exception, match="final-0123456789ab is pending review"):
-        load_competition(files / "competition.yaml").final_committed("final-fedcba987654")
+    with pytest.raises(Exception, match="final-0123456789 is pending review"):
+        load_competition(files / "competition.yaml").final_committed("final-fedcba9876")
     # The same round recorded again (a re-run merge job) is not a second final.
-    again = load_competition(files / "competition.yaml").final_committed("final-0123456789ab")
+    again = load_competition(files / "competition.yaml").final_committed("final-0123456789")
     assert again.final.status == "pending_review"
 
 
@@ -59,11 +59,11 @@ def test_staff_set_a_failed_final_aside_with_a_reason_recorded(files, capsys):
     competition = load_competition(files / "competition.yaml")
     assert competition.final.status == "not_run"
     assert competition.final.reruns == (
-        {"round_id": "final-0123456789ab", "reason": "runner lost power", "by": STAFF[0], "at": "2026-12-14T12:00:00Z"},
+        {"round_id": "final-0123456789", "reason": "runner lost power", "by": STAFF[0], "at": "2026-12-14T12:00:00Z"},
     )
     assert main(["dispatch", "--config", config, *DISPATCH]) == 0  # now it may be played again
     # The record survives the next final's recording and its publication.
-    recorded = competition.final_committed("final-fedcba987654")
+    recorded = competition.final_committed("final-fedcba9876")
     assert recorded.final.reruns == competition.final.reruns
     # A published final is never set aside.
     published = CONFIG | {
@@ -77,7 +77,7 @@ def test_staff_set_a_failed_final_aside_with_a_reason_recorded(files, capsys):
 def test_staff_invalidate_a_result_with_a_reason(files, tmp_path, capsys):
     rounds = tmp_path / "rounds"
     rounds.mkdir()
-    (rounds / "ladder-0123456789ab.yaml").write_text(yaml.safe_dump({"field": [{"name": "alice"}, {"name": "bob"}]}))
+    (rounds / "ladder-0123456789.yaml").write_text(yaml.safe_dump({"field": [{"name": "alice"}, {"name": "bob"}]}))
     record = tmp_path / "config" / "invalidations.yaml"
     base = [
         "competition",
@@ -87,7 +87,7 @@ def test_staff_invalidate_a_result_with_a_reason(files, tmp_path, capsys):
         "2026-12-01T10:00:00Z",
         "invalidate",
         "--round",
-        "ladder-0123456789ab",
+        "ladder-0123456789",
         "--rounds",
         str(rounds),
         "--invalidations",
@@ -103,7 +103,7 @@ def test_staff_invalidate_a_result_with_a_reason(files, tmp_path, capsys):
     assert "the site strikes the result through" in capsys.readouterr().out
     (item,) = load_invalidations(record)
     assert (item.round, item.handle, item.reason, item.by) == (
-        "ladder-0123456789ab",
+        "ladder-0123456789",
         "alice",
         "read the rules",
         STAFF[0],
