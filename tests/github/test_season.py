@@ -847,7 +847,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
     small_results = published.read_text().strip()
     small = Path(small_results).stem
     s.disclose(small_results, tmp_path / "small-private")
-    s.commit("rounds: two private rounds", "2026-11-21T18:00:00Z")
+    s.commit("rounds: two private rounds", "2026-11-21T18:00:00Z", route="workflow")
     assert sorted(s.private) == sorted([requested_id, short, small])
     assert not list((s.repo / "rounds").glob(f"{short}*")) and not list((s.repo / "rounds").glob(f"{small}*"))
     # Staff (the arena's key) open one again; nobody else has it.
@@ -902,7 +902,7 @@ def test_a_season_from_registration_to_the_published_seeds(hub, tmp_path, token,
         )
         == 1
     )  # not staff
-    s.commit("competition: dave's ladder result invalidated", "2026-11-22T10:00:00Z")
+    s.commit("competition: dave's ladder result invalidated", "2026-11-22T10:00:00Z", route="pull")
     page = (s.site("invalidated") / "rounds" / f"{ladder}.html").read_text()
     row = page[page.index('invalidated">') :][:3000]
     assert "dave" in row and "invalidated by staff: shared code with another entrant" in row, row
