@@ -279,7 +279,7 @@ def test_sealed_into_history_the_owner_opens_them_only_with_the_seed(sources, tm
         open_replays(clone, "alice", entry, entry.open(owner), SEED)
     other = tmp_path / "other"
     subprocess.run(["git", "init", "-q", str(other)], check=True)
-    with pytest.raises(replays.ReplaysError, match="not fetched from its 'origin'"):
+    with pytest.raises(replays.ReplaysError, match="not fetched from 'origin'"):
         open_replays(other, "alice", entry, entry.open(owner), SEED)
 
 

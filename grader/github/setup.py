@@ -33,9 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from engine.tiers import DEFAULT_GENERATED_COUNT
+from grader.documents.yaml_io import load_yaml
 from grader.github.api import GitHubArgumentError, GitHubCallError
 
 REQUIRED_STATUS = "arena/submission"
@@ -92,7 +91,7 @@ def jobs_runs_on(workflows: Path) -> dict[str, tuple[str, ...]]:
     (a job that calls a reusable workflow has none and is left out)."""
     out = {}
     for path in sorted(workflows.glob("*.yml")):
-        data = yaml.safe_load(path.read_text()) or {}
+        data = load_yaml(path.read_text(), str(path)) or {}
         for name, job in (data.get("jobs") or {}).items():
             runs_on = job.get("runs-on")
             if runs_on is None:
@@ -515,14 +514,14 @@ KIT_REPOSITORY_RE = re.compile(
 def set_kit_repository(path: Path, url: str) -> bool:
     """Set `kit.repository` in site.yaml to `url`, keeping every comment; True when it changed."""
     text = path.read_text()
-    data = yaml.safe_load(text) or {}
+    data = load_yaml(text, str(path)) or {}
     if (data.get("kit") or {}).get("repository") == url:
         return False
     m = KIT_REPOSITORY_RE.search(text)
     if m is None:
         raise SetupError(f"{path}: no `repository:` under `kit:` to set")
     new = text[: m.start(2)] + url + text[m.end(2) :]
-    if (yaml.safe_load(new).get("kit") or {}).get("repository") != url:
+    if (load_yaml(new, str(path)).get("kit") or {}).get("repository") != url:
         raise SetupError(f"{path}: could not set kit.repository")
     path.write_text(new)
     return True
