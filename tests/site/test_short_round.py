@@ -95,7 +95,7 @@ def test_one_non_zero_checkpoint_says_no_sae_instead_of_an_empty_window(short_si
     text = words(page)
     assert "No SAE: one non-zero checkpoint in this round (0, 2 games), so its window is empty" in text
     assert "B0 = 2" not in text and "Bmax = 2" not in text
-    assert page.count('">no SAE</span>') == 2  # one cell per agent, not a number
+    assert page.count('">no SAE</span>') == 8  # one cell per agent (a field of 8), not a number
     # Said where the curves are too: two points each, not a learning curve.
     assert (
         "No SAE in this round: its checkpoints (0, 2 games) have one non-zero checkpoint, so the SAE window is "
