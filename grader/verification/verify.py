@@ -286,8 +286,9 @@ def check_numbers(ctx: Context) -> list[str]:
         )
     info = data["round"]
     requested = bool(config.get("requested"))  # a requested run is private whatever its size
+    small = len(data["environments"]) < MIN_ENVS_FOR_PUBLIC or len(data["field"]) < MIN_FIELD_FOR_STANDING
     for key, want in (
-        ("private", len(data["environments"]) < MIN_ENVS_FOR_PUBLIC or requested),
+        ("private", small or requested),  # grader/rounds/publish.py's rule
         ("research", info["tier"] == "paper"),
         ("standing_published", len(data["field"]) >= MIN_FIELD_FOR_STANDING),
     ):

@@ -13,6 +13,16 @@ from grader.verification.verify import verify
 from tests.rounds.agents import OUTPUT_MARKER
 from tests.rounds.conftest import field, small_plan
 
+
+@pytest.fixture(autouse=True)
+def arena_key():
+    """The arena's key on this machine, as the first `arena kit build` makes it: what
+    `arena disclose` seals a private round to (in CI nothing else may have made it yet)."""
+    from grader.documents.sealing import private_key
+
+    private_key(create=True)
+
+
 pytestmark = pytest.mark.timeout(180)
 
 TIER_SEED = "918273645546372819"

@@ -48,7 +48,11 @@ ROUND = [
     "3",
     "--agents",
     "random",
+    "greedy",
+    "minimax",
     f"pin={AGENT}",
+    # A field of 8: a smaller one is private, and its round has no page on the public site.
+    *(f"{n}=examples/random" for n in "abcd"),
 ]
 
 

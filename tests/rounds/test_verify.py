@@ -494,10 +494,10 @@ def _public_spec(name):
 def _run_with_tier(monkeypatch, root, lookup, **plan_kw):
     """A round really played on what `lookup(tier, seed, count, pool)` gives as its tier, the
     lookup patched for the round only: the file is self-consistent, its environments are not."""
-    import grader.rounds.orchestrate as orchestrate
+    import grader.rounds.environments as environments
 
     with monkeypatch.context() as m:
-        m.setattr(orchestrate, "tier_specs", lookup)
+        m.setattr(environments, "tier_specs", lookup)
         plan = small_plan(**plan_kw)
         outcome = run_round(plan, root / "rounds", root / "private", command="test")
     return plan, outcome.public_path
