@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import engine.tiers as tiers
 from engine.tiers import POOL_VERSION, generate_tier, public_tier
 
@@ -27,6 +29,7 @@ def test_no_seed_draws_a_public_environment(monkeypatch):
     assert collided_before, "no seed drew a public environment under pool 1: this test would not see one"
 
 
+@pytest.mark.slow  # it screens with play: minutes in pure Python (NUMBA_DISABLE_JIT)
 def test_ladder_seed_140_no_longer_draws_the_public_standard_most_short_2():
     public = {s.id for s in public_tier()}
     assert not [s.name for s in generate_tier("ladder", 140).specs if s.id in public]
